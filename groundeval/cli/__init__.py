@@ -1,0 +1,1 @@
+"""The ``groundeval`` command line: thin commands over the Python API."""

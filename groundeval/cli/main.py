@@ -1,0 +1,76 @@
+"""Entry point. Subcommands live in their own modules and are imported on demand,
+so ``groundeval --help`` stays fast and one broken area never hides the others."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from ..errors import ContractError
+
+# name -> "module:attribute" of a click command; modules are imported lazily.
+COMMANDS: dict[str, str] = {
+    "info": "groundeval.cli.info:info",
+    "schema": "groundeval.cli.info:schema",
+    "graph": "groundeval.cli.graph:graph",
+    "generate": "groundeval.cli.generate:generate",
+    "tools": "groundeval.cli.runtime:tools",
+    "serve": "groundeval.cli.runtime:serve",
+    "score": "groundeval.cli.scoring:score",
+    "report": "groundeval.cli.scoring:report",
+    "compare": "groundeval.cli.scoring:compare",
+    "gate": "groundeval.cli.scoring:gate",
+    "verify": "groundeval.cli.verify:verify",
+    "run": "groundeval.cli.run:run",
+    "eval": "groundeval.cli.run:eval_",
+    "synth": "groundeval.cli.synth:synth",
+    "bench": "groundeval.cli.synth:bench",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if self._load(name) is not None)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return self._load(name)
+
+    @staticmethod
+    def _load(name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            return None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="groundeval")
+def cli() -> None:
+    """groundeval: judge-free evaluation of whether an agent reached its answer validly."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; user errors print one clear message and exit 2, never a traceback."""
+    try:
+        cli.main(args=argv, prog_name="groundeval", standalone_mode=False)
+    except ContractError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

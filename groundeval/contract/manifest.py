@@ -1,0 +1,160 @@
+"""Find and read a pack manifest: native ``groundeval.yaml`` or an original ``config.yaml``.
+
+Paths resolve relative to the manifest's folder, never the working directory.
+Validation errors name the file, the YAML line and the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..errors import ContractError, Problem
+from .models import Manifest
+
+NATIVE_NAMES = ("groundeval.yaml", "groundeval.yml", "groundeval.json")
+LEGACY_NAMES = ("config.yaml", "config.yml")
+
+# Keys of the original GroundEval config.yaml and where they go in the native model.
+_LEGACY_EVALUATION_KEYS = (
+    "causal_links", "silence_pairs", "perspective", "perspective_actors",
+    "easy_ratio", "medium_ratio", "hard_ratio",
+    "max_perspective_questions", "max_counterfactual_questions", "max_silence_questions", "seed",
+)
+_LEGACY_ADAPTER_KEYS = (
+    "provider", "model", "api_key_env", "base_url", "temperature", "max_tokens", "llm_question_prose",
+)
+_LEGACY_KEYS = frozenset(
+    ("output_dir", "artifacts_dir", "actors", "roles", "name", "description", "timezone")
+    + _LEGACY_EVALUATION_KEYS + _LEGACY_ADAPTER_KEYS
+)
+
+
+@dataclass(frozen=True)
+class PackPaths:
+    """A validated manifest with its resolved source paths."""
+
+    manifest: Manifest
+    manifest_path: Path
+    events_path: Path
+    artifacts_path: Path
+    legacy: bool
+
+    @property
+    def root(self) -> Path:
+        return self.manifest_path.parent
+
+
+def find_manifest(path: str | Path) -> Path:
+    p = Path(path)
+    if p.is_file():
+        return p
+    if p.is_dir():
+        for name in NATIVE_NAMES + LEGACY_NAMES:
+            if (p / name).is_file():
+                return p / name
+        raise ContractError.single(
+            str(p), f"no manifest found: expected one of {', '.join(NATIVE_NAMES + LEGACY_NAMES)}"
+        )
+    raise ContractError.single(str(p), "no such file or directory")
+
+
+def _yaml_line(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """Line (1-based) of the deepest YAML node reachable along ``loc``."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next((v for k, v in node.value if k.value == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            nxt = node.value[part]
+        else:
+            nxt = None
+        if nxt is None:
+            break
+        node = nxt
+        line = node.start_mark.line + 1
+    return line
+
+
+def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ContractError.single(str(path), f"cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ContractError.single(
+            str(path), f"invalid YAML: {getattr(exc, 'problem', exc)}",
+            line=mark.line + 1 if mark else None,
+        ) from None
+    if not isinstance(data, dict):
+        raise ContractError.single(str(path), "expected a mapping at the top level", line=1)
+    return data, node
+
+
+def legacy_to_native(data: dict[str, Any], default_name: str) -> tuple[dict[str, Any], list[str]]:
+    """Map an original GroundEval ``config.yaml`` onto the native manifest layout.
+
+    Returns the native dict and the legacy keys that were ignored.
+    """
+    out_dir = str(data.get("output_dir") or ".")
+    artifacts_dir = data.get("artifacts_dir")
+    native: dict[str, Any] = {
+        "name": data.get("name") or default_name,
+        "sources": {
+            "events": f"{out_dir}/events.jsonl",
+            "artifacts": str(artifacts_dir) if artifacts_dir else f"{out_dir}/artifacts",
+        },
+        "access": {"actors": data.get("actors") or {}, "roles": data.get("roles") or {}},
+        "evaluation": {k: data[k] for k in _LEGACY_EVALUATION_KEYS if k in data},
+        "adapters": {k: data[k] for k in _LEGACY_ADAPTER_KEYS if k in data},
+    }
+    for key in ("description", "timezone"):
+        if key in data:
+            native[key] = data[key]
+    ignored = sorted(k for k in data if k not in _LEGACY_KEYS)
+    return native, ignored
+
+
+def _resolve_source(root: Path, rel: str, fallback: str) -> Path:
+    """Resolve against the manifest; original packs may keep sources beside config.yaml."""
+    primary = (root / rel).resolve()
+    if primary.exists():
+        return primary
+    alt = (root / fallback).resolve()
+    return alt if alt.exists() else primary
+
+
+def load_manifest(path: str | Path) -> PackPaths:
+    mpath = find_manifest(path).resolve()
+    data, node = _read_yaml(mpath)
+    legacy = mpath.name in LEGACY_NAMES or ("access" not in data and "roles" in data)
+    if legacy:
+        data, _ignored = legacy_to_native(data, default_name=mpath.parent.name)
+        node = None  # native locations do not map back onto legacy lines
+    try:
+        manifest = Manifest.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            problems.append(Problem(
+                file=str(mpath), line=_yaml_line(node, loc),
+                field=".".join(str(p) for p in loc) or None,
+                message=err["msg"] + (f" (got {err['input']!r})" if err["type"] != "missing" and not isinstance(err.get("input"), dict | list) else ""),
+            ))
+        raise ContractError(problems) from None
+    root = mpath.parent
+    events = _resolve_source(root, manifest.sources.events, "events.jsonl")
+    artifacts = _resolve_source(root, manifest.sources.artifacts, "artifacts")
+    for label, p in (("events", events), ("artifacts", artifacts)):
+        if not p.exists():
+            raise ContractError.single(str(mpath), f"{label} source not found: {p}", field=f"sources.{label}")
+    return PackPaths(manifest, mpath, events, artifacts, legacy)

@@ -1,0 +1,44 @@
+"""JSON Schemas of every file format, generated from the pydantic models.
+
+``groundeval schema --out contracts`` rewrites the checked-in copies; a test fails
+when they drift from the models. Each entry is ``file stem -> "module:Model"``
+(imported lazily so the registry has no import cycles).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+SCHEMAS: dict[str, str] = {
+    "manifest": "groundeval.contract.models:Manifest",
+    "event": "groundeval.contract.models:Event",
+    "artifact": "groundeval.contract.models:Artifact",
+    "questions": "groundeval.questions.model:QuestionSet",
+    "trace": "groundeval.trace.model:Trace",
+}
+
+
+def schema_for(name: str) -> dict[str, Any]:
+    module, attr = SCHEMAS[name].split(":")
+    model = getattr(importlib.import_module(module), attr)
+    schema = model.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"https://groundeval.dev/contracts/{name}.schema.json"
+    return schema
+
+
+def render(name: str) -> str:
+    return json.dumps(schema_for(name), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_all(out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in sorted(SCHEMAS):
+        path = out_dir / f"{name}.schema.json"
+        path.write_text(render(name), encoding="utf-8")
+        written.append(path)
+    return written

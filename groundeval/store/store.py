@@ -1,0 +1,287 @@
+"""The DuckDB store: one loaded contract, typed tables, and the contract digest.
+
+Tables (all ordered by their keys):
+
+* ``events(id, type, ts TIMESTAMPTZ, raw JSON, src_file, src_line)``
+* ``event_actors(event_id, pos, actor)`` · ``event_artifacts(event_id, key, pos, artifact_id)``
+* ``artifacts(id, subsystem, created TIMESTAMPTZ, title, actors, restricted_inline, raw JSON, ...)``
+* ``artifact_text(id, title, body)`` — the text fields searched by BM25
+* ``artifact_visibility(artifact_id, kind 'actor'|'role', principal)``
+* ``actors(actor, display_name, system)`` · ``actor_roles(actor, role, since, until)``
+* ``roles(role, external, description)`` · ``grants(role, subsystem, since, until)``
+* ``broadcasts(role, event_type)`` · ``meta(key, value)``
+
+Open windows are stored as ``-infinity`` / ``infinity`` so SQL compares plainly.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import duckdb
+
+from ..contract.manifest import PackPaths, load_manifest
+from ..contract.models import Manifest
+from ..errors import ContractError
+from .ingest import ingest
+
+SCHEMA_VERSION = "1"
+
+
+def fts_extension_path() -> str:
+    """The FTS extension file shipped by ``duckdb-extension-fts`` (no download at run time)."""
+    import duckdb_extension_fts
+
+    base = os.path.dirname(duckdb_extension_fts.__file__)
+    found = sorted(glob.glob(os.path.join(base, "extensions", f"v{duckdb.__version__}", "*.duckdb_extension")))
+    found = found or sorted(glob.glob(os.path.join(base, "extensions", "**", "fts.duckdb_extension"), recursive=True))
+    if not found:
+        raise RuntimeError("duckdb-extension-fts ships no extension for duckdb " + duckdb.__version__)
+    return found[0]
+
+
+def to_utc(us: int | None) -> datetime | None:
+    """Epoch microseconds (as fetched from DuckDB) to an aware UTC datetime."""
+    if us is None:
+        return None
+    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=us)
+
+
+def iso(dt: datetime | None) -> str | None:
+    """Canonical text of a time in outputs: UTC, ``Z`` suffix, seconds precision unless finer."""
+    if dt is None:
+        return None
+    dt = dt.astimezone(timezone.utc)
+    text = dt.isoformat(timespec="microseconds" if dt.microsecond else "seconds")
+    return text.replace("+00:00", "Z")
+
+
+def _ts_param(dt: datetime | None, tz: ZoneInfo) -> str | None:
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=tz)
+    return dt.astimezone(timezone.utc).isoformat()
+
+
+def _fingerprint(paths: PackPaths) -> str:
+    """Cheap identity of the sources, to reuse a ``--db`` file without reloading."""
+    h = hashlib.sha256(paths.manifest_path.read_bytes())
+    for p in (paths.events_path, paths.artifacts_path):
+        files = sorted(p.rglob("*")) if p.is_dir() else [p]
+        for f in files:
+            if f.is_file():
+                st = f.stat()
+                h.update(f"{f}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+class Store:
+    """A loaded contract in DuckDB. Use :meth:`open`; cursors are per thread."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, manifest: Manifest, paths: PackPaths | None):
+        self.con = con
+        self.manifest = manifest
+        self.paths = paths
+        self.tz = ZoneInfo(manifest.timezone)
+        self._local = threading.local()
+        self._fts_lock = threading.Lock()
+        self._fts_ready = False
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, pack: str | Path, db: str | Path | None = None) -> "Store":
+        """Load a pack (folder or manifest file). With ``db``, reuse or create a database file."""
+        paths = load_manifest(pack)
+        try:
+            ZoneInfo(paths.manifest.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ContractError.single(str(paths.manifest_path), f"unknown timezone {paths.manifest.timezone!r}",
+                                       field="timezone") from None
+        fingerprint = _fingerprint(paths)
+        if db is not None:
+            db = Path(db)
+            if db.exists():
+                try:
+                    con = duckdb.connect(str(db))
+                    row = con.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+                    if row and row[0] == fingerprint:
+                        return cls(con, paths.manifest, paths)
+                    con.close()
+                except duckdb.Error:
+                    pass
+            tmp = db.with_name(db.name + f".tmp-{os.getpid()}")
+            tmp.unlink(missing_ok=True)
+            con = duckdb.connect(str(tmp))
+            try:
+                cls._load(con, paths, fingerprint)
+                con.execute("CHECKPOINT")
+                con.close()
+            except BaseException:
+                con.close()
+                tmp.unlink(missing_ok=True)
+                raise
+            os.replace(tmp, db)  # nothing half-written: the file appears only when complete
+            return cls(duckdb.connect(str(db)), paths.manifest, paths)
+        con = duckdb.connect()
+        cls._load(con, paths, fingerprint)
+        return cls(con, paths.manifest, paths)
+
+    @classmethod
+    def open_db(cls, db: str | Path) -> "Store":
+        """Reopen a database file written by :meth:`open` without the pack."""
+        con = duckdb.connect(str(db), read_only=True)
+        manifest = Manifest.model_validate_json(
+            con.execute("SELECT value FROM meta WHERE key = 'manifest'").fetchone()[0])
+        return cls(con, manifest, None)
+
+    @staticmethod
+    def _load(con: duckdb.DuckDBPyConnection, paths: PackPaths, fingerprint: str) -> None:
+        m = paths.manifest
+        con.execute("SET TimeZone = ?", [m.timezone])  # naive times take the pack's timezone
+        ingest(con, paths.events_path, paths.artifacts_path)
+        _load_policy(con, m)
+        digest = _digest(con, m)
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute("CREATE OR REPLACE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+        con.executemany("INSERT INTO meta VALUES (?, ?)", [
+            ["schema_version", SCHEMA_VERSION], ["digest", digest], ["fingerprint", fingerprint],
+            ["manifest", m.model_dump_json()], ["name", m.name],
+        ])
+
+    # ------------------------------------------------------------------ access
+
+    @property
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor for the calling thread (DuckDB connections are not shared across threads)."""
+        cur = getattr(self._local, "cur", None)
+        if cur is None:
+            cur = self._local.cur = self.con.cursor()
+            cur.execute("SET TimeZone = 'UTC'")
+        return cur
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[tuple]:
+        return self.cursor.execute(sql, params or []).fetchall()
+
+    @property
+    def digest(self) -> str:
+        return self.query("SELECT value FROM meta WHERE key = 'digest'")[0][0]
+
+    def ensure_fts(self) -> None:
+        """Build (once) the BM25 index over ``artifact_text``; loads the bundled extension."""
+        if self._fts_ready:
+            return
+        with self._fts_lock:
+            if self._fts_ready:
+                return
+            self.con.execute(f"LOAD '{fts_extension_path()}'")
+            exists = self.con.execute(
+                "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'fts_main_artifact_text'").fetchone()[0]
+            if not exists:
+                self.con.execute("PRAGMA create_fts_index('artifact_text', 'id', 'title', 'body',"
+                                 " stemmer = 'porter', stopwords = 'english', lower = 1, strip_accents = 1)")
+            self._fts_ready = True
+            self._local = threading.local()  # cursors must see the loaded extension
+
+    def event_record(self, event_id: str) -> dict[str, Any] | None:
+        row = self.query("SELECT raw FROM events WHERE id = ?", [event_id])
+        return json.loads(row[0][0]) if row else None
+
+    def artifact_record(self, artifact_id: str) -> dict[str, Any] | None:
+        row = self.query("SELECT raw FROM artifacts WHERE id = ?", [artifact_id])
+        return json.loads(row[0][0]) if row else None
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for ``groundeval info``; every list sorted."""
+        q = self.query
+        span = q("SELECT epoch_us(min(ts)), epoch_us(max(ts)) FROM events")[0]
+        return {
+            "name": self.manifest.name,
+            "digest": self.digest,
+            "timezone": self.manifest.timezone,
+            "events": q("SELECT count(*) FROM events")[0][0],
+            "artifacts": q("SELECT count(*) FROM artifacts")[0][0],
+            "actors": q("SELECT count(*) FROM actors")[0][0],
+            "roles": [r[0] for r in q("SELECT role FROM roles ORDER BY role")],
+            "subsystems": [r[0] for r in q(
+                "SELECT subsystem FROM artifacts UNION SELECT subsystem FROM grants ORDER BY 1")],
+            "events_by_type": dict(q("SELECT type, count(*) FROM events GROUP BY type ORDER BY type")),
+            "artifacts_by_subsystem": dict(q(
+                "SELECT subsystem, count(*) FROM artifacts GROUP BY subsystem ORDER BY subsystem")),
+            "start": iso(to_utc(span[0])),
+            "end": iso(to_utc(span[1])),
+        }
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _load_policy(con: duckdb.DuckDBPyConnection, m: Manifest) -> None:
+    tz = ZoneInfo(m.timezone)
+    a = m.access
+    con.execute("CREATE OR REPLACE TABLE actors (actor VARCHAR PRIMARY KEY, display_name VARCHAR, system BOOLEAN)")
+    con.execute("CREATE OR REPLACE TABLE actor_roles (actor VARCHAR, role VARCHAR, since TIMESTAMPTZ, until TIMESTAMPTZ)")
+    con.execute("CREATE OR REPLACE TABLE roles (role VARCHAR PRIMARY KEY, external BOOLEAN, description VARCHAR)")
+    con.execute("CREATE OR REPLACE TABLE grants (role VARCHAR, subsystem VARCHAR, since TIMESTAMPTZ, until TIMESTAMPTZ)")
+    con.execute("CREATE OR REPLACE TABLE broadcasts (role VARCHAR, event_type VARCHAR)")
+    con.execute("CREATE OR REPLACE TABLE artifact_visibility (artifact_id VARCHAR, kind VARCHAR, principal VARCHAR)")
+    lo, hi = "-infinity", "infinity"
+    if a.actors:
+        con.executemany("INSERT INTO actors VALUES (?, ?, ?)",
+                        [[k, v.display_name, v.system] for k, v in sorted(a.actors.items())])
+        con.executemany("INSERT INTO actor_roles VALUES (?, ?, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ)", [
+            [k, w.role, _ts_param(w.since, tz) or lo, _ts_param(w.until, tz) or hi]
+            for k, v in sorted(a.actors.items()) for w in v.roles])
+    if a.roles:
+        con.executemany("INSERT INTO roles VALUES (?, ?, ?)",
+                        [[k, v.external, v.description] for k, v in sorted(a.roles.items())])
+    grants = [[r, g.name, _ts_param(g.since, tz) or lo, _ts_param(g.until, tz) or hi]
+              for r, v in sorted(a.roles.items()) for g in v.subsystems]
+    if grants:
+        con.executemany("INSERT INTO grants VALUES (?, ?, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ)", grants)
+    bc = sorted({(r, t) for r, v in a.roles.items() for t in v.broadcast_event_types})
+    if bc:
+        con.executemany("INSERT INTO broadcasts VALUES (?, ?)", [list(x) for x in bc])
+    vis = sorted({(aid, "actor", p) for aid, v in a.restrictions.items() for p in v.actors}
+                 | {(aid, "role", p) for aid, v in a.restrictions.items() for p in v.roles})
+    if vis:
+        con.executemany("INSERT INTO artifact_visibility VALUES (?, ?, ?)", [list(x) for x in vis])
+    con.execute("""INSERT INTO artifact_visibility
+                   SELECT id, 'actor', unnest(coalesce(json_extract_string(raw, '$.visibility.actors[*]'), []))
+                   FROM artifacts WHERE restricted_inline
+                   UNION ALL
+                   SELECT id, 'role', unnest(coalesce(json_extract_string(raw, '$.visibility.roles[*]'), []))
+                   FROM artifacts WHERE restricted_inline""")
+    # An artifact is restricted when any restriction names it, even one listing nobody.
+    con.execute("ALTER TABLE artifacts ADD COLUMN restricted BOOLEAN")
+    con.execute("UPDATE artifacts SET restricted = restricted_inline OR id IN (SELECT unnest(?::VARCHAR[]))",
+                [sorted(a.restrictions)])
+    con.execute("CREATE OR REPLACE TABLE artifact_visibility AS SELECT DISTINCT * FROM artifact_visibility"
+                " ORDER BY artifact_id, kind, principal")
+
+
+def _digest(con: duckdb.DuckDBPyConnection, m: Manifest) -> str:
+    """sha256 over the evaluated content, independent of file and record order.
+
+    Covers timezone, access policy, evaluation config and every event and artifact
+    record (minified JSON). Source locations, names and adapter settings are excluded:
+    the same data in another file layout or format has the same digest.
+    """
+    manifest_part = json.dumps(
+        m.model_dump(mode="json", include={"timezone", "access", "evaluation"}), sort_keys=True,
+        separators=(",", ":"))
+    ev = con.execute("SELECT coalesce(sha256(string_agg(h, '' ORDER BY h)), '') FROM "
+                     "(SELECT md5(raw::VARCHAR) AS h FROM events)").fetchone()[0]
+    art = con.execute("SELECT coalesce(sha256(string_agg(h, '' ORDER BY h)), '') FROM "
+                      "(SELECT md5(id || chr(31) || subsystem || chr(31) || raw::VARCHAR) AS h FROM artifacts)"
+                      ).fetchone()[0]
+    return hashlib.sha256(f"{manifest_part}\n{ev}\n{art}".encode()).hexdigest()

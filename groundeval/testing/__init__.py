@@ -1,0 +1,1 @@
+"""Hypothesis strategies and a pytest plugin for users' own regression gates."""

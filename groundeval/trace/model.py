@@ -1,0 +1,65 @@
+"""The trace record: one per episode, one JSON line in ``traces.jsonl``.
+
+Everything scoring needs is in the deterministic part; wall-clock figures live in
+``timings``, which scoring ignores, so re-scoring the same trace gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..contract.models import Gate
+
+Mode = Literal["tool", "context", "zero-shot"]
+CallStatus = Literal["ok", "not_found", "denied", "invalid", "error"]
+TOOL_NAMES = ("search_artifacts", "fetch_artifact", "submit_answer")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCall(_Model):
+    index: int
+    tool: str = Field(description="The name the agent used (unknown names are recorded as-is).")
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    status: CallStatus
+    result_ids: list[str] = Field(default_factory=list, description="Artifact ids returned (search hits or the fetched id).")
+    flags: list[Gate] = Field(default_factory=list, description="Governance gates this call broke.")
+    error: str | None = None
+
+
+class Submission(_Model):
+    call_index: int
+    answer: Any
+    valid: bool
+    errors: list[str] = Field(default_factory=list)
+
+
+class Timings(_Model):
+    started: datetime | None = None
+    ended: datetime | None = None
+    total_ms: float | None = None
+    call_latency_ms: list[float] = Field(default_factory=list)
+
+
+class Trace(_Model):
+    schema_version: str = "1"
+    question_id: str
+    track: str
+    mode: Mode
+    actor: str | None
+    as_of: datetime
+    contract_digest: str
+    agent: str | None = None
+    calls: list[ToolCall] = Field(default_factory=list)
+    context_ids: list[str] = Field(default_factory=list, description="Context-mode window C, in order shown.")
+    submissions: list[Submission] = Field(default_factory=list)
+    final_answer: dict[str, Any] | None = Field(None, description="The valid submission that ended the episode.")
+    status: Literal["completed", "no_answer", "step_budget", "timeout", "error"] = "no_answer"
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="Agent narration, diagnostics only.")
+    usage: dict[str, int] = Field(default_factory=dict, description="Token usage, when an LLM adapter ran.")
+    timings: Timings = Field(default_factory=Timings)
