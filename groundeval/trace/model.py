@@ -37,6 +37,11 @@ class Submission(_Model):
     answer: Any
     valid: bool
     errors: list[str] = Field(default_factory=list)
+    citation_flags: dict[str, list[Gate] | None] = Field(
+        default_factory=dict,
+        description="Per cited evidence artifact, the gates it breaks for the question's actor and "
+        "as-of ([] = valid; null = no such artifact). Filled by the runtime so scoring stays pure.",
+    )
 
 
 class Timings(_Model):
