@@ -123,10 +123,10 @@ def legacy_to_native(data: dict[str, Any], default_name: str) -> tuple[dict[str,
     return native, ignored
 
 
-def _resolve_source(root: Path, rel: str, fallback: str) -> Path:
+def _resolve_source(root: Path, rel: str, fallback: str | None) -> Path:
     """Resolve against the manifest; original packs may keep sources beside config.yaml."""
     primary = (root / rel).resolve()
-    if primary.exists():
+    if primary.exists() or fallback is None:
         return primary
     alt = (root / fallback).resolve()
     return alt if alt.exists() else primary
@@ -152,8 +152,8 @@ def load_manifest(path: str | Path) -> PackPaths:
             ))
         raise ContractError(problems) from None
     root = mpath.parent
-    events = _resolve_source(root, manifest.sources.events, "events.jsonl")
-    artifacts = _resolve_source(root, manifest.sources.artifacts, "artifacts")
+    events = _resolve_source(root, manifest.sources.events, "events.jsonl" if legacy else None)
+    artifacts = _resolve_source(root, manifest.sources.artifacts, "artifacts" if legacy else None)
     for label, p in (("events", events), ("artifacts", artifacts)):
         if not p.exists():
             raise ContractError.single(str(mpath), f"{label} source not found: {p}", field=f"sources.{label}")

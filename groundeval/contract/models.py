@@ -22,6 +22,36 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def _shorthand_schema(*short_forms: dict[str, Any]):
+    """JSON Schema hook: the full object form, or any of the accepted shorthands.
+
+    Files are checked against the generated schemas, so shorthands the validators
+    accept must be in the schema too.
+    """
+
+    def hook(schema: dict[str, Any], *_: Any) -> None:
+        full = dict(schema)
+        title, description = full.get("title"), full.get("description")
+        schema.clear()
+        schema["anyOf"] = [*short_forms, full]
+        if title:
+            schema["title"] = title
+        if description:
+            schema["description"] = description
+
+    return hook
+
+
+def _list_or_one(schema: dict[str, Any]) -> None:
+    """Field schema hook: a list of items, or a single item."""
+    full = dict(schema)
+    schema.clear()
+    schema["anyOf"] = [full, full["items"]]
+    for key in ("title", "description"):
+        if key in full:
+            schema[key] = full[key]
+
+
 # --------------------------------------------------------------------------- access
 
 
@@ -33,8 +63,21 @@ class RoleAssignment(_Strict):
     until: datetime | None = None
 
 
+_TIME = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}
+_ROLE_WINDOW = {"type": "object", "required": ["role"], "additionalProperties": False,
+                "properties": {"role": {"type": "string"}, "since": _TIME, "until": _TIME}}
+
+
 class ActorSpec(_Strict):
     """An actor's role history; several windows model hires, departures and role changes."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_shorthand_schema(
+        {"type": "string", "description": "The role name (one open-ended window)."},
+        {"type": "array", "items": _ROLE_WINDOW, "minItems": 1},
+        {"type": "object", "required": ["role"], "additionalProperties": False, "properties": {
+            "role": {"type": "string"}, "since": _TIME, "until": _TIME,
+            "display_name": {"type": ["string", "null"]}, "system": {"type": "boolean"}}},
+    ))
 
     roles: list[RoleAssignment]
     display_name: str | None = None
@@ -57,6 +100,9 @@ class ActorSpec(_Strict):
 
 class SubsystemGrant(_Strict):
     """A role reads ``name`` from ``since`` (inclusive) until ``until`` (exclusive)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_shorthand_schema(
+        {"type": "string", "description": "The subsystem name (granted at all times)."}))
 
     name: str
     since: datetime | None = None
@@ -107,6 +153,10 @@ class CausalJoin(_Strict):
 class SilenceJoin(_Strict):
     """Trigger and response must agree on these dotted paths."""
 
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_shorthand_schema(
+        {"type": "object", "required": ["cause", "effect"], "additionalProperties": False,
+         "properties": {"cause": {"type": "string"}, "effect": {"type": "string"}}}))
+
     trigger: str
     response: str
 
@@ -131,7 +181,7 @@ class CausalLinkSpec(_Strict):
     cause_event_type: str
     effect_event_type: str
     max_gap_days: float = Field(7.0, gt=0)
-    join: list[CausalJoin] = Field(default_factory=list)
+    join: list[CausalJoin] = Field(default_factory=list, json_schema_extra=_list_or_one)
     match_field: str | None = Field(None, description="Dotted path on the cause event to filter on.")
     match_value: Any = None
     premise_template: str | None = None
@@ -166,7 +216,7 @@ class SilencePairSpec(_Strict):
     trigger_event_type: str
     response_event_type: str
     max_gap_days: float = Field(7.0, gt=0)
-    join: list[SilenceJoin] = Field(default_factory=list)
+    join: list[SilenceJoin] = Field(default_factory=list, json_schema_extra=_list_or_one)
     match_field: str | None = None
     match_value: Any = None
     search_space_subsystems: list[str] = Field(default_factory=list)

@@ -147,7 +147,7 @@ def validate_events(con) -> list[Problem]:
         + _STRING_LIST.format(f="actors") + ")",
         "SELECT file, line, 'artifact_ids', 'expected a mapping of key -> id or list of ids' FROM ev_json"
         " WHERE json_type(text, '$.artifact_ids') IS NOT NULL AND (json_type(text, '$.artifact_ids') <> 'OBJECT'"
-        " OR NOT list_bool_and(list_transform(json_extract(text, '$.artifact_ids.*'), v -> json_type(v) = 'VARCHAR'"
+        " OR NOT list_bool_and(list_transform(json_extract(text, '$.artifact_ids.*'), v -> json_type(v) IN ('VARCHAR', 'NULL')"
         " OR (json_type(v) = 'ARRAY' AND list_bool_and(list_transform(json_extract(v, '$[*]'),"
         " x -> json_type(x) = 'VARCHAR'))))))",
         "SELECT file, line, 'facts', 'expected a mapping' FROM ev_json"

@@ -273,8 +273,9 @@ def _digest(con: duckdb.DuckDBPyConnection, m: Manifest) -> str:
     """sha256 over the evaluated content, independent of file and record order.
 
     Covers timezone, access policy, evaluation config and every event and artifact
-    record (minified JSON). Source locations, names and adapter settings are excluded:
-    the same data in another file layout or format has the same digest.
+    record (minified JSON; an artifact's id and subsystem count once, whether they
+    come from fields or from its file path). Source locations, names and adapter
+    settings are excluded: the same data in another layout has the same digest.
     """
     manifest_part = json.dumps(
         m.model_dump(mode="json", include={"timezone", "access", "evaluation"}), sort_keys=True,
@@ -282,6 +283,7 @@ def _digest(con: duckdb.DuckDBPyConnection, m: Manifest) -> str:
     ev = con.execute("SELECT coalesce(sha256(string_agg(h, '' ORDER BY h)), '') FROM "
                      "(SELECT md5(raw::VARCHAR) AS h FROM events)").fetchone()[0]
     art = con.execute("SELECT coalesce(sha256(string_agg(h, '' ORDER BY h)), '') FROM "
-                      "(SELECT md5(id || chr(31) || subsystem || chr(31) || raw::VARCHAR) AS h FROM artifacts)"
+                      "(SELECT md5(id || chr(31) || subsystem || chr(31) || "
+                      "json_merge_patch(raw, '{\"id\": null, \"subsystem\": null}')::VARCHAR) AS h FROM artifacts)"
                       ).fetchone()[0]
     return hashlib.sha256(f"{manifest_part}\n{ev}\n{art}".encode()).hexdigest()
