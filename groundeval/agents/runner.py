@@ -1,0 +1,300 @@
+"""Running an agent over many questions without losing work.
+
+Each finished episode is appended to ``traces.jsonl`` (one line, flushed and fsynced)
+by the main thread as soon as it finishes, so a killed run loses at most the episodes
+in flight; ``resume`` skips the questions already there (a torn last line from a kill
+is cut off first). Concurrency uses threads: the store hands each thread its own
+cursor. A per-episode ``timeout`` is enforced cooperatively (the agent's next tool
+call after the deadline ends the episode; LLM requests are bounded by it) and, as a
+last resort, by abandoning an agent thread that does not come back.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..errors import ContractError
+from ..questions.model import Question, QuestionSet
+from ..trace.model import Trace
+from .base import MODES, describe
+from .http import ProviderError
+from .runinfo import RunInfo, Session, now, read_run_info, versions, write_run_info
+
+TRACES = "traces.jsonl"
+RUN_INFO = "run.json"
+GRACE_S = 5.0  # how long past its deadline an agent thread may take before it is abandoned
+
+
+class EpisodeTimeout(BaseException):
+    """Raised into an agent that calls a tool after its episode's deadline.
+
+    A BaseException so that an agent's own ``except Exception`` does not swallow it."""
+
+
+class _Deadline:
+    """The episode as the agent sees it: every call first checks the deadline."""
+
+    _CHECKED = frozenset({"search", "fetch", "submit", "call", "context"})
+
+    def __init__(self, episode: Any, deadline: float | None):
+        self._episode = episode
+        self.deadline = deadline
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._episode, name)
+        if name in self._CHECKED and callable(value) and self.deadline is not None:
+            def checked(*args: Any, **kwargs: Any) -> Any:
+                if time.monotonic() > self.deadline:
+                    raise EpisodeTimeout()
+                return value(*args, **kwargs)
+            return checked
+        return value
+
+
+def _episode_class():
+    from ..runtime.episode import Episode
+
+    return Episode
+
+
+def run_episode(store: Any, question: Question, agent: Any, *, mode: str = "tool", max_steps: int = 30,
+                timeout: float | None = None) -> Trace:
+    """One question, one agent, one finalised trace. Agent errors are recorded, never raised
+    (a fatal :class:`ProviderError` — bad key, unknown model — is re-raised to stop the run)."""
+    Episode = _episode_class()
+    name = getattr(agent, "name", type(agent).__name__)
+    deadline = time.monotonic() + timeout if timeout else None
+    box: dict[str, BaseException] = {}
+    episode = Episode(store, question, mode=mode, agent=name, max_steps=max_steps)
+    view = _Deadline(episode, deadline)
+
+    def drive() -> None:
+        try:
+            agent.run(view)
+        except BaseException as exc:  # noqa: BLE001 - recorded in the trace below
+            box["error"] = exc
+
+    abandoned = False
+    with episode:
+        if deadline is None:
+            drive()
+        else:
+            worker = threading.Thread(target=drive, name=f"episode-{question.id[:12]}", daemon=True)
+            worker.start()
+            worker.join(timeout + GRACE_S)
+            abandoned = worker.is_alive()
+    trace = episode.trace.model_copy(deep=True) if abandoned else episode.trace
+    exc = box.get("error")
+    if isinstance(exc, ProviderError) and exc.fatal:
+        raise exc
+    late = deadline is not None and time.monotonic() >= deadline
+    if abandoned or isinstance(exc, EpisodeTimeout) or (isinstance(exc, ProviderError) and late):
+        trace.status = "timeout"
+        trace.messages.append({"role": "runner", "error": f"episode timed out after {timeout}s"})
+    elif exc is not None:
+        trace.status = "error"
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        trace.messages.append({"role": "runner", "error": detail})
+    return trace
+
+
+# --------------------------------------------------------------------------- traces file
+
+
+def recover_traces(path: Path) -> list[Trace]:
+    """Traces already written; a torn last line (a kill mid-write) is cut off the file."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    traces: list[Trace] = []
+    pos, line_no = 0, 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        line_no += 1
+        chunk = data[pos:] if end < 0 else data[pos:end]
+        try:
+            if chunk.strip():
+                traces.append(Trace.model_validate_json(chunk))
+        except ValueError as exc:
+            if end < 0 or data[end + 1:].strip() == b"":
+                with open(path, "r+b") as fh:  # the torn tail of a killed run
+                    fh.truncate(pos)
+                break
+            raise ContractError.single(str(path), f"not a trace: {str(exc).splitlines()[0]}", line=line_no) from None
+        if end < 0:  # a complete record without its newline: finish the line
+            with open(path, "ab") as fh:
+                fh.write(b"\n")
+            break
+        pos = end + 1
+    return traces
+
+
+def _append(path: Path, trace: Trace) -> None:
+    from ..trace.io import append_trace
+
+    append_trace(path, trace)
+
+
+def _rewrite_in_order(path: Path, traces: list[Trace], order: list[str]) -> None:
+    """Question order, atomically — so a finished run's file does not depend on thread timing."""
+    from ..trace.io import trace_line
+
+    rank = {qid: i for i, qid in enumerate(order)}
+    traces = sorted(traces, key=lambda t: (rank.get(t.question_id, len(rank)), t.question_id))
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for t in traces:
+            line = trace_line(t)
+            fh.write(line if line.endswith("\n") else line + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _questions(questions: QuestionSet | Iterable[Question]) -> list[Question]:
+    items = questions.questions if isinstance(questions, QuestionSet) else list(questions)
+    seen: set[str] = set()
+    for q in items:
+        if q.id in seen:
+            raise ContractError.single("questions", f"question id {q.id!r} appears twice", record=q.id)
+        seen.add(q.id)
+    return items
+
+
+def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent: Any, *, mode: str = "tool",
+                  out_dir: str | Path, concurrency: int = 1, resume: bool = False, timeout: float | None = None,
+                  max_steps: int = 30, overwrite: bool = False, pack: str | None = None,
+                  questions_source: str | None = None,
+                  on_progress: Callable[[int, int], None] | None = None) -> Path:
+    """Run ``agent`` on every question; returns the path of ``traces.jsonl`` in ``out_dir``.
+
+    ``resume`` keeps the traces already there and runs only the missing questions;
+    without it an existing traces file is an error unless ``overwrite``.
+    ``on_progress(done, total)`` is called after each finished episode.
+    Ctrl-C (KeyboardInterrupt) stops dispatching, records the run as interrupted and
+    re-raises; what finished is kept.
+    """
+    if mode not in MODES:
+        raise ContractError.single("--mode", f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    if concurrency < 1:
+        raise ContractError.single("--concurrency", "must be at least 1")
+    items = _questions(questions)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    traces_path, info_path = out / TRACES, out / RUN_INFO
+    digest = store.digest
+
+    kept: list[Trace] = []
+    if traces_path.exists() and not resume:
+        if not overwrite:
+            raise ContractError.single(str(traces_path), "already exists; pass --resume to continue that run "
+                                       "or choose another --out")
+        traces_path.unlink()
+    if resume:
+        kept = recover_traces(traces_path)
+        for t in kept:
+            if t.contract_digest != digest:
+                raise ContractError.single(str(traces_path), "was recorded on another contract (digest "
+                                           f"{t.contract_digest[:12]} ≠ {digest[:12]}); cannot resume it",
+                                           record=t.question_id)
+            if t.mode != mode:
+                raise ContractError.single(str(traces_path), f"was recorded in {t.mode!r} mode, not {mode!r}",
+                                           record=t.question_id)
+    ids = {q.id for q in items}
+    done_ids = {t.question_id for t in kept if t.question_id in ids}
+    todo = [q for q in items if q.id not in done_ids]
+
+    info = (read_run_info(info_path) if resume else None) or RunInfo(
+        agent=describe(agent), mode=mode, contract_digest=digest)
+    info.agent, info.mode, info.contract_digest, info.pack = describe(agent), mode, digest, pack or info.pack
+    info.settings = {"concurrency": concurrency, "timeout_s": timeout, "max_steps": max_steps}
+    info.questions = {"source": questions_source, "count": len(items)}
+    info.versions, info.status, info.episodes_total = versions(), "running", len(items)
+    session = Session(started=now(), skipped=len(done_ids))
+    info.sessions.append(session)
+    by_status: dict[str, int] = {}
+    for t in kept:
+        if t.question_id in ids:
+            by_status[t.status] = by_status.get(t.status, 0) + 1
+    clock = time.monotonic()
+
+    def save(status: str, message: str | None = None) -> None:
+        session.status, session.message = status, message
+        session.ended = now()
+        session.wall_clock_s = round(time.monotonic() - clock, 3)
+        info.status = status
+        info.episodes_done = sum(by_status.values())
+        info.by_status = dict(sorted(by_status.items()))
+        info.wall_clock_s = round(sum(s.wall_clock_s or 0.0 for s in info.sessions), 3)
+        write_run_info(info_path, info)
+
+    save("running")
+    traces_path.touch()
+    finished: list[Trace] = []
+    total, done = len(items), len(done_ids)
+    if on_progress:
+        on_progress(done, total)
+
+    work: queue.Queue = queue.Queue()
+    for q in todo:
+        work.put(q)
+    results: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                q = work.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results.put(("ok", run_episode(store, q, agent, mode=mode, max_steps=max_steps, timeout=timeout)))
+            except BaseException as exc:  # noqa: BLE001 - a fatal provider error or an internal bug
+                results.put(("fatal", exc))
+                return
+
+    threads = [threading.Thread(target=worker, name=f"groundeval-run-{i}", daemon=True)
+               for i in range(min(concurrency, len(todo)))]
+    for t in threads:
+        t.start()
+    try:
+        pending = len(todo)
+        while pending:
+            try:
+                kind, value = results.get(timeout=0.2)
+            except queue.Empty:
+                if not any(t.is_alive() for t in threads) and results.empty():
+                    break
+                continue
+            if kind == "fatal":
+                stop.set()
+                save("aborted", str(value))
+                if isinstance(value, ProviderError):
+                    raise ContractError.single("--agent", f"the provider refused the request: {value}") from None
+                raise value
+            pending -= 1
+            _append(traces_path, value)
+            finished.append(value)
+            by_status[value.status] = by_status.get(value.status, 0) + 1
+            session.episodes += 1
+            done += 1
+            if on_progress:
+                on_progress(done, total)
+    except KeyboardInterrupt:
+        stop.set()
+        save("interrupted", "stopped by the user; finished episodes kept — rerun with --resume")
+        raise
+    for t in threads:
+        t.join(timeout=1.0)
+    _rewrite_in_order(traces_path, kept + finished, [q.id for q in items])
+    save("completed")
+    return traces_path

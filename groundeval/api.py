@@ -1,0 +1,219 @@
+"""The Python API behind ``groundeval run`` and ``groundeval eval``.
+
+:func:`evaluate` is the main job in one call — verify the contract, generate the
+questions, run the agent through the gated runtime, score, report — with every file
+in one output folder:
+
+``verification.json · questions.json · traces.jsonl · run.json · scores.jsonl ·
+report.json · report.md · report.html``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import ContractError, Problem
+from .questions.model import QuestionSet
+
+QUESTIONS = "questions.json"
+SCORES = "scores.jsonl"
+VERIFICATION = "verification.json"
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` produced; ``report`` is the scorer's RunReport."""
+
+    out_dir: Path
+    questions: QuestionSet
+    traces: list[Any]
+    scores: list[Any]
+    report: Any
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+def _agent(agent: Any, agent_options: dict[str, Any] | None) -> Any:
+    if isinstance(agent, str):
+        from .agents.registry import get_agent
+
+        return get_agent(agent, **(agent_options or {}))
+    return agent
+
+
+def verify_pack(pack: str | Path, out_dir: Path | None = None, *, level: int = 4) -> Any:
+    """Run the verifier; errors become one :class:`ContractError` listing every finding."""
+    from verifier import verify
+
+    result = verify(str(pack), level=level)
+    if out_dir is not None:
+        _write_json(out_dir / VERIFICATION, result.to_dict())
+    errors = result.errors
+    if errors:
+        raise ContractError([Problem(file=f.file or str(pack), message=f"[{f.rule}] {f.message}"
+                                     + (f" (fix: {f.hint})" if f.hint else ""),
+                                     line=f.line, record=f.record, field=f.path) for f in errors])
+    return result
+
+
+def load_questions(path: str | Path) -> QuestionSet:
+    from .questions.io import read_questions
+
+    return read_questions(Path(path))
+
+
+def resolve_source(source: str | Path, *, pack: str | Path | None = None, questions: str | Path | None = None,
+                   seed: int | None = None) -> tuple[Any, QuestionSet, str, str]:
+    """``source`` is a pack (folder or manifest) or a questions file. Returns
+    ``(store, questions, pack_path, questions_origin)``; generated questions when no file is given."""
+    from .store.store import Store
+
+    source = Path(source)
+    qs = None
+    if source.is_file() and source.suffix.lower() == ".json":
+        questions, source = source, None
+    if questions is not None:
+        qs = load_questions(questions)
+    if source is None:
+        source = Path(pack) if pack is not None else _pack_of(qs, Path(questions))
+    store = Store.open(source)
+    if qs is None:
+        from .questions.generate import generate
+
+        qs = generate(store, seed=seed)
+        origin = "generated"
+    else:
+        origin = str(questions)
+        if qs.metadata.contract_digest != store.digest:
+            raise ContractError.single(str(questions), f"was generated from another contract (digest "
+                                       f"{qs.metadata.contract_digest[:12]}, pack {source} has "
+                                       f"{store.digest[:12]}); regenerate it", field="metadata.contract_digest")
+    return store, qs, str(source), origin
+
+
+def _pack_of(qs: QuestionSet, questions_path: Path) -> Path:
+    named = qs.metadata.pack
+    for candidate in (Path(named), questions_path.parent / named, Path("domain_packs") / named):
+        if candidate.exists():
+            return candidate
+    raise ContractError.single(str(questions_path), f"cannot find its pack {named!r}; pass --pack",
+                               field="metadata.pack")
+
+
+def run(source: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "tool", concurrency: int = 1,
+        resume: bool = False, overwrite: bool = False, timeout: float | None = None, max_steps: int = 30,
+        questions: str | Path | None = None, pack: str | Path | None = None, seed: int | None = None,
+        agent_options: dict[str, Any] | None = None,
+        on_progress: Callable[[int, int], None] | None = None) -> Path:
+    """Run an agent over a pack or questions file; returns the traces file.
+
+    With ``resume`` the questions saved in ``out_dir`` are reused, so a resumed run
+    answers exactly the set it started with."""
+    from .agents.runner import run_questions
+
+    out = Path(out_dir)
+    saved = out / QUESTIONS
+    if resume and questions is None and saved.exists() and not Path(source).suffix.lower() == ".json":
+        questions = saved
+    store, qs, pack_path, origin = resolve_source(source, pack=pack, questions=questions, seed=seed)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if not (saved.exists() and questions is not None and Path(questions).resolve() == saved.resolve()):
+            from .questions.io import write_questions
+
+            write_questions(qs, saved)
+        return run_questions(store, qs, _agent(agent, agent_options), mode=mode, out_dir=out,
+                             concurrency=concurrency, resume=resume, overwrite=overwrite, timeout=timeout,
+                             max_steps=max_steps, pack=pack_path, questions_source=origin,
+                             on_progress=on_progress)
+    finally:
+        store.close()
+
+
+def score_run(questions: QuestionSet, traces: list[Any], *, config: Any = None) -> list[Any]:
+    """Score each question's trace (a question without one is scored on an empty trace)."""
+    from .scoring.score import score
+
+    by_id = {t.question_id: t for t in traces}
+    out = []
+    for q in questions.questions:
+        t = by_id.get(q.id)
+        if t is not None:
+            out.append(score(q, t, config))
+    return out
+
+
+def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "tool", concurrency: int = 1,
+             timeout: float | None = None, max_steps: int = 30, seed: int | None = None, level: int = 4,
+             resume: bool = False, agent_options: dict[str, Any] | None = None,
+             on_progress: Callable[[int, int], None] | None = None,
+             on_stage: Callable[[str], None] | None = None) -> EvalResult:
+    """verify → generate → run → score → report, all files in ``out_dir``.
+
+    The contract must verify without errors. An existing run in ``out_dir`` is
+    replaced unless ``resume``."""
+    from .report.render import write_reports
+    from .scoring.aggregate import aggregate
+    from .store.store import Store
+    from .trace.io import read_traces
+
+    stage = on_stage or (lambda _s: None)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stage("verify")
+    verify_pack(pack, out, level=level)
+    agent_obj = _agent(agent, agent_options)
+    stage("generate")
+    store = Store.open(pack)
+    try:
+        from .agents.runner import run_questions
+        from .questions.generate import generate
+        from .questions.io import read_questions, write_questions
+
+        saved = out / QUESTIONS
+        qs = generate(store, seed=seed)
+        if resume and saved.exists() and read_questions(saved) != qs:
+            raise ContractError.single(str(saved), "differs from the questions this pack generates now; "
+                                       "cannot resume — run without --resume")
+        write_questions(qs, saved)
+        stage("run")
+        traces_path = run_questions(store, qs, agent_obj, mode=mode, out_dir=out, concurrency=concurrency,
+                                    resume=resume, overwrite=not resume, timeout=timeout, max_steps=max_steps,
+                                    pack=str(pack), questions_source="generated", on_progress=on_progress)
+    finally:
+        store.close()
+    stage("score")
+    traces = read_traces(traces_path)
+    config = qs_config(pack)
+    scores = score_run(qs, traces, config=config)
+    _write_jsonl(out / SCORES, [s.model_dump(mode="json") for s in scores])
+    zero_shot = mode == "zero-shot" or None
+    report = aggregate(qs.questions, traces, scores, seed=qs.metadata.seed, zero_shot=zero_shot if zero_shot else None)
+    stage("report")
+    write_reports(report, out, questions=qs.questions, traces=traces, scores=scores)
+    files = {name: out / name for name in (VERIFICATION, QUESTIONS, "traces.jsonl", "run.json", SCORES,
+                                           "report.json", "report.md", "report.html") if (out / name).exists()}
+    return EvalResult(out_dir=out, questions=qs, traces=traces, scores=scores, report=report, files=files)
+
+
+def qs_config(pack: str | Path) -> Any:
+    """The pack's scoring config (weights, threshold, tiers)."""
+    from .contract.manifest import load_manifest
+
+    return load_manifest(pack).manifest.evaluation.scoring
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n",
+                    encoding="utf-8")
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+    os.replace(tmp, path)

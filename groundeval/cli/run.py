@@ -1,0 +1,187 @@
+"""``groundeval run`` and ``groundeval eval``: thin wrappers over :mod:`groundeval.api`."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import click
+
+from ..agents.base import MODES
+
+
+def _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout) -> dict[str, Any]:
+    return {"base_url": base_url, "api_key_env": api_key_env, "temperature": temperature,
+            "max_tokens": max_tokens, "retries": retries, "timeout": request_timeout}
+
+
+def agent_options(f):
+    """Options shared by both commands (the LLM ones are ignored by built-in agents)."""
+    for opt in reversed([
+        click.option("--agent", "-a", required=True,
+                     help="oracle | leaky | lazy | keyword | openai:<model> | anthropic:<model> | module:factory"),
+        click.option("--mode", type=click.Choice(MODES), default="tool", show_default=True),
+        click.option("--concurrency", "-j", type=click.IntRange(1), default=1, show_default=True,
+                     help="Episodes run at once (threads)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="Per-episode timeout in seconds."),
+        click.option("--max-steps", type=click.IntRange(1), default=30, show_default=True,
+                     help="Tool-call budget per episode."),
+        click.option("--seed", type=int, default=None, help="Question generation seed (default: the pack's)."),
+        click.option("--resume", is_flag=True, help="Keep finished episodes in OUT and run only the rest."),
+        click.option("--base-url", default=None, help="LLM adapters: the server's base URL."),
+        click.option("--api-key-env", default=None, help="LLM adapters: environment variable holding the key."),
+        click.option("--temperature", type=float, default=None, help="LLM adapters: sampling temperature."),
+        click.option("--max-tokens", type=int, default=None, help="LLM adapters: tokens per completion."),
+        click.option("--retries", type=click.IntRange(0), default=None, help="LLM adapters: retries per request."),
+        click.option("--request-timeout", type=float, default=None, help="LLM adapters: seconds per request."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+    ]):
+        f = opt(f)
+    return f
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a run like Ctrl-C does: finished episodes kept, run.json says so."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def _progress(quiet: bool, label: str):
+    """A rich progress bar; yields an ``on_progress(done, total)`` callback."""
+    if quiet:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False, disable=not console.is_terminal) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _interrupted(out: str) -> None:
+    click.echo(f"interrupted: finished episodes are kept in {out}/traces.jsonl; "
+               "rerun with --resume to complete the run", err=True)
+    sys.exit(130)
+
+
+@click.command()
+@click.argument("source", type=click.Path(exists=True))
+@agent_options
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False), help="Output folder.")
+@click.option("--questions", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Questions file to run (default: generate them from the pack).")
+@click.option("--pack", type=click.Path(exists=True), default=None,
+              help="The pack, when SOURCE is a questions file that does not locate it.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing traces.jsonl in OUT.")
+def run(source, agent, mode, concurrency, timeout, max_steps, seed, resume, base_url, api_key_env, temperature,
+        max_tokens, retries, request_timeout, quiet, out, questions, pack, overwrite):
+    """Run an agent over SOURCE (a pack or a questions file), appending OUT/traces.jsonl.
+
+    Each finished episode is written at once; a killed or interrupted run keeps them and
+    --resume runs only the rest. Run metadata goes to OUT/run.json."""
+    from .. import api
+
+    opts = _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout)
+    try:
+        with _sigterm_as_interrupt(), _progress(quiet, f"run {agent}") as on_progress:
+            path = api.run(source, agent, out, mode=mode, concurrency=concurrency, resume=resume,
+                           overwrite=overwrite, timeout=timeout, max_steps=max_steps, questions=questions,
+                           pack=pack, seed=seed, agent_options=opts, on_progress=on_progress)
+    except KeyboardInterrupt:
+        _interrupted(out)
+    from ..agents.runinfo import read_run_info
+
+    info = read_run_info(path.parent / "run.json")
+    if info is not None:
+        counts = ", ".join(f"{k} {v}" for k, v in info.by_status.items())
+        click.echo(f"{info.episodes_done}/{info.episodes_total} episodes ({counts}) in {info.wall_clock_s:.2f}s "
+                   f"→ {path}")
+
+
+@click.command("eval")
+@click.argument("pack", type=click.Path(exists=True))
+@agent_options
+@click.option("--out", "-o", default=None, type=click.Path(file_okay=False),
+              help="Output folder (default: out/<pack name>-<agent>).")
+@click.option("--level", type=click.IntRange(1, 4), default=4, show_default=True, help="Verifier level.")
+def eval_(pack, agent, mode, concurrency, timeout, max_steps, seed, resume, base_url, api_key_env, temperature,
+          max_tokens, retries, request_timeout, quiet, out, level):
+    """The main job: verify PACK, generate questions, run the agent, score and report — all in OUT."""
+    from pathlib import Path
+
+    from .. import api
+
+    if out is None:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in agent)
+        out = str(Path("out") / f"{Path(pack).resolve().name}-{safe}")
+    opts = _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout)
+    stages = (lambda s: None) if quiet else (lambda s: click.echo(f"· {s}", err=True))
+    try:
+        with _sigterm_as_interrupt(), _progress(quiet, f"run {agent}") as on_progress:
+            result = api.evaluate(pack, agent, out, mode=mode, concurrency=concurrency, timeout=timeout,
+                                  max_steps=max_steps, seed=seed, level=level, resume=resume, agent_options=opts,
+                                  on_progress=on_progress, on_stage=stages)
+    except KeyboardInterrupt:
+        _interrupted(out)
+    click.echo(headline(result))
+
+
+def headline(result) -> str:
+    """A short table: per track questions, S_adj, violation rate; then the run line."""
+    from rich.console import Console
+    from rich.table import Table
+
+    rows = api_rows(result)
+    table = Table(title=f"groundeval · {result.out_dir}", show_edge=False)
+    for col in ("track", "questions", "S_adj", "answer", "trajectory", "violations"):
+        table.add_column(col, justify="left" if col == "track" else "right")
+    for row in rows:
+        table.add_row(*row)
+    console = Console(width=100, record=True, force_terminal=False, color_system=None, file=open("/dev/null", "w"))
+    console.print(table)
+    files = " ".join(p.name for p in result.files.values())
+    return console.export_text().rstrip() + f"\n\nfiles in {result.out_dir}: {files}"
+
+
+def api_rows(result) -> list[tuple[str, ...]]:
+    """Rows of the headline table from the per-question scores."""
+    by_track: dict[str, list] = {}
+    for s in result.scores:
+        by_track.setdefault(getattr(s, "track", "?"), []).append(s)
+    rows = []
+    everything = []
+    for track in sorted(by_track):
+        items = by_track[track]
+        everything += items
+        rows.append(_row(track, items))
+    if everything:
+        rows.append(_row("all", everything))
+    return rows
+
+
+def _row(track: str, items: list) -> tuple[str, ...]:
+    def mean(attr: str) -> str:
+        vals = [getattr(s, attr) for s in items if getattr(s, attr, None) is not None]
+        return f"{sum(vals) / len(vals):.3f}" if vals else "-"
+    return (track, str(len(items)), mean("s_adj"), mean("s_answer"), mean("s_traj"), mean("violation_rate"))
