@@ -1,0 +1,71 @@
+"""Reading an agent's answer: canonical field names, tolerated aliases, normalisation.
+
+The answer schema the generator writes uses the canonical names (the ground-truth
+field names); aliases are accepted so a hand-written agent that says ``mechanism``
+instead of ``causal_mechanism`` is judged on substance, not spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# canonical field -> accepted spellings, canonical first
+FIELDS: dict[str, tuple[str, ...]] = {
+    "could_actor_have_known": ("could_actor_have_known", "could_have_known", "known", "answer"),
+    "blocked_subsystems": ("blocked_subsystems",),
+    "evidence_artifacts": ("evidence_artifacts", "evidence"),
+    "outcome_changed": ("outcome_changed",),
+    "causal_mechanism": ("causal_mechanism", "mechanism"),
+    "mechanism_direction": ("mechanism_direction", "direction"),
+    "cause_event_id": ("cause_event_id",),
+    "effect_event_id": ("effect_event_id",),
+    "actors": ("actors",),
+    "exists": ("exists", "answer"),
+}
+
+NONE_MECHANISMS = frozenset({"none", "no causal link", "no mechanism", "no link"})
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+
+
+def field(answer: dict[str, Any] | None, name: str) -> Any:
+    """The value of canonical field ``name`` under any accepted spelling (None if absent)."""
+    if not answer:
+        return None
+    for key in FIELDS[name]:
+        if key in answer:
+            return answer[key]
+    return None
+
+
+def boolean(answer: dict[str, Any] | None, name: str) -> bool | None:
+    value = field(answer, name)
+    return value if isinstance(value, bool) else None
+
+
+def text(answer: dict[str, Any] | None, name: str) -> str | None:
+    value = field(answer, name)
+    return value.strip() if isinstance(value, str) else None
+
+
+def id_list(answer: dict[str, Any] | None, name: str) -> list[str]:
+    """A list of ids, de-duplicated in first-seen order; anything else is an empty list."""
+    value = field(answer, name)
+    if not isinstance(value, list):
+        return []
+    return list(dict.fromkeys(str(v).strip() for v in value if isinstance(v, (str, int))))
+
+
+def norm_label(value: str | None) -> str:
+    """Mechanism and direction labels compare case- and punctuation-insensitively."""
+    if not value:
+        return ""
+    return _NON_ALNUM.sub(" ", value.casefold()).strip()
+
+
+def dice(got: list[str] | set[str], want: list[str] | set[str]) -> float:
+    """Set agreement 2|A∩B| / (|A|+|B|); two empty sets agree fully."""
+    a, b = set(got), set(want)
+    if not a and not b:
+        return 1.0
+    return 2.0 * len(a & b) / (len(a) + len(b))

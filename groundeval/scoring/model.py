@@ -1,0 +1,105 @@
+"""The score file formats: one :class:`QuestionScore` per trace (``scores.jsonl``) and
+the :class:`RunReport` over a run (``report.json``).
+
+Both are plain data so a user can keep, diff and re-feed them; the JSON Schemas in
+``contracts/`` are generated from these models.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FLAG_KINDS: tuple[str, ...] = ("horizon", "subsystem", "actor")
+FailureClass = Literal["pass", "no_answer", "wrong_answer", "state_invalid_correct"]
+FAILURE_CLASSES: tuple[str, ...] = ("pass", "state_invalid_correct", "wrong_answer", "no_answer")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QuestionScore(_Model):
+    """The verdict on one trace: a pure function of (question, trace, config)."""
+
+    question_id: str
+    track: str
+    bucket: str
+    difficulty: str
+    mode: str
+    agent: str | None = None
+    answered: bool = Field(description="A valid final answer was submitted.")
+    s_answer: float
+    s_traj: float
+    s_combined: float = Field(description="w_a * s_answer + w_t * s_traj.")
+    violation_rate: float = Field(description="v: flagged calls / calls (context mode: bad citations / citations).")
+    penalty: float = Field(description="(1 - v)^2.")
+    s_adj: float = Field(description="s_combined * penalty.")
+    answer_components: dict[str, float] = Field(default_factory=dict)
+    traj_components: dict[str, float] = Field(default_factory=dict)
+    answer_correct: bool
+    path_valid: bool = Field(description="No gate broken and the required evidence was retrieved.")
+    state_invalid_correct: bool = Field(description="Correct answer reached by an invalid path.")
+    valid_answer: bool = Field(description="Correct answer by a valid path.")
+    failure_class: FailureClass
+    failures: list[str] = Field(default_factory=list, description="Every failure tag that applies (sorted).")
+    v_units: int = Field(description="Denominator of v: tool calls, or citations in context mode.")
+    v_bad: int = Field(description="Numerator of v: flagged calls, or bad citations in context mode.")
+    n_calls: int
+    flag_counts: dict[str, int] = Field(default_factory=dict, description="Flagged units per gate kind.")
+    hallucinated_ids: list[str] = Field(default_factory=list, description="Unknown ids fetched or cited (sorted).")
+    coverage: float | None = Field(None, description="Required artifacts validly fetched / required; None when none required.")
+    n_citations: int = 0
+    citation_rates: dict[str, float] = Field(default_factory=dict,
+                                             description="Context mode: hallucinated / access / horizon citation rates.")
+
+
+class GroupStats(_Model):
+    """Aggregates over one slice of a run (all, a track, a bucket or a difficulty)."""
+
+    n: int
+    means: dict[str, float | None] = Field(description="Mean of every per-question score.")
+    accuracy: float
+    answered_rate: float
+    valid_answer_rate: float
+    path_valid_rate: float
+    state_invalid_correct_rate: float
+    n_calls: int
+    v_units: int
+    v_bad: int
+    run_violation_rate: float = Field(description="v over all units of the slice.")
+    run_s_adj: float = Field(description="mean(s_combined) * (1 - run_violation_rate)^2.")
+    compliance_tier: Literal["perfect", "high", "moderate", "low"]
+    violation_rates: dict[str, float] = Field(description="Flagged units per gate kind / all units.")
+    hallucinated_ids: int
+    mean_coverage: float | None
+    failure_classes: dict[str, int]
+    ci95: dict[str, list[float]] = Field(default_factory=dict, description="Seeded bootstrap 95% intervals.")
+
+
+class ZeroShotFloor(_Model):
+    n: int
+    floor: float = Field(description="Mean s_answer of the zero-shot run: what is answerable without retrieval.")
+    s_answer: float
+    gap: float = Field(description="This run's mean s_answer minus the floor.")
+
+
+class RunReport(_Model):
+    """The ``report.json`` file."""
+
+    schema_version: str = "1"
+    agent: str | None = None
+    mode: str | None = None
+    contract_digest: str | None = None
+    seed: int = 0
+    bootstrap_samples: int = 1000
+    config: dict[str, Any] = Field(default_factory=dict, description="The scoring configuration applied.")
+    overall: GroupStats
+    tracks: dict[str, GroupStats] = Field(default_factory=dict)
+    buckets: dict[str, dict[str, GroupStats]] = Field(default_factory=dict, description="track -> bucket -> stats.")
+    difficulties: dict[str, dict[str, GroupStats]] = Field(default_factory=dict,
+                                                          description="track -> difficulty -> stats.")
+    zero_shot: dict[str, ZeroShotFloor] | None = None
+    missing_question_ids: list[str] = Field(default_factory=list, description="Questions without a trace.")
+    unknown_question_ids: list[str] = Field(default_factory=list, description="Traces of unknown questions.")
