@@ -187,8 +187,10 @@ class Store:
             exists = self.con.execute(
                 "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'fts_main_artifact_text'").fetchone()[0]
             if not exists:
+                # digits are kept as terms so identifiers (INC-42, PM-42) are searchable
                 self.con.execute("PRAGMA create_fts_index('artifact_text', 'id', 'title', 'body',"
-                                 " stemmer = 'porter', stopwords = 'english', lower = 1, strip_accents = 1)")
+                                 " stemmer = 'porter', stopwords = 'english', lower = 1, strip_accents = 1,"
+                                 " ignore = '(\\.|[^a-z0-9])+')")
             self._fts_ready = True
             self._local = threading.local()  # cursors must see the loaded extension
 
