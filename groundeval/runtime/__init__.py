@@ -1,0 +1,1 @@
+"""The gated tool runtime: episodes, tool specs, context windows and the MCP server."""

@@ -1,0 +1,342 @@
+"""One question, one agent, one trace: the gated tool runtime.
+
+An :class:`Episode` enforces the question's gates at the moment of every call and
+records the call in the trace — arguments, status, result ids, flags. Whatever the
+agent sends (unknown tools, wrong types, SQL-looking or huge text, path-like ids,
+calls after the end) becomes a recorded call with a status, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+import duckdb
+import jsonschema
+
+from ..questions.model import Question
+from ..store.cone import GATES
+from ..store.search_sql import (artifact_raw, context_rows, fetch_index, known_subsystems, scope_facts,
+                                search_rows)
+from ..store.store import iso, to_utc
+from ..trace.model import Submission, ToolCall, Trace
+from .tools import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
+
+MODES = ("tool", "context", "zero-shot")
+REFUSAL = "Access denied: this artifact is not available to you for this question."
+SNIPPET_CHARS = 160
+MAX_RECORDED_CHARS = 2000  # longer strings are recorded truncated, so a 1 MB argument cannot bloat traces
+MAX_RECORDED_ITEMS = 100
+MAX_SCHEMA_ERRORS = 20
+MAX_ANSWER_CHARS = 65536
+
+_TOOLS_BY_MODE = {
+    "tool": ("search_artifacts", "fetch_artifact", "submit_answer"),
+    "context": ("submit_answer",),
+    "zero-shot": ("submit_answer",),
+}
+_ARGS = {
+    "search_artifacts": ({"query"}, {"query", "subsystem", "limit"}),
+    "fetch_artifact": ({"artifact_id"}, {"artifact_id"}),
+    "submit_answer": ({"answer"}, {"answer"}),
+}
+
+
+def recordable(value: Any, depth: int = 0) -> Any:
+    """A JSON-safe, size-bounded copy of what the agent sent, for the trace."""
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        if len(value) > MAX_RECORDED_CHARS:
+            return value[:MAX_RECORDED_CHARS] + f"...[truncated {len(value) - MAX_RECORDED_CHARS} chars]"
+        return value
+    if depth > 20:
+        return "...[too deep]"
+    if isinstance(value, (list, tuple)):
+        return [recordable(v, depth + 1) for v in value[:MAX_RECORDED_ITEMS]]
+    if isinstance(value, dict):
+        keys = sorted(value, key=str)[:MAX_RECORDED_ITEMS]
+        return {str(k): recordable(value[k], depth + 1) for k in keys}
+    return recordable(f"<{type(value).__name__}>", depth + 1)
+
+
+def _snippet(text: str | None, query: str) -> str:
+    """A short window of the text around the first query word it contains."""
+    flat = " ".join((text or "").split())
+    if len(flat) <= SNIPPET_CHARS:
+        return flat
+    low = flat.lower()
+    starts = [low.find(w) for w in re.findall(r"\w{3,}", query.lower())]
+    starts = [s for s in starts if s >= 0]
+    start = max(0, min(starts) - SNIPPET_CHARS // 4) if starts else 0
+    return ("…" if start else "") + flat[start:start + SNIPPET_CHARS].strip() + "…"
+
+
+class _Outcome:
+    """What one call produced: the reply for the agent and what the trace records."""
+
+    __slots__ = ("status", "reply", "result_ids", "flags", "error")
+
+    def __init__(self, status: str, reply: dict[str, Any] | None = None, *, result_ids=(), flags=(),
+                 error: str | None = None):
+        self.status = status
+        self.reply = {"status": status, **(reply or {})}
+        if error is not None:
+            self.reply["error"] = error
+        self.result_ids = list(result_ids)
+        self.flags = list(flags)
+        self.error = error
+
+
+def _invalid(message: str) -> _Outcome:
+    return _Outcome("invalid", error=message)
+
+
+class Episode:
+    """The gated tool runtime for one question. Use as a context manager; read ``trace``."""
+
+    def __init__(self, store, question: Question, mode: str = "tool", *, agent: Any = None, max_steps: int = 30,
+                 context_budget_chars: int = 20000):
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r} (expected one of {', '.join(MODES)})")
+        self.store = store
+        self.question = question
+        self.mode = mode
+        self.max_steps = max_steps
+        self.context_budget_chars = context_budget_chars
+        self._lock = threading.RLock()
+        self._started = time.perf_counter()
+        self._closed = False
+        self._submitted = False
+        self.scope = scope_facts(store, question.actor, question.as_of, question.gates)
+        # citations are judged on all three gates when there is an actor; without one, only time applies
+        self._citation_gates = GATES if question.actor else ("horizon",)
+        self._validator = jsonschema.Draft202012Validator(question.answer_schema)
+        name = agent if isinstance(agent, str) or agent is None else getattr(agent, "name", type(agent).__name__)
+        self.trace = Trace(question_id=question.id, track=question.track, mode=mode, actor=question.actor,
+                           as_of=question.as_of, contract_digest=store.digest, agent=name)
+        self.trace.timings.started = datetime.now(timezone.utc)
+        self._window: list[dict[str, Any]] = []
+        if mode == "context":
+            self._window = self._build_context()
+            self.trace.context_ids = [item["artifact"]["id"] for item in self._window]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> "Episode":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def done(self) -> bool:
+        return self._closed or self._submitted or self.steps_left <= 0
+
+    @property
+    def steps_left(self) -> int:
+        return max(0, self.max_steps - len(self.trace.calls))
+
+    def close(self) -> Trace:
+        """Finalise the trace (idempotent): status and wall-clock timings."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                if self.trace.status == "no_answer" and not self._submitted and not self.steps_left:
+                    self.trace.status = "step_budget"
+                self.trace.timings.ended = datetime.now(timezone.utc)
+                self.trace.timings.total_ms = round((time.perf_counter() - self._started) * 1000, 3)
+            return self.trace
+
+    def public_question(self) -> dict[str, Any]:
+        """What the agent is told: the question's public view, the mode and its tools."""
+        return {**self.question.public(), "mode": self.mode, "max_steps": self.max_steps,
+                "tools": list(_TOOLS_BY_MODE[self.mode])}
+
+    def note(self, message: dict[str, Any] | str) -> None:
+        """Keep agent narration for diagnostics (never scored)."""
+        with self._lock:
+            msg = message if isinstance(message, dict) else {"role": "assistant", "content": message}
+            self.trace.messages.append(recordable(msg))
+
+    # ------------------------------------------------------------------ tools
+
+    def search(self, query: Any, subsystem: Any = None, limit: Any = DEFAULT_LIMIT) -> dict[str, Any]:
+        args = {"query": query, "limit": limit}
+        if subsystem is not None:
+            args["subsystem"] = subsystem
+        return self.call("search_artifacts", args)
+
+    def fetch(self, artifact_id: Any) -> dict[str, Any]:
+        return self.call("fetch_artifact", {"artifact_id": artifact_id})
+
+    def submit(self, answer: Any) -> dict[str, Any]:
+        return self.call("submit_answer", {"answer": answer})
+
+    def context(self) -> list[dict[str, Any]]:
+        """Context mode's window C: ``{"artifact": ..., "events": [...]}`` items, newest first."""
+        return [dict(item) for item in self._window]
+
+    def call(self, tool: Any, arguments: Any = None) -> dict[str, Any]:
+        """Run one tool call by name and record it. Never raises for anything the agent sends."""
+        with self._lock:
+            t0 = time.perf_counter()
+            name = tool if isinstance(tool, str) else recordable(tool)
+            name = name if isinstance(name, str) else str(name)
+            if len(self.trace.calls) >= self.max_steps or self._closed:
+                # not recorded: the step budget bounds the trace
+                return {"status": "invalid", "error": "the episode is over (step budget spent or closed)"}
+            index = len(self.trace.calls)
+            try:
+                outcome = self._dispatch(name, tool, arguments, index)
+            except duckdb.Error as exc:  # the store refused something: recorded, never raised
+                outcome = _Outcome("error", error=f"store error: {str(exc).splitlines()[0][:200]}")
+            recorded_args = recordable(arguments) if isinstance(arguments, dict) else (
+                {} if arguments is None else {"_arguments": recordable(arguments)})
+            self.trace.calls.append(ToolCall(index=index, tool=recordable(name), arguments=recorded_args,
+                                             status=outcome.status, result_ids=outcome.result_ids,
+                                             flags=outcome.flags, error=outcome.error))
+            self.trace.timings.call_latency_ms.append(round((time.perf_counter() - t0) * 1000, 4))
+            if len(self.trace.calls) >= self.max_steps and not self._submitted:
+                self.trace.status = "step_budget"
+            return outcome.reply
+
+    def _dispatch(self, name: str, tool: Any, arguments: Any, index: int) -> _Outcome:
+        if not isinstance(tool, str) or name not in _ARGS:
+            return _invalid(f"unknown tool {recordable(name)!r}; tools: {', '.join(_TOOLS_BY_MODE[self.mode])}")
+        if self._submitted:
+            return _invalid("the episode has ended: an answer was already accepted")
+        if name not in _TOOLS_BY_MODE[self.mode]:
+            return _invalid(f"{name} is not available in {self.mode} mode")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            return _invalid("arguments must be an object")
+        required, allowed = _ARGS[name]
+        extra = sorted(str(k) for k in arguments if k not in allowed)
+        if extra:
+            return _invalid(f"unexpected argument(s): {', '.join(recordable(e) for e in extra)}")
+        missing = sorted(required - set(arguments))
+        if missing:
+            return _invalid(f"missing argument(s): {', '.join(missing)}")
+        if name == "search_artifacts":
+            return self._search(arguments)
+        if name == "fetch_artifact":
+            return self._fetch(arguments["artifact_id"])
+        return self._submit(arguments["answer"], index)
+
+    # ------------------------------------------------------------------ search
+
+    def _search(self, args: dict[str, Any]) -> _Outcome:
+        query, subsystem, limit = args["query"], args.get("subsystem"), args.get("limit", DEFAULT_LIMIT)
+        if not isinstance(query, str):
+            return _invalid("query must be a string")
+        if not query.strip():
+            return _invalid("query is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            return _invalid(f"query is longer than {MAX_QUERY_CHARS} characters")
+        if "\x00" in query:
+            return _invalid("query contains a NUL character")
+        if subsystem is not None and not isinstance(subsystem, str):
+            return _invalid("subsystem must be a string")
+        if limit is None:
+            limit = DEFAULT_LIMIT
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            return _invalid("limit must be an integer")
+        if limit < 1:
+            return _invalid("limit must be at least 1")
+        limit = min(limit, MAX_LIMIT)
+        if subsystem is not None:
+            if subsystem not in known_subsystems(self.store):
+                return _invalid("unknown subsystem")
+            if "subsystem" in self.scope.gates and subsystem not in self.scope.granted:
+                return _Outcome("denied", {"hits": []}, flags=["subsystem"], error=REFUSAL)
+        rows = search_rows(self.store, self.scope, query, subsystem, limit)
+        hits = [{"id": aid, "subsystem": sub, "created": iso(to_utc(created)), "title": title or "",
+                 "actors": list(actors or []), "snippet": _snippet(body, query)}
+                for aid, sub, created, title, actors, body in rows]
+        return _Outcome("ok", {"hits": hits}, result_ids=[h["id"] for h in hits])
+
+    # ------------------------------------------------------------------ fetch
+
+    def _events(self, meta) -> list[dict[str, Any]]:
+        return [{"id": eid, "type": etype, "time": iso(to_utc(t)), "actors": list(actors)}
+                for t, eid, etype, actors in meta.events if t <= self.scope.as_of_us]
+
+    def _fetch(self, artifact_id: Any) -> _Outcome:
+        if not isinstance(artifact_id, str):
+            return _invalid("artifact_id must be a string")
+        if not artifact_id.strip():
+            return _invalid("artifact_id is empty")
+        meta = fetch_index(self.store).meta.get(artifact_id)
+        if meta is None:
+            return _Outcome("not_found", error="no artifact with this id")
+        flags = self.scope.broken(artifact_id, meta.subsystem, meta.created_us, meta.restricted)
+        if flags:
+            return _Outcome("denied", flags=flags, error=REFUSAL)
+        artifact = self._artifact(artifact_id, meta)
+        return _Outcome("ok", {"artifact": artifact, "events": self._events(meta)}, result_ids=[artifact_id])
+
+    def _artifact(self, artifact_id: str, meta, raw: dict[str, Any] | None = None) -> dict[str, Any]:
+        record = raw if raw is not None else (artifact_raw(self.store, artifact_id) or {})
+        record.update(id=artifact_id, subsystem=meta.subsystem, created=iso(to_utc(meta.created_us)))
+        return record
+
+    # ------------------------------------------------------------------ submit
+
+    def _submit(self, answer: Any, index: int) -> _Outcome:
+        try:
+            size = len(json.dumps(answer, allow_nan=False))
+        except (TypeError, ValueError):
+            size = -1
+        if size < 0 or size > MAX_ANSWER_CHARS:
+            why = "not plain JSON" if size < 0 else f"larger than {MAX_ANSWER_CHARS} characters"
+            sub = Submission(call_index=index, answer=recordable(answer), valid=False, errors=[f"$: the answer is {why}"])
+            self.trace.submissions.append(sub)
+            return _Outcome("invalid", {"accepted": False, "errors": sub.errors},
+                            error="the answer does not match the answer schema")
+        errors = sorted(
+            (f"{e.json_path}: {e.message}" for e in self._validator.iter_errors(answer)))[:MAX_SCHEMA_ERRORS]
+        if not errors and not isinstance(answer, dict):
+            errors = ["$: the answer must be an object"]
+        valid = not errors
+        sub = Submission(call_index=index, answer=answer, valid=valid, errors=[e[:500] for e in errors],
+                         citation_flags=self._citation_flags(answer))
+        self.trace.submissions.append(sub)
+        if not valid:
+            return _Outcome("invalid", {"accepted": False, "errors": sub.errors},
+                            error="the answer does not match the answer schema")
+        self._submitted = True
+        self.trace.final_answer = answer
+        self.trace.status = "completed"
+        return _Outcome("ok", {"accepted": True})
+
+    def _citation_flags(self, answer: Any) -> dict[str, list[str] | None]:
+        cited = answer.get("evidence_artifacts") if isinstance(answer, dict) else None
+        if not isinstance(cited, list):
+            return {}
+        index = fetch_index(self.store).meta
+        out: dict[str, list[str] | None] = {}
+        for aid in sorted({a for a in cited if isinstance(a, str)})[:MAX_RECORDED_ITEMS]:
+            meta = index.get(aid)
+            key = recordable(aid)
+            out[key] = None if meta is None else self.scope.broken(
+                aid, meta.subsystem, meta.created_us, meta.restricted, gates=self._citation_gates)
+        return out
+
+    # ------------------------------------------------------------------ context
+
+    def _build_context(self) -> list[dict[str, Any]]:
+        q = self.question
+        subsystems = list(q.context_subsystems) or None
+        rows = context_rows(self.store, self.scope, subsystems, self.context_budget_chars)
+        index = fetch_index(self.store).meta
+        return [{"artifact": self._artifact(aid, index[aid], json.loads(raw)), "events": self._events(index[aid])}
+                for aid, raw in rows]
