@@ -1,0 +1,120 @@
+"""Baselines for the regression gate: adjusted scores per track and per question.
+
+Scores are deterministic given contract and trace, so a drop against a baseline is a
+change in the agent's behaviour, not evaluator noise. A baseline is our own small
+JSON file (written with ``--groundeval-update-baseline``) or a ``report.json`` from
+``groundeval report``; both give mean ``s_adj`` per track and overall.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import ContractError
+
+FORMAT = "groundeval-baseline/1"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    tracks: dict[str, float]
+    overall: float | None = None
+    questions: dict[str, float] = field(default_factory=dict)
+    contract_digest: str | None = None
+    agent: str | None = None
+
+
+def _mean(values: list[float]) -> float:
+    return round(math.fsum(values) / len(values), 6) if values else 0.0
+
+
+def summarize(scores: Iterable[Any], *, contract_digest: str | None = None, agent: str | None = None) -> Baseline:
+    """Mean ``s_adj`` per track and overall from ``QuestionScore`` objects."""
+    scores = sorted(scores, key=lambda s: s.question_id)
+    by_track: dict[str, list[float]] = {}
+    for s in scores:
+        by_track.setdefault(s.track, []).append(s.s_adj)
+    return Baseline(
+        tracks={t: _mean(v) for t, v in sorted(by_track.items())},
+        overall=_mean([s.s_adj for s in scores]) if scores else None,
+        questions={s.question_id: round(s.s_adj, 6) for s in scores},
+        contract_digest=contract_digest, agent=agent,
+    )
+
+
+def write_baseline(path: str | Path, baseline: Baseline) -> Path:
+    """Canonical JSON (sorted keys, indent 2, trailing newline) so baselines diff well."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"format": FORMAT, "agent": baseline.agent, "contract_digest": baseline.contract_digest,
+            "overall": baseline.overall, "tracks": baseline.tracks, "questions": baseline.questions}
+    path.write_text(json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def _number(value: Any, path: Path, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ContractError.single(str(path), f"expected a number, got {value!r}", field=where)
+    return float(value)
+
+
+def read_baseline(path: str | Path) -> Baseline:
+    """Read our baseline format or a ``report.json`` (RunReport)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ContractError.single(str(path), f"cannot read baseline: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise ContractError.single(str(path), f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise ContractError.single(str(path), "expected a JSON object")
+    if data.get("format") == FORMAT:
+        tracks = data.get("tracks") or {}
+        return Baseline(
+            tracks={t: _number(v, path, f"tracks.{t}") for t, v in sorted(tracks.items())},
+            overall=None if data.get("overall") is None else _number(data["overall"], path, "overall"),
+            questions={q: _number(v, path, f"questions.{q}") for q, v in sorted((data.get("questions") or {}).items())},
+            contract_digest=data.get("contract_digest"), agent=data.get("agent"),
+        )
+    if isinstance(data.get("overall"), dict) and "means" in data["overall"]:
+        def s_adj(group: Any, where: str) -> float:
+            return _number((group.get("means") or {}).get("s_adj"), path, f"{where}.means.s_adj")
+        return Baseline(
+            tracks={t: s_adj(g, f"tracks.{t}") for t, g in sorted((data.get("tracks") or {}).items())},
+            overall=s_adj(data["overall"], "overall"),
+            contract_digest=data.get("contract_digest"), agent=data.get("agent"),
+        )
+    raise ContractError.single(str(path), f"not a baseline: expected \"format\": \"{FORMAT}\" or a report.json")
+
+
+def compare(baseline: Baseline, current: Baseline, tolerance: float) -> tuple[list[str], list[str]]:
+    """(regressions, notes): a track or the overall mean below baseline - tolerance is a
+    regression; the notes name the questions that dropped most, to start the diagnosis."""
+    regressions, notes = [], []
+    for track, base in sorted(baseline.tracks.items()):
+        if track not in current.tracks:
+            notes.append(f"track {track} is in the baseline but has no questions now")
+            continue
+        now = current.tracks[track]
+        if now < base - tolerance - 1e-9:
+            regressions.append(f"{track}: mean S_adj {now:.3f} < baseline {base:.3f} - tolerance {tolerance:.3f}")
+    if baseline.overall is not None and current.overall is not None:
+        if current.overall < baseline.overall - tolerance - 1e-9:
+            regressions.append(f"overall: mean S_adj {current.overall:.3f} < baseline {baseline.overall:.3f}"
+                               f" - tolerance {tolerance:.3f}")
+    drops = sorted(((baseline.questions[q] - v, q) for q, v in current.questions.items()
+                    if q in baseline.questions and baseline.questions[q] - v > tolerance), reverse=True)
+    for drop, q in drops[:10]:
+        notes.append(f"{q}: {baseline.questions[q]:.3f} -> {current.questions[q]:.3f} (-{drop:.3f})")
+    if len(drops) > 10:
+        notes.append(f"... and {len(drops) - 10} more questions dropped")
+    if baseline.contract_digest and current.contract_digest and baseline.contract_digest != current.contract_digest:
+        notes.append("the baseline was recorded on a different contract (digest "
+                     f"{baseline.contract_digest[:12]} != {current.contract_digest[:12]}); refresh it "
+                     "with --groundeval-update-baseline if the pack changed on purpose")
+    return regressions, notes
