@@ -1,0 +1,176 @@
+"""SQL used by the contract verifier (``verifier/``): reference and semantic checks.
+
+Every function takes a loaded :class:`~groundeval.store.store.Store`, binds all
+user-supplied values as parameters and returns rows in a fixed order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract.paths import json_paths
+
+_FIRST = ("first(e.src_file ORDER BY e.src_file, e.src_line) AS file, "
+          "first(e.src_line ORDER BY e.src_file, e.src_line) AS line, "
+          "first(e.id ORDER BY e.src_file, e.src_line) AS event_id")
+
+
+def undeclared_actors(store) -> list[tuple]:
+    """(actor, events, file, line, event_id) for actors in events that the policy does not declare."""
+    return store.query(f"""
+        SELECT ea.actor, count(*) AS n, {_FIRST}
+        FROM event_actors ea JOIN events e ON e.id = ea.event_id
+        WHERE ea.actor NOT IN (SELECT actor FROM actors)
+        GROUP BY ea.actor ORDER BY ea.actor""")
+
+
+def missing_artifacts(store) -> list[tuple]:
+    """(artifact_id, references, file, line, event_id) for ids events cite that the corpus lacks."""
+    return store.query(f"""
+        SELECT ea.artifact_id, count(*) AS n, {_FIRST}
+        FROM event_artifacts ea JOIN events e ON e.id = ea.event_id
+        WHERE ea.artifact_id NOT IN (SELECT id FROM artifacts)
+        GROUP BY ea.artifact_id ORDER BY ea.artifact_id""")
+
+
+def undated_artifacts(store) -> list[tuple]:
+    """(id, file, line) of artifacts without a creation time."""
+    return store.query("SELECT id, src_file, src_line FROM artifacts WHERE created IS NULL ORDER BY id")
+
+
+def event_type_counts(store) -> dict[str, int]:
+    return dict(store.query("SELECT type, count(*) FROM events GROUP BY type ORDER BY type"))
+
+
+def corpus_subsystems(store) -> dict[str, int]:
+    return dict(store.query("SELECT subsystem, count(*) FROM artifacts GROUP BY subsystem ORDER BY subsystem"))
+
+
+def inline_visibility_roles(store) -> list[tuple]:
+    """(artifact_id, role, file, line) for roles named in artifacts' own ``visibility`` field."""
+    return store.query("""
+        SELECT v.artifact_id, v.principal, a.src_file, a.src_line
+        FROM artifact_visibility v JOIN artifacts a ON a.id = v.artifact_id
+        WHERE v.kind = 'role' AND a.restricted_inline ORDER BY v.artifact_id, v.principal""")
+
+
+def inline_visibility_actors(store) -> list[tuple]:
+    """(artifact_id, actor, file, line) for actors named in artifacts' own ``visibility`` field."""
+    return store.query("""
+        SELECT v.artifact_id, v.principal, a.src_file, a.src_line
+        FROM artifact_visibility v JOIN artifacts a ON a.id = v.artifact_id
+        WHERE v.kind = 'actor' AND a.restricted_inline ORDER BY v.artifact_id, v.principal""")
+
+
+def _resolved(col: str = "raw") -> str:
+    """Predicate: dotted path (bound as a list of DuckDB JSON paths) resolves to a usable value."""
+    return (f"list_bool_or(list_transform(?::VARCHAR[], p -> coalesce(json_type({col}, p) NOT IN ('NULL')"
+            f" AND NOT (json_type({col}, p) = 'ARRAY' AND json_array_length({col}, p) = 0), false)))")
+
+
+def path_coverage(store, event_type: str, path: str) -> tuple[int, int]:
+    """(events of ``event_type``, of which ``path`` resolves to a non-null, non-empty value)."""
+    row = store.query(f"SELECT count(*), count(*) FILTER (WHERE {_resolved()}) FROM events WHERE type = ?",
+                      [json_paths(path), event_type])
+    return row[0][0], row[0][1]
+
+
+def events_of_type(store, event_type: str) -> list[tuple[str, int, str, str, int | None]]:
+    """(id, epoch_us, raw JSON text, file, line) of every event of a type, by time then id."""
+    return store.query("SELECT id, epoch_us(ts), raw::VARCHAR, src_file, src_line FROM events WHERE type = ?"
+                       " ORDER BY ts, id", [event_type])
+
+
+def log_span(store) -> tuple[int | None, int | None]:
+    row = store.query("SELECT epoch_us(min(ts)), epoch_us(max(ts)) FROM events")[0]
+    return row[0], row[1]
+
+
+def windows_outside_log(store) -> list[tuple]:
+    """(kind, owner, name, empty) for role and grant windows that miss the log's span entirely
+    (``empty`` when since >= until, which covers no time at all)."""
+    return store.query("""
+        WITH span AS (SELECT min(ts) AS lo, max(ts) AS hi FROM events)
+        SELECT 'role' AS kind, actor AS owner, role AS name, since >= until AS empty
+        FROM actor_roles, span WHERE since >= until OR until <= span.lo OR since > span.hi
+        UNION ALL
+        SELECT 'grant', role, subsystem, since >= until
+        FROM grants, span WHERE since >= until OR until <= span.lo OR since > span.hi
+        ORDER BY 1, 2, 3""")
+
+
+def never_visible_artifacts(store) -> list[tuple]:
+    """(id, subsystem, file, line) of artifacts that no actor could see at any time.
+
+    Seeing x needs one moment t >= created(x) when some actor holds a role r and r is
+    granted x's subsystem (or has been told of x by a broadcast event at or before t),
+    and x is unrestricted or lists that actor or r — the visibility cone, asked for
+    "ever" instead of one (actor, time).
+    """
+    return store.query("""
+        WITH access AS (
+            SELECT ar.actor, ar.role, x.id,
+                   greatest(ar.since, g.since, x.created) AS lo, least(ar.until, g.until) AS hi
+            FROM artifacts x JOIN grants g ON g.subsystem = x.subsystem
+            JOIN actor_roles ar ON ar.role = g.role
+            WHERE x.created IS NOT NULL
+            UNION ALL
+            SELECT ar.actor, ar.role, x.id, greatest(ar.since, e.ts, x.created) AS lo, ar.until AS hi
+            FROM artifacts x JOIN event_artifacts ea ON ea.artifact_id = x.id
+            JOIN events e ON e.id = ea.event_id
+            JOIN broadcasts b ON b.event_type = e.type
+            JOIN actor_roles ar ON ar.role = b.role
+            WHERE x.created IS NOT NULL
+        ), seen AS (
+            SELECT DISTINCT a.id FROM access a JOIN artifacts x ON x.id = a.id
+            WHERE a.lo < a.hi AND (NOT x.restricted OR EXISTS (
+                SELECT 1 FROM artifact_visibility v WHERE v.artifact_id = a.id
+                AND ((v.kind = 'actor' AND v.principal = a.actor) OR (v.kind = 'role' AND v.principal = a.role))))
+        )
+        SELECT x.id, x.subsystem, x.src_file, x.src_line FROM artifacts x
+        WHERE x.created IS NOT NULL AND x.id NOT IN (SELECT id FROM seen) ORDER BY x.id""")
+
+
+def perspective_candidates(store, actors: list[str], pivots: int) -> dict[str, int]:
+    """How many (actor, as-of, artifact) cases each Perspective bucket could draw on.
+
+    As-of times are the times of up to ``pivots`` events each actor took part in
+    (spread over their history); per case the cone decides the bucket:
+    positive = all gates pass, temporal = only the horizon fails,
+    permission = created in time but the subsystem or actor gate fails.
+    """
+    from .cone import gate_sql
+
+    if not actors:
+        return {"positive": 0, "negative_permission": 0, "negative_temporal": 0}
+    pairs = """(
+        WITH mine AS (
+            SELECT DISTINCT ea.actor, e.ts FROM event_actors ea JOIN events e ON e.id = ea.event_id
+            WHERE ea.actor IN (SELECT unnest(?::VARCHAR[]))
+        ), ranked AS (
+            SELECT actor, ts, ntile(?) OVER (PARTITION BY actor ORDER BY ts) AS tile FROM mine
+        ), piv AS (SELECT actor, min(ts) AS as_of FROM ranked GROUP BY actor, tile)
+        SELECT piv.actor || chr(31) || epoch_us(piv.as_of)::VARCHAR AS key, piv.actor, piv.as_of,
+               x.id AS artifact_id
+        FROM piv CROSS JOIN artifacts x WHERE x.created IS NOT NULL
+    )"""
+    rows = store.query(f"""
+        SELECT count(*) FILTER (WHERE horizon_ok AND subsystem_ok AND actor_ok),
+               count(*) FILTER (WHERE horizon_ok AND NOT (subsystem_ok AND actor_ok)),
+               count(*) FILTER (WHERE NOT horizon_ok AND subsystem_ok AND actor_ok)
+        FROM ({gate_sql(pairs)})""", [sorted(actors), max(1, int(pivots))])
+    pos, perm, temp = rows[0]
+    return {"positive": pos, "negative_permission": perm, "negative_temporal": temp}
+
+
+def facts(store) -> dict[str, Any]:
+    """Counts a drift baseline compares."""
+    q = store.query
+    return {
+        "events": q("SELECT count(*) FROM events")[0][0],
+        "artifacts": q("SELECT count(*) FROM artifacts")[0][0],
+        "actors": q("SELECT count(*) FROM actors")[0][0],
+        "event_types": event_type_counts(store),
+        "subsystems": corpus_subsystems(store),
+        "grants": sorted(f"{r}:{s}" for r, s in q("SELECT DISTINCT role, subsystem FROM grants ORDER BY 1, 2")),
+    }

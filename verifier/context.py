@@ -1,0 +1,289 @@
+"""Everything the rules look at, gathered once and tolerant of broken input.
+
+Unlike :class:`groundeval.store.store.Store.open`, which stops at the first broken
+file, the context reads every source it can: a manifest that does not validate
+still yields its source paths, unreadable records are kept as findings, and the
+DuckDB store is then built from the records that passed the shape checks (with
+the same ingestion and policy functions as the real loader), so later levels
+still see the rest of the pack.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import duckdb
+import yaml
+from pydantic import ValidationError
+
+from groundeval.contract.manifest import (LEGACY_NAMES, PackPaths, _resolve_source, _yaml_line, find_manifest,
+                                          legacy_to_native)
+from groundeval.contract.models import Manifest
+from groundeval.errors import ContractError, Problem
+from groundeval.store import ingest
+from groundeval.store.store import SCHEMA_VERSION, Store, _digest, _load_policy
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def json_path(loc: tuple | list) -> str:
+    """``("access", "roles", "a b", 0)`` -> ``$.access.roles["a b"][0]``."""
+    out = "$"
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENT.match(str(part)):
+            out += f".{part}"
+        else:
+            out += "[" + json.dumps(str(part)) + "]"
+    return out
+
+
+def legacy_loc(loc: tuple) -> tuple:
+    """Where a native manifest location lives in an original ``config.yaml``."""
+    if not loc:
+        return loc
+    head = loc[0]
+    if head == "access" and len(loc) > 1 and loc[1] in ("actors", "roles"):
+        return loc[1:]
+    if head in ("evaluation", "adapters") and len(loc) > 1:
+        return loc[1:]
+    if head == "sources":
+        return ("artifacts_dir",) if len(loc) > 1 and loc[1] == "artifacts" else ("output_dir",)
+    return loc
+
+
+@dataclass
+class Record:
+    """One staged record: a JSONL/CSV/Parquet row or one artifact file."""
+
+    kind: str  # "event" | "artifact"
+    file: str
+    line: int | None
+    text: str
+    stem: str | None = None
+    folder: str | None = None
+
+    @cached_property
+    def parsed(self) -> tuple[Any, str | None]:
+        try:
+            return json.loads(self.text), None
+        except (ValueError, RecursionError) as exc:
+            return None, str(exc)
+
+    @property
+    def data(self) -> Any:
+        return self.parsed[0]
+
+    @property
+    def key(self) -> tuple[str, int | None]:
+        return (self.file, self.line)
+
+    @property
+    def ident(self) -> str | None:
+        """Event id, or artifact id (``id`` field, else the file stem)."""
+        d = self.data
+        if isinstance(d, dict) and isinstance(d.get("id"), str):
+            return d["id"]
+        return self.stem if self.kind == "artifact" else None
+
+    @property
+    def subsystem(self) -> str | None:
+        d = self.data
+        if isinstance(d, dict) and isinstance(d.get("subsystem"), str):
+            return d["subsystem"]
+        return self.folder
+
+
+class PackContext:
+    """A pack as far as it can be read. Raises :class:`ContractError` only when there is no pack."""
+
+    def __init__(self, pack: str | Path):
+        self.pack = Path(pack)
+        self.manifest_path = find_manifest(pack).resolve()
+        self.problems: list[tuple[str, Problem]] = []  # (rule id, problem) found while reading
+        self.raw: dict[str, Any] | None = None
+        self.node: yaml.Node | None = None
+        self.legacy = False
+        self.legacy_ignored: list[str] = []
+        self.manifest: Manifest | None = None
+        self.manifest_errors: list[dict[str, Any]] = []
+        self.timezone_ok = True
+        self.events_path: Path | None = None
+        self.artifacts_path: Path | None = None
+        self.events: list[Record] = []
+        self.artifacts: list[Record] = []
+        self.bad: set[tuple[str, int | None]] = set()
+        self.store: Store | None = None
+        self.con = duckdb.connect()
+        self._read_manifest()
+        self._resolve_sources()
+        self._stage()
+
+    # ------------------------------------------------------------------ manifest
+
+    @property
+    def manifest_file(self) -> str:
+        return str(self.manifest_path)
+
+    def locate(self, loc: tuple | list) -> tuple[int | None, str]:
+        """YAML line and JSON path of a native manifest location."""
+        loc = tuple(loc)
+        if self.legacy:
+            loc = legacy_loc(loc)
+        return _yaml_line(self.node, loc), json_path(loc)
+
+    def _read_manifest(self) -> None:
+        try:
+            text = self.manifest_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.problems.append(("GE101", Problem(self.manifest_file, f"cannot read manifest: {exc}")))
+            return
+        try:
+            data = yaml.safe_load(text)
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+        except (yaml.YAMLError, ValueError, RecursionError) as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark else getattr(exc, "lineno", None)
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            self.problems.append(("GE101", Problem(self.manifest_file, f"invalid YAML: {problem}", line=line)))
+            return
+        if not isinstance(data, dict):
+            self.problems.append(("GE101", Problem(self.manifest_file, "expected a mapping at the top level",
+                                                   line=1)))
+            return
+        self.node = node
+        self.legacy = self.manifest_path.name in LEGACY_NAMES or ("access" not in data and "roles" in data)
+        if self.legacy:
+            data, self.legacy_ignored = legacy_to_native(data, default_name=self.manifest_path.parent.name)
+        self.raw = data
+        try:
+            self.manifest = Manifest.model_validate(data)
+        except ValidationError as exc:
+            self.manifest_errors = exc.errors()
+        except (TypeError, ValueError, RecursionError) as exc:  # pragma: no cover - defensive
+            self.manifest_errors = [{"loc": (), "msg": str(exc), "type": "value_error"}]
+        if self.manifest is not None:
+            try:
+                ZoneInfo(self.manifest.timezone)
+            except (ZoneInfoNotFoundError, ValueError, TypeError):
+                self.timezone_ok = False
+
+    @property
+    def timezone(self) -> str:
+        return self.manifest.timezone if self.manifest is not None and self.timezone_ok else "UTC"
+
+    def _resolve_sources(self) -> None:
+        sources: dict[str, Any] = {}
+        if self.manifest is not None:
+            sources = self.manifest.sources.model_dump()
+        elif isinstance(self.raw, dict) and isinstance(self.raw.get("sources"), dict):
+            sources = self.raw["sources"]
+        root = self.manifest_path.parent
+        for label, default in (("events", "events.jsonl"), ("artifacts", "artifacts")):
+            rel = sources.get(label)
+            rel = rel if isinstance(rel, str) and rel.strip() else default
+            try:
+                path = _resolve_source(root, rel, default if self.legacy else None)
+            except (OSError, ValueError):
+                path = root / rel
+            if not path.exists():
+                line, _ = self.locate(("sources", label))
+                self.problems.append(("GE105", Problem(self.manifest_file, f"{label} source not found: {path}",
+                                                       line=line, field=f"sources.{label}")))
+                continue
+            setattr(self, f"{label}_path", path)
+
+    # ------------------------------------------------------------------ records
+
+    def _stage(self) -> None:
+        if self.events_path is not None:
+            try:
+                ingest.stage_events(self.con, self.events_path)
+                rows = self.con.execute("SELECT file, line, text FROM ev_stage ORDER BY file, line").fetchall()
+                self.events = [Record("event", r[0], r[1], r[2]) for r in rows]
+            except ContractError as exc:
+                self.problems += [("GE115", p) for p in exc.problems]
+            except duckdb.Error as exc:
+                self.problems.append(("GE115", Problem(str(self.events_path),
+                                                       f"cannot read events: {str(exc).splitlines()[0]}")))
+        if self.artifacts_path is not None:
+            try:
+                ingest.stage_artifacts(self.con, self.artifacts_path)
+                rows = self.con.execute(
+                    "SELECT file, line, text, stem, folder FROM art_stage ORDER BY file, line").fetchall()
+                self.artifacts = [Record("artifact", *r) for r in rows]
+            except ContractError as exc:
+                self.problems += [("GE125", p) for p in exc.problems]
+            except duckdb.Error as exc:
+                self.problems.append(("GE125", Problem(str(self.artifacts_path),
+                                                       f"cannot read artifacts: {str(exc).splitlines()[0]}")))
+
+    def mark_bad(self, record: Record) -> None:
+        self.bad.add(record.key)
+
+    # ------------------------------------------------------------------ store
+
+    def build_store(self) -> list[Problem]:
+        """Load the good records into DuckDB like the real loader; returns what it still rejected."""
+        con = self.con
+        if self.events_path is None or self.artifacts_path is None:
+            return []
+        for t in ("ev_stage", "art_stage"):
+            if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [t]).fetchone()[0]:
+                return []
+        manifest = self.manifest or Manifest(name=self.manifest_path.parent.name or "pack")
+        if not self.timezone_ok:
+            manifest = manifest.model_copy(update={"timezone": "UTC"})
+        con.execute("SET TimeZone = ?", [manifest.timezone])
+        con.execute("CREATE OR REPLACE TEMP TABLE _bad (file VARCHAR, line INTEGER)")
+        if self.bad:
+            con.executemany("INSERT INTO _bad VALUES (?, ?)", sorted(self.bad, key=lambda k: (k[0], k[1] or 0)))
+        for t in ("ev_stage", "art_stage"):
+            con.execute(f"DELETE FROM {t} WHERE EXISTS (SELECT 1 FROM _bad b WHERE b.file = {t}.file"
+                        f" AND b.line IS NOT DISTINCT FROM {t}.line)")
+        leftover = ingest.validate_events(con) + ingest.validate_artifacts(con)
+        for p in leftover:
+            for t in ("ev_json", "art_json"):
+                con.execute(f"DELETE FROM {t} WHERE file = ? AND line IS NOT DISTINCT FROM ?", [p.file, p.line])
+        # Keep the first record of a duplicated id (duplicates are findings, not load failures).
+        con.execute("""DELETE FROM ev_json WHERE (file, coalesce(line, 0)) IN (
+            SELECT (file, coalesce(line, 0)) FROM (SELECT file, line, row_number() OVER (
+                PARTITION BY json_extract_string(text, '$.id') ORDER BY file, line) AS n FROM ev_json) WHERE n > 1)""")
+        con.execute("""DELETE FROM art_json WHERE (file, coalesce(line, 0)) IN (
+            SELECT (file, coalesce(line, 0)) FROM (SELECT file, line, row_number() OVER (
+                PARTITION BY aid ORDER BY file, line) AS n FROM art_json) WHERE n > 1)""")
+        ingest.build_tables(con)
+        _load_policy(con, manifest)
+        digest = _digest(con, manifest)
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute("CREATE OR REPLACE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+        con.executemany("INSERT INTO meta VALUES (?, ?)", [
+            ["schema_version", SCHEMA_VERSION], ["digest", digest], ["fingerprint", ""],
+            ["manifest", manifest.model_dump_json()], ["name", manifest.name]])
+        paths = PackPaths(manifest, self.manifest_path, self.events_path, self.artifacts_path, self.legacy)
+        self.store = Store(con, manifest, paths)
+        return leftover
+
+    # ------------------------------------------------------------------ derived, cached
+
+    @cached_property
+    def graph(self) -> Any:
+        """The event graph (issue 3), or ``None`` when that module is not available."""
+        try:
+            from groundeval.graph.build import build_graph
+        except ImportError:
+            return None
+        return build_graph(self.store)
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+        else:
+            self.con.close()

@@ -1,0 +1,104 @@
+"""Run the rules level by level and collect every finding in one pass.
+
+A check that fails unexpectedly becomes a GE000 finding instead of an exception,
+so a malformed contract always yields a report. Findings are capped per rule so
+a systematic mistake (say, every actor undeclared) stays readable.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import defaultdict
+from pathlib import Path
+
+from .context import PackContext
+from .model import LEVELS, Finding, VerificationResult
+from .rules import load_all
+from .rules.registry import CHECKS, RULES, define, finding
+
+MAX_PER_RULE = 100
+
+define("GE000", "engine", 1, "error", "verifier check failed",
+       "A check met input it could not handle; the rest of the report is still valid.",
+       "Report this as a verifier bug with the message; meanwhile fix the other findings.")
+define("GE001", "engine", 1, "info", "checks skipped",
+       "Later checks need a valid manifest or a loadable store; they are skipped rather than guessing.",
+       "Fix the errors above and run the verifier again to see these checks.")
+
+
+def _available(ctx: PackContext, need: str) -> bool:
+    if need == "manifest":
+        return ctx.manifest is not None
+    if need == "store":
+        return ctx.store is not None
+    if need == "sources":
+        return ctx.events_path is not None and ctx.artifacts_path is not None
+    raise ValueError(need)
+
+
+def _cap(findings: list[Finding]) -> list[Finding]:
+    by_rule: dict[str, list[Finding]] = defaultdict(list)
+    for f in findings:
+        by_rule[f.rule].append(f)
+    out: list[Finding] = []
+    for rule_id in sorted(by_rule):
+        group = sorted(by_rule[rule_id], key=Finding.sort_key)
+        out += group[:MAX_PER_RULE]
+        if len(group) > MAX_PER_RULE:
+            worst = group[0].severity
+            out.append(Finding(rule_id, worst, f"... and {len(group) - MAX_PER_RULE} more like these",
+                               hint=RULES[rule_id].fix))
+    return sorted(out, key=Finding.sort_key)
+
+
+def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
+    findings: list[Finding] = []
+    ran: list[str] = []
+    skipped: dict[str, list[str]] = defaultdict(list)
+    for lvl in range(1, level + 1):
+        if lvl == 2:
+            try:
+                for p in ctx.build_store():
+                    findings.append(finding("GE119", p.message, file=p.file, line=p.line,
+                                            path=f"$.{p.field}" if p.field else None))
+            except Exception as exc:  # noqa: BLE001 - reported, never raised
+                findings.append(finding("GE000", f"could not load the store: {exc}"))
+        for chk in CHECKS:
+            if chk.level != lvl:
+                continue
+            missing = [n for n in chk.needs if not _available(ctx, n)]
+            if missing:
+                skipped[missing[0]] += chk.rules
+                continue
+            ran += chk.rules
+            try:
+                findings += list(chk.fn(ctx))
+            except Exception as exc:  # noqa: BLE001 - a check bug must not hide the other findings
+                last = traceback.extract_tb(exc.__traceback__)[-1]
+                findings.append(finding("GE000", f"{chk.name}: {type(exc).__name__}: {exc} "
+                                        f"({Path(last.filename).name}:{last.lineno})"))
+    for need, rules in sorted(skipped.items()):
+        findings.append(finding("GE001", f"{len(rules)} rules skipped ({', '.join(sorted(rules))}): "
+                                         f"no usable {need}"))
+    return _cap(findings), sorted(set(ran))
+
+
+def verify(pack_path: str | Path, level: int = 4) -> VerificationResult:
+    """Verify a pack up to ``level`` (1 shape, 2 references, 3 semantics, 4 dry run).
+
+    Raises :class:`groundeval.errors.ContractError` only when there is no pack to
+    read (no such path, no manifest); every other problem is a finding.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {sorted(LEVELS)}")
+    load_all()
+    ctx = PackContext(pack_path)
+    try:
+        findings, ran = run_checks(ctx, level)
+        from .drift import facts_of
+        facts = facts_of(ctx)
+        stats = dict(getattr(ctx, "stats", {}))
+    finally:
+        ctx.close()
+    return VerificationResult(pack=str(pack_path), level=level, findings=findings, facts=facts,
+                              stats=stats, rules_run=ran)

@@ -1,0 +1,1 @@
+"""Level 4 — dry run (filled in below)."""

@@ -1,0 +1,260 @@
+"""Level 1 — shape: every file against the JSON Schemas in ``contracts/``.
+
+The schemas describe the manifest's shorthands too, so the manifest is checked as
+written (YAML dates read as ISO text). Records are checked one by one and broken
+ones are set aside, so one bad line never hides the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from datetime import date, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+import groundeval
+from groundeval.contract import schemas
+
+from ..context import PackContext, Record, json_path
+from .registry import check, define, finding
+
+MAX_MESSAGE = 300
+
+define("GE101", "shape", 1, "error", "manifest unreadable",
+       "Nothing can be evaluated without a manifest that parses as a YAML mapping.",
+       "Fix the YAML syntax at the reported line; the top level must be a mapping.")
+define("GE102", "shape", 1, "error", "manifest does not match the schema",
+       "Keys and values outside contracts/manifest.schema.json are typos or unsupported settings.",
+       "Rename or remove the key, or give the value the type the schema expects.")
+define("GE103", "shape", 1, "error", "manifest constraint violated",
+       "Some rules span several fields (weights summing to 1, one template per selector).",
+       "Adjust the fields named in the message so the constraint holds.")
+define("GE104", "shape", 1, "error", "unknown timezone",
+       "Naive timestamps are read in the pack's timezone; an unknown name makes every such time wrong.",
+       "Use an IANA timezone name such as UTC or Europe/Berlin.")
+define("GE105", "shape", 1, "error", "source not found",
+       "The events or artifacts path in `sources` does not exist, so that half of the pack is missing.",
+       "Point sources.events / sources.artifacts at existing paths, relative to the manifest.")
+define("GE106", "shape", 1, "info", "legacy keys ignored",
+       "Keys of an original config.yaml that groundeval does not use are dropped silently otherwise.",
+       "Remove the keys, or move the settings into a native groundeval.yaml.")
+define("GE110", "shape", 1, "error", "event does not match the schema",
+       "Events must carry id, type and timestamp with the types of contracts/event.schema.json.",
+       "Give the record the field with the expected type (see the JSON path).")
+define("GE111", "shape", 1, "error", "event line is not a JSON object",
+       "A line that is not a JSON object cannot be an event.",
+       "Write one JSON object per line (JSONL); remove stray text or trailing commas.")
+define("GE112", "shape", 1, "error", "empty event id",
+       "Questions, traces and causal links refer to events by id.",
+       "Give every event a non-empty, unique id.")
+define("GE113", "shape", 1, "error", "unparseable timestamp",
+       "Every gate compares times; a time that does not parse makes the record unusable.",
+       "Use ISO 8601, e.g. 2026-03-01T09:00:00Z (naive times take the pack timezone).")
+define("GE114", "shape", 1, "error", "duplicate event id",
+       "Two events with one id make causal links and citations ambiguous.",
+       "Give each event a unique id.")
+define("GE115", "shape", 1, "error", "events source unreadable",
+       "The events file could not be read at all (format or encoding).",
+       "Use JSONL, CSV with a header row, or Parquet, encoded as UTF-8.")
+define("GE116", "shape", 1, "error", "empty event log",
+       "Without events there is nothing to derive questions from.",
+       "Point sources.events at a log with at least one event.")
+define("GE119", "shape", 1, "error", "record rejected by the loader",
+       "The store loader refuses this record for a reason the schema does not express.",
+       "Fix the record as the message says; `groundeval info PACK` shows the loader's view.")
+define("GE120", "shape", 1, "error", "artifact does not match the schema",
+       "Artifacts must follow contracts/artifact.schema.json (string id, subsystem, title, times).",
+       "Give the field the expected type (see the JSON path).")
+define("GE121", "shape", 1, "error", "artifact is not a JSON object",
+       "An artifact file or line must be one JSON object.",
+       "Write the artifact as a JSON object; check for syntax errors at the reported position.")
+define("GE122", "shape", 1, "error", "artifact lacks id or subsystem",
+       "An artifact needs an id (field or file name) and a subsystem (field or parent folder).",
+       "Add `id`/`subsystem` fields, or use the artifacts/<subsystem>/<id>.json layout.")
+define("GE123", "shape", 1, "error", "unparseable artifact creation time",
+       "The horizon gate compares creation times; one that does not parse hides the artifact.",
+       "Use ISO 8601 in timestamp / created_at / date, e.g. 2026-03-01T09:00:00Z.")
+define("GE125", "shape", 1, "error", "artifacts source unreadable",
+       "The artifacts folder or file could not be read.",
+       "Use a folder of <subsystem>/<id>.json files or one JSONL file, encoded as UTF-8.")
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+@lru_cache(maxsize=None)
+def validator(name: str) -> Draft202012Validator:
+    """Validator for a checked-in schema (``contracts/<name>.schema.json``), else the generated one."""
+    path = Path(groundeval.__file__).resolve().parent.parent / "contracts" / f"{name}.schema.json"
+    schema = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else schemas.schema_for(name)
+    return Draft202012Validator(schema)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 3] + "..."
+
+
+def schema_errors(name: str, instance: Any) -> list[tuple[tuple, str]]:
+    """(location, message) of every schema violation, sorted."""
+    out = []
+    for err in validator(name).iter_errors(instance):
+        if err.context:  # anyOf/oneOf: name the alternative that came closest
+            err = best_match(err.context) or err
+        out.append((tuple(err.absolute_path), _short(err.message)))
+    return sorted(out, key=lambda e: (json_path(e[0]), e[1]))
+
+
+def jsonable(value: Any) -> Any:
+    """YAML values as JSON would hold them (dates become ISO text, keys text)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return value
+
+
+# --------------------------------------------------------------------------- checks
+
+
+@check("GE101", "GE105", "GE115", "GE125")
+def reading_problems(ctx: PackContext) -> Iterable:
+    """Problems met while reading files at all."""
+    for rule_id, p in ctx.problems:
+        yield finding(rule_id, p.message, file=p.file, line=p.line,
+                      path=json_path(p.field.split(".")) if p.field else None)
+
+
+def _prefix(a: tuple, b: tuple) -> bool:
+    n = min(len(a), len(b))
+    return tuple(map(str, a[:n])) == tuple(map(str, b[:n]))
+
+
+@check("GE102", "GE103", "GE104", "GE106")
+def manifest_shape(ctx: PackContext) -> Iterable:
+    if ctx.raw is None:
+        return
+    seen: list[tuple] = []
+    for loc, msg in schema_errors("manifest", jsonable(ctx.raw)):
+        line, path = ctx.locate(loc)
+        seen.append(loc)
+        yield finding("GE102", msg, file=ctx.manifest_file, line=line, path=path)
+    for err in ctx.manifest_errors:
+        loc = tuple(p for p in err.get("loc", ()) if not (isinstance(p, str) and p.startswith("function-")))
+        if any(_prefix(loc, s) for s in seen):
+            continue
+        line, path = ctx.locate(loc)
+        yield finding("GE103", _short(str(err.get("msg", "invalid value"))), file=ctx.manifest_file,
+                      line=line, path=path)
+    if ctx.manifest is not None and not ctx.timezone_ok:
+        line, path = ctx.locate(("timezone",))
+        yield finding("GE104", f"unknown timezone {ctx.manifest.timezone!r}", file=ctx.manifest_file,
+                      line=line, path=path)
+    if ctx.legacy_ignored:
+        yield finding("GE106", "ignored keys: " + ", ".join(ctx.legacy_ignored), file=ctx.manifest_file)
+
+
+def unparseable_times(ctx: PackContext, texts: Iterable[str]) -> set[str]:
+    """The subset of ``texts`` DuckDB (hence the loader) cannot read as a timestamp."""
+    values = sorted(set(texts))
+    if not values:
+        return set()
+    rows = ctx.con.execute("SELECT t FROM unnest(?::VARCHAR[]) AS u(t) WHERE try_cast(t AS TIMESTAMPTZ) IS NULL",
+                           [values]).fetchall()
+    return {r[0] for r in rows}
+
+
+def _where(rec: Record) -> dict[str, Any]:
+    return {"file": rec.file, "line": rec.line}
+
+
+@check("GE110", "GE111", "GE112", "GE113", "GE114", "GE116")
+def event_records(ctx: PackContext) -> Iterable:
+    if ctx.events_path is not None and not ctx.events and not any(r == "GE115" for r, _ in ctx.problems):
+        yield finding("GE116", "the event log has no records", file=ctx.events_path)
+    good: list[Record] = []
+    for rec in ctx.events:
+        data, error = rec.parsed
+        if error is not None or not isinstance(data, dict):
+            ctx.mark_bad(rec)
+            yield finding("GE111", f"malformed JSON: {error}" if error else
+                          f"expected a JSON object, got {type(data).__name__}", **_where(rec))
+            continue
+        errors = schema_errors("event", data)
+        for loc, msg in errors:
+            yield finding("GE110", msg, record=data.get("id") if isinstance(data.get("id"), str) else None,
+                          path=json_path(loc), **_where(rec))
+        if errors:
+            ctx.mark_bad(rec)
+            continue
+        if not data["id"].strip():
+            ctx.mark_bad(rec)
+            yield finding("GE112", "empty id", path="$.id", **_where(rec))
+            continue
+        good.append(rec)
+    bad_times = unparseable_times(ctx, (r.data["timestamp"] for r in good))
+    first: dict[str, Record] = {}
+    for rec in good:
+        if rec.data["timestamp"] in bad_times:
+            ctx.mark_bad(rec)
+            yield finding("GE113", f"unparseable timestamp {rec.data['timestamp']!r}", record=rec.ident,
+                          path="$.timestamp", **_where(rec))
+            continue
+        prev = first.setdefault(rec.ident, rec)
+        if prev is not rec:
+            ctx.mark_bad(rec)
+            yield finding("GE114", f"duplicate event id {rec.ident!r} (first at {prev.file}:{prev.line})",
+                          record=rec.ident, path="$.id", **_where(rec))
+
+
+CREATED_KEYS = ("timestamp", "created_at", "date")
+
+
+def created_text(data: dict[str, Any]) -> str | None:
+    """The artifact's creation time text, as the loader picks it."""
+    for k in CREATED_KEYS:
+        if isinstance(data.get(k), str):
+            return data[k]
+    return None
+
+
+@check("GE120", "GE121", "GE122", "GE123")
+def artifact_records(ctx: PackContext) -> Iterable:
+    good: list[Record] = []
+    for rec in ctx.artifacts:
+        data, error = rec.parsed
+        if error is not None or not isinstance(data, dict):
+            ctx.mark_bad(rec)
+            yield finding("GE121", f"malformed JSON: {error}" if error else
+                          f"expected a JSON object, got {type(data).__name__}", **_where(rec))
+            continue
+        errors = schema_errors("artifact", data)
+        for loc, msg in errors:
+            yield finding("GE120", msg, record=rec.ident, path=json_path(loc), **_where(rec))
+        if errors:
+            ctx.mark_bad(rec)
+            continue
+        missing = [k for k, v in (("id", rec.ident), ("subsystem", rec.subsystem)) if not (v or "").strip()]
+        if missing:
+            ctx.mark_bad(rec)
+            yield finding("GE122", "missing " + " and ".join(missing), record=rec.ident,
+                          path=f"$.{missing[0]}", **_where(rec))
+            continue
+        good.append(rec)
+    by_text: dict[str, list[Record]] = defaultdict(list)
+    for rec in good:
+        text = created_text(rec.data)
+        if text is not None:
+            by_text[text].append(rec)
+    for text in sorted(unparseable_times(ctx, by_text)):
+        for rec in by_text[text]:
+            ctx.mark_bad(rec)
+            key = next(k for k in CREATED_KEYS if rec.data.get(k) == text)
+            yield finding("GE123", f"unparseable creation time {text!r}", record=rec.ident, path=f"$.{key}",
+                          **_where(rec))
