@@ -19,7 +19,6 @@ from .base import mode_of
 from .http import JsonClient, ProviderError
 
 SUBMIT = "submit_answer"
-UNPARSED_KEY = "_unparsed_arguments"
 
 SYSTEM_PROMPT = {
     "tool": (
@@ -96,21 +95,11 @@ class ChatProtocol(ABC):
 
 
 def neutral_tools(names: tuple[str, ...], answer_schema: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The runtime's tool specs, restricted to ``names``, with ``submit_answer`` typed by the
+    """The runtime's tool specs restricted to ``names``, ``submit_answer`` typed by the
     question's own answer schema so the model sees exactly what is expected."""
     from ..runtime.tools import tool_specs
 
-    out = []
-    for spec in tool_specs("anthropic"):
-        if spec["name"] not in names:
-            continue
-        spec = json.loads(json.dumps(spec))
-        schema = spec.get("input_schema") or {}
-        props = schema.get("properties") or {}
-        if spec["name"] == SUBMIT and answer_schema and "answer" in props:
-            props["answer"] = {k: v for k, v in answer_schema.items() if k not in ("$schema", "$id")}
-        out.append({"name": spec["name"], "description": spec.get("description", ""), "input_schema": schema})
-    return out
+    return [t for t in tool_specs("anthropic", answer_schema) if t["name"] in names]
 
 
 def user_prompt(episode: Any, mode: str) -> str:
@@ -157,8 +146,8 @@ class ChatAgent:
             for req in turn.calls:
                 if episode.done:
                     break
-                args = req.arguments if req.arguments is not None else {UNPARSED_KEY: req.raw}
-                result = episode.call(req.name, args)
+                # unparsable arguments go to the runtime as sent: it records them as an invalid call
+                result = episode.call(req.name, req.arguments if req.arguments is not None else req.raw)
                 is_error = isinstance(result, dict) and result.get("status") not in (None, "ok")
                 results.append((req, json.dumps(result, sort_keys=True, default=str), is_error))
             if not episode.done:
@@ -176,13 +165,13 @@ def _record(episode: Any, turn: Turn) -> None:
         usage[key] = usage.get(key, 0) + int(value)
     usage["requests"] = usage.get("requests", 0) + 1
     usage["retries"] = usage.get("retries", 0) + turn.retries
-    trace.messages.append({
-        "role": "assistant",
-        "text": turn.text,
-        "tool_calls": [r.name for r in turn.calls],
-        "stop_reason": turn.stop_reason,
-        "usage": dict(turn.usage),
-    })
+    message = {"role": "assistant", "content": turn.text, "tool_calls": [r.name for r in turn.calls],
+               "stop_reason": turn.stop_reason, "usage": dict(turn.usage)}
+    note = getattr(episode, "note", None)
+    if callable(note):
+        note(message)
+    else:
+        trace.messages.append(message)
 
 
 __all__ = ["ChatAgent", "ChatProtocol", "ProviderError", "ToolRequest", "Turn", "neutral_tools"]
