@@ -1,0 +1,249 @@
+"""Build the event graph from a loaded store with set-based SQL (``store/graph_sql.py``).
+
+Definitions (the differential test checks them against a brute-force reference):
+
+* **Causal edge** (per :class:`CausalLinkSpec`): a cause event (of the cause type,
+  passing ``match_field``/``match_value``) links to the earliest effect-type event
+  (by time, then id) strictly after it and at most ``max_gap_days`` later on which
+  every join holds (key sets intersect; see ``graph_sql`` for how values compare).
+  A spec without joins links to the earliest effect in the gap. Effects reached by
+  two or more causes (any spec) are marked ``multi_cause``.
+* **Distractor**: the very next effect-type event after a cause (by time, then id)
+  inside the gap, when both sides resolve every join path but some join fails and
+  the pair is not a causal edge of any spec. Ground truth: no causal link.
+* **Silence**: for each trigger (type + match filter), joined responses are found at
+  any time. Missing trigger join key → ambiguous ``missing_join_key``; a joined
+  response strictly after it within the gap → ``presence`` (a response answering
+  several triggers of one spec is kept once, for its earliest trigger); else a joined
+  response at or before the trigger → ambiguous ``response_before_trigger``; else
+  one after the gap → ambiguous ``response_outside_gap``; else ``absence``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from ..contract.paths import join_key, render_template
+from ..store.graph_sql import GraphSQL, gap_us
+from ..store.store import Store, iso, to_utc
+from .records import AmbiguousTrigger, CausalEdge, Distractor, SilenceRecord
+
+
+@dataclass
+class EventInfo:
+    id: str
+    type: str
+    ts_us: int
+    record: dict[str, Any]
+    actors: list[str]
+    artifacts: list[str]
+    subsystems: list[str]
+    max_created_us: int | None
+
+
+@dataclass
+class EventGraph:
+    """Deterministically sorted records plus their networkx view."""
+
+    graph: nx.MultiDiGraph
+    causal_edges: list[CausalEdge]
+    distractors: list[Distractor]
+    absences: list[SilenceRecord]
+    presences: list[SilenceRecord]
+    ambiguous: list[AmbiguousTrigger]
+    events: dict[str, EventInfo] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _sides(prefix: str, joins: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    if not joins:
+        return [(f"{prefix}.*a", f"{prefix}.*b")]
+    return [(f"{prefix}.{j}a", f"{prefix}.{j}b") for j in range(len(joins))]
+
+
+def _load_spec(gs: GraphSQL, prefix: str, src_type: str, dst_type: str, joins: list[tuple[str, str]],
+               match_field: str | None, match_value: Any) -> list[tuple[str, str]]:
+    sides = _sides(prefix, joins)
+    if joins:
+        for (sa, sb), (pa, pb) in zip(sides, joins):
+            gs.load_keys(sa, src_type, pa)
+            gs.load_keys(sb, dst_type, pb)
+    else:
+        gs.load_keys(sides[0][0], src_type, None)
+        gs.load_keys(sides[0][1], dst_type, None)
+    match_side = None
+    if match_field:
+        match_side = f"{prefix}.m"
+        gs.load_keys(match_side, src_type, match_field)
+    keys = sorted(join_key(match_value)) if match_field and match_value is not None else None
+    gs.load_sources(prefix, src_type, match_side, keys)
+    return sides
+
+
+def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
+    """Derive causal edges, distractors and silence records; see the module docstring."""
+    ev = store.manifest.evaluation
+    gs = GraphSQL(store.cursor)
+    causal_sides, silence_sides = [], []
+    for i, spec in enumerate(ev.causal_links):
+        causal_sides.append(_load_spec(gs, f"c{i}", spec.cause_event_type, spec.effect_event_type,
+                                       [(j.cause, j.effect) for j in spec.join], spec.match_field, spec.match_value))
+    for i, spec in enumerate(ev.silence_pairs):
+        silence_sides.append(_load_spec(gs, f"s{i}", spec.trigger_event_type, spec.response_event_type,
+                                        [(j.trigger, j.response) for j in spec.join], spec.match_field,
+                                        spec.match_value))
+    gs.finish_loading()
+
+    # -- causal edges and distractors
+    raw_edges: list[tuple[str, str, str]] = []
+    raw_distractors: list[tuple[str, str, str]] = []
+    for i, spec in enumerate(ev.causal_links):
+        gap = gap_us(spec.max_gap_days)
+        raw_edges += [(spec.name, c, e) for c, e in gs.causal_edges(f"c{i}", spec.effect_event_type,
+                                                                      causal_sides[i], gap)]
+        if spec.join:
+            raw_distractors += [(spec.name, c, e) for c, e in gs.next_effects(f"c{i}", spec.effect_event_type,
+                                                                              causal_sides[i], gap)]
+    linked = {(c, e) for _, c, e in raw_edges}
+    raw_distractors = [d for d in raw_distractors if (d[1], d[2]) not in linked]
+
+    # -- silence
+    presences_raw: list[tuple[int, str, str]] = []  # (spec index, trigger, response)
+    absences_raw: list[tuple[int, str]] = []
+    ambiguous: list[AmbiguousTrigger] = []
+    for i, spec in enumerate(ev.silence_pairs):
+        for tid, missing, presence, before, outside in gs.silence_status(
+                f"s{i}", spec.response_event_type, silence_sides[i], gap_us(spec.max_gap_days)):
+            if missing and spec.join:
+                ambiguous.append(AmbiguousTrigger(spec.key, tid, "missing_join_key"))
+            elif presence is not None:
+                presences_raw.append((i, tid, presence))
+            elif before is not None:
+                ambiguous.append(AmbiguousTrigger(spec.key, tid, "response_before_trigger", before))
+            elif outside is not None:
+                ambiguous.append(AmbiguousTrigger(spec.key, tid, "response_outside_gap", outside))
+            else:
+                absences_raw.append((i, tid))
+
+    involved = {x for _, c, e in raw_edges + raw_distractors for x in (c, e)}
+    involved |= {x for _, t, r in presences_raw for x in (t, r)} | {t for _, t in absences_raw}
+    events = {r[0]: EventInfo(r[0], r[1], r[2], json.loads(r[3]), list(r[4]), list(r[5]), list(r[6]), r[7])
+              for r in gs.events_info(involved)}
+
+    causes_of: dict[str, set[str]] = {}
+    for _, c, e in raw_edges:
+        causes_of.setdefault(e, set()).add(c)
+    spec_by_name = {s.name: s for s in ev.causal_links}
+    edges = sorted(CausalEdge(n, c, e, spec_by_name[n].cause_event_type, spec_by_name[n].effect_event_type,
+                              events[c].ts_us, events[e].ts_us, len(causes_of[e]) > 1) for n, c, e in set(raw_edges))
+    distractors = sorted(Distractor(n, c, e, spec_by_name[n].cause_event_type, spec_by_name[n].effect_event_type,
+                                    events[c].ts_us, events[e].ts_us) for n, c, e in set(raw_distractors))
+
+    # A response answering several triggers of one spec is one presence (earliest trigger).
+    presences_raw.sort(key=lambda p: (p[0], p[2], events[p[1]].ts_us, p[1]))
+    seen: set[tuple[int, str]] = set()
+    duplicates = 0
+    kept = []
+    for i, t, r in presences_raw:
+        if (i, r) in seen:
+            duplicates += 1
+            continue
+        seen.add((i, r))
+        kept.append((i, t, r))
+
+    records = [(i, t, r) for i, t, r in kept] + [(i, t, None) for i, t in absences_raw]
+    spaces = _search_spaces(store, gs, records, events) if search_spaces else {}
+    presences, absences = [], []
+    for i, t, r in records:
+        spec = ev.silence_pairs[i]
+        space, subs = spaces.get((i, t), ((), tuple(sorted(set(spec.search_space_subsystems)))))
+        rec = SilenceRecord(spec.key, "presence" if r else "absence", t, spec.trigger_event_type,
+                            spec.response_event_type, events[t].ts_us, gap_us(spec.max_gap_days), r,
+                            events[r].ts_us if r else None, space, subs)
+        (presences if r else absences).append(rec)
+    presences.sort()
+    absences.sort()
+    ambiguous.sort()
+
+    g = _networkx(events, edges, distractors, presences, absences)
+    stats = {
+        "causal_edges": len(edges), "distractors": len(distractors), "absences": len(absences),
+        "presences": len(presences), "duplicate_presences": duplicates,
+        "ambiguous": {r: sum(1 for a in ambiguous if a.reason == r) for r in
+                      sorted({a.reason for a in ambiguous})},
+        "multi_cause_effects": sum(1 for v in causes_of.values() if len(v) > 1),
+    }
+    return EventGraph(g, edges, distractors, absences, presences, ambiguous, events, stats)
+
+
+def _search_spaces(store: Store, gs: GraphSQL, records: list[tuple[int, str, str | None]],
+                   events: dict[str, EventInfo]) -> dict[tuple[int, str], tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Expected search space per silence record: the trigger's artifacts, id templates that
+    resolve to an existing artifact, and the ranked BM25 hits of query templates."""
+    ev = store.manifest.evaluation
+    wanted: dict[tuple[int, str], set[str]] = {}
+    id_checks: list[tuple[tuple[int, str], str, str | None]] = []
+    queries: list[tuple[int, str, str, int]] = []
+    query_owner: list[tuple[int, str]] = []
+    for i, t, _ in records:
+        spec = ev.silence_pairs[i]
+        rec = events[t].record
+        wanted[(i, t)] = set(events[t].artifacts)
+        for sel in spec.search_space_selectors:
+            if sel.id_template is not None:
+                aid = render_template(sel.id_template, rec)
+                if aid:
+                    id_checks.append(((i, t), aid, sel.subsystem))
+            else:
+                text = render_template(sel.query_template or "", rec)
+                if text:
+                    queries.append((len(queries), sel.subsystem, text, sel.limit))
+                    query_owner.append((i, t))
+        for tmpl in spec.search_space:
+            aid = render_template(tmpl, rec)
+            if aid:
+                id_checks.append(((i, t), aid, None))
+    exists = gs.existing_in([(a, s) for _, a, s in id_checks])
+    for owner, aid, sub in id_checks:
+        if (aid, sub) in exists:
+            wanted[owner].add(aid)
+    if queries:
+        store.ensure_fts()
+        gs.cur = store.cursor  # the FTS extension is visible to fresh cursors only
+        for qid, aid in gs.bm25_batch(queries):
+            wanted[query_owner[qid]].add(aid)
+    info = gs.artifacts_info({a for s in wanted.values() for a in s})
+    out = {}
+    for (i, t), ids in wanted.items():
+        spec = ev.silence_pairs[i]
+        subs = set(spec.search_space_subsystems) | {s.subsystem for s in spec.search_space_selectors}
+        subs |= {info[a][0] for a in ids if a in info}
+        out[(i, t)] = (tuple(sorted(a for a in ids if a in info)), tuple(sorted(subs)))
+    return out
+
+
+def _networkx(events: dict[str, EventInfo], edges, distractors, presences, absences) -> nx.MultiDiGraph:
+    g = nx.MultiDiGraph()
+    silence: dict[str, list[str]] = {}
+    for r in presences + absences:
+        silence.setdefault(r.trigger_event_id, []).append(f"{r.spec}:{r.kind}")
+    for eid in sorted(events):
+        e = events[eid]
+        attrs = {"type": e.type, "ts": iso(to_utc(e.ts_us))}
+        if eid in silence:
+            attrs["silence"] = ";".join(sorted(silence[eid]))
+        g.add_node(eid, **attrs)
+    for x in edges:
+        g.add_edge(x.cause_event_id, x.effect_event_id, key=f"causal:{x.spec}", kind="causal", spec=x.spec,
+                   multi_cause=x.multi_cause)
+    for x in distractors:
+        g.add_edge(x.cause_event_id, x.effect_event_id, key=f"distractor:{x.spec}", kind="distractor",
+                   spec=x.spec)
+    for x in presences:
+        g.add_edge(x.trigger_event_id, x.response_event_id, key=f"response:{x.spec}", kind="response",
+                   spec=x.spec)
+    return g
