@@ -121,6 +121,8 @@ class PackContext:
         self.artifacts: list[Record] = []
         self.bad: set[tuple[str, int | None]] = set()
         self.store: Store | None = None
+        self.stats: dict[str, Any] = {}
+        self.graph_error: str | None = None
         self.con = duckdb.connect()
         self._read_manifest()
         self._resolve_sources()
@@ -275,12 +277,21 @@ class PackContext:
 
     @cached_property
     def graph(self) -> Any:
-        """The event graph (issue 3), or ``None`` when that module is not available."""
+        """The event graph (issue 3), or ``None`` (with :attr:`graph_error`) when it cannot be built."""
+        if self.store is None or self.manifest is None:
+            return None
         try:
             from groundeval.graph.build import build_graph
-        except ImportError:
+        except ImportError as exc:
+            self.graph_error = f"groundeval.graph is not available ({exc})"
             return None
-        return build_graph(self.store)
+        try:
+            return build_graph(self.store)
+        except ContractError as exc:
+            self.graph_error = f"the graph rejects the contract: {exc}"
+        except Exception as exc:  # noqa: BLE001 - reported as a finding, never raised
+            self.graph_error = f"building the graph failed: {type(exc).__name__}: {exc}"
+        return None
 
     def close(self) -> None:
         if self.store is not None:

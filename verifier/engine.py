@@ -31,6 +31,8 @@ def _available(ctx: PackContext, need: str) -> bool:
         return ctx.manifest is not None
     if need == "store":
         return ctx.store is not None
+    if need == "graph":
+        return ctx.graph is not None
     if need == "sources":
         return ctx.events_path is not None and ctx.artifacts_path is not None
     raise ValueError(need)
@@ -78,8 +80,9 @@ def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
                 findings.append(finding("GE000", f"{chk.name}: {type(exc).__name__}: {exc} "
                                         f"({Path(last.filename).name}:{last.lineno})"))
     for need, rules in sorted(skipped.items()):
+        why = f": {ctx.graph_error}" if need == "graph" and ctx.graph_error else ""
         findings.append(finding("GE001", f"{len(rules)} rules skipped ({', '.join(sorted(rules))}): "
-                                         f"no usable {need}"))
+                                         f"no usable {need}{why}"))
     return _cap(findings), sorted(set(ran))
 
 

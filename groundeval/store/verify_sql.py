@@ -174,3 +174,10 @@ def facts(store) -> dict[str, Any]:
         "subsystems": corpus_subsystems(store),
         "grants": sorted(f"{r}:{s}" for r, s in q("SELECT DISTINCT role, subsystem FROM grants ORDER BY 1, 2")),
     }
+
+
+def event_locations(store, ids: list[str]) -> dict[str, tuple[str, int | None, int]]:
+    """id -> (file, line, epoch_us) for the given event ids."""
+    rows = store.query("SELECT id, src_file, src_line, epoch_us(ts) FROM events"
+                       " WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY id", [sorted(set(ids))])
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
