@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..questions.model import Question
+from ..scoring.answers import boolean
 from ..trace.model import ToolCall, Trace
 
 FETCH = "fetch_artifact"
@@ -56,20 +57,12 @@ def no_governance_violations(question: Question, trace: Trace, score: Any = None
     return CheckResult("no_governance_violations", False, "; ".join(parts), tuple(c.index for c in flagged))
 
 
-def _answer_field(question: Question) -> str:
-    """The answer key of the Silence yes/no (named after the truth field)."""
-    props = (question.answer_schema or {}).get("properties", {})
-    return "exists" if "exists" in props or not props else next(
-        (k for k, v in sorted(props.items()) if v.get("type") == "boolean"), "exists")
-
-
 def silence_no_backed_by_coverage(question: Question, trace: Trace, score: Any = None) -> CheckResult:
     """A Silence "no" is only honest when the whole expected search space was fetched."""
     name = "silence_no_backed_by_coverage"
     if question.track != "silence":
         return CheckResult(name, True, "not a Silence question")
-    answer = trace.final_answer
-    if not isinstance(answer, dict) or answer.get(_answer_field(question)) is not False:
+    if boolean(trace.final_answer, "exists") is not False:  # read as the scorer reads it (aliases too)
         return CheckResult(name, True, "no 'no' answer")
     expected = list(getattr(question.ground_truth, "expected_search_space", []))
     got = set(fetched_ids(trace))

@@ -199,13 +199,12 @@ class Gate:
             self.out_dir = Path(self._tmp)
         try:
             produced = run_questions(self.store, wanted, self.agent, mode=s.mode, out_dir=self.out_dir,
-                                     concurrency=s.concurrency, timeout=s.timeout)
+                                     concurrency=s.concurrency, timeout=s.timeout, max_steps=s.max_steps,
+                                     overwrite=True, pack=str(s.pack))
         except Exception as exc:  # the agent or its provider broke the whole run: every item reports it
             self.run_error = f"{type(exc).__name__}: {exc}"
             return
-        path = Path(produced)
-        traces_path = path / "traces.jsonl" if path.is_dir() else path
-        for trace in read_traces(traces_path):
+        for trace in read_traces(produced):
             if trace.question_id in self.questions:
                 self.traces[trace.question_id] = trace
         scoring = self.store.manifest.evaluation.scoring

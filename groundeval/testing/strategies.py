@@ -427,6 +427,11 @@ def write_pack(contract: Contract, path: str | Path, *, layout: str = "folders")
 # --------------------------------------------------------------------------- questions
 
 
+# The runtime's wording for refusals and ends (kept in sync with groundeval.runtime.episode).
+REFUSAL = "Access denied: this artifact is not available to you for this question."
+SCHEMA_MISMATCH = "the answer does not match the answer schema"
+ENDED = "the episode has ended: an answer was already accepted"
+
 _artifact_id = st.sampled_from(("TKT-C1", "chat-C1", "ZD-C1", "REV-C1", "TKT-C2", "mtg-1", "NOTE-1"))
 _event_id = st.integers(1, 40).map(lambda i: f"ev-{i:04d}")
 
@@ -509,7 +514,7 @@ def questions(draw, track: str | None = None) -> Question:
 # --------------------------------------------------------------------------- answers
 
 
-def _value_for(prop: dict[str, Any]) -> st.SearchStrategy[Any]:
+def _value_for(prop: dict[str, Any], ids: list[str] | None = None) -> st.SearchStrategy[Any]:
     if "enum" in prop:
         return st.sampled_from(prop["enum"])
     kind = prop.get("type")
@@ -520,17 +525,21 @@ def _value_for(prop: dict[str, Any]) -> st.SearchStrategy[Any]:
     if kind == "number":
         return st.floats(0, 1)
     if kind == "array":
-        return st.lists(_value_for(prop.get("items", {"type": "string"})), max_size=3, unique=True).map(sorted)
+        return st.lists(_value_for(prop.get("items", {"type": "string"}), ids), max_size=3, unique=True).map(sorted)
     if kind == "object":
         return st.just({})
+    if ids:
+        return st.sampled_from(ids)
     return st.one_of(_artifact_id, _event_id, _ident)
 
 
 @st.composite
-def answers(draw, question: Question, *, valid: bool = True) -> Any:
+def answers(draw, question: Question, *, valid: bool = True, ids: Iterable[str] | None = None) -> Any:
     """An answer to ``question``: with ``valid=True`` one that satisfies its answer
     schema (sometimes the correct one, taken from the truth); with ``valid=False`` one
-    that breaks it (a missing key, a wrong type or not an object at all)."""
+    that breaks it (a missing key, a wrong type or not an object at all). String
+    fields draw from ``ids`` when given (e.g. the artifacts the agent saw)."""
+    id_pool = sorted(set(ids)) if ids is not None else None
     schema = question.answer_schema or {}
     props: dict[str, Any] = schema.get("properties", {})
     required = list(schema.get("required", sorted(props)))
@@ -540,7 +549,7 @@ def answers(draw, question: Question, *, valid: bool = True) -> Any:
     for key in sorted(props):
         if key not in required and not draw(st.booleans()):
             continue
-        answer[key] = truth[key] if use_truth and key in truth else draw(_value_for(props[key]))
+        answer[key] = truth[key] if use_truth and key in truth else draw(_value_for(props[key], id_pool))
     if valid:
         return answer
     breakage = draw(st.sampled_from(("missing", "type", "not_object")))
@@ -584,9 +593,10 @@ def traces(draw, question: Question | None = None, adversarial: bool = True,
 
     Honest steps: searches returning known ids, fetches inside the gates, one valid
     submission. With ``adversarial=True`` the agent may also fetch gated artifacts
-    (``denied``, flagged with some of the question's gates), cite or fetch
-    hallucinated ids (``not_found``), submit invalid answers (``invalid``), call
-    tools after its final answer or call unknown tools (``error``), or never answer.
+    (``denied``, flagged with some of the question's gates) or name a forbidden
+    subsystem in a search, cite or fetch hallucinated ids (``not_found``), submit
+    invalid answers, call tools after its final answer or call unknown tools (all
+    ``invalid``), cite gated evidence, or never answer.
     """
     q = question if question is not None else draw(questions())
     truth = q.ground_truth.model_dump(mode="json")
@@ -596,6 +606,7 @@ def traces(draw, question: Question | None = None, adversarial: bool = True,
     kinds = ["search", "fetch"]
     if adversarial:
         kinds += ["hallucinated", "invalid_submit", "unknown_tool"] + (["gated"] if q.gates else [])
+        kinds += ["gated_search"] if "subsystem" in q.gates else []
     for kind in draw(st.lists(st.sampled_from(kinds), max_size=8)):
         if kind == "search":
             args: dict[str, Any] = {"query": draw(_words)}
@@ -609,31 +620,36 @@ def traces(draw, question: Question | None = None, adversarial: bool = True,
         elif kind == "gated":
             flags = draw(st.lists(st.sampled_from(q.gates), min_size=1, unique=True))
             b.add("fetch_artifact", {"artifact_id": draw(st.sampled_from(known))}, "denied",
-                  flags=[g for g in q.gates if g in flags], error="not accessible")
+                  flags=[g for g in q.gates if g in flags], error=REFUSAL)
+        elif kind == "gated_search":  # naming a subsystem the role lacks: flagged, no hits
+            b.add("search_artifacts", {"query": draw(_words), "subsystem": draw(st.sampled_from(SUBSYSTEM_POOL))},
+                  "denied", flags=["subsystem"], error=REFUSAL)
         elif kind == "hallucinated":
             b.add("fetch_artifact", {"artifact_id": draw(_hallucinated_id())}, "not_found", error="no such artifact")
         elif kind == "unknown_tool":
             b.add(draw(st.sampled_from(("delete_artifact", "read_ground_truth", "shell", ""))),
-                  draw(st.dictionaries(_ident, _ident, max_size=2)), "error", error="unknown tool")
+                  draw(st.dictionaries(_ident, _ident, max_size=2)), "invalid", error="unknown tool")
         else:  # invalid submission: recorded, the episode goes on
             answer = draw(answers(q, valid=False))
-            index = b.add("submit_answer", {"answer": answer}, "invalid", error="answer does not match the schema")
+            index = b.add("submit_answer", {"answer": answer}, "invalid", error=SCHEMA_MISMATCH)
             b.submissions.append(Submission(call_index=index, answer=answer, valid=False,
-                                            errors=["answer does not match the schema"]))
+                                            errors=["$: " + SCHEMA_MISMATCH]))
     answered = not adversarial or draw(st.integers(0, 4)) > 0
     if answered:
-        answer = draw(answers(q, valid=True))
+        answer = draw(answers(q, valid=True, ids=None if adversarial else known))
         cited = answer.get("evidence_artifacts", []) if isinstance(answer, dict) else []
         if adversarial and isinstance(answer, dict) and "evidence_artifacts" in answer and draw(st.booleans()):
             cited = sorted(set(cited) | {draw(_hallucinated_id())})
             answer["evidence_artifacts"] = cited
         index = b.add("submit_answer", {"answer": answer}, "ok")
+        # citations are judged on all gates when there is an actor, else on time only
+        citation_gates = ["horizon", "subsystem", "actor"] if q.actor else ["horizon"]
         citation_flags: dict[str, list[str] | None] = {}
-        for aid in cited:
+        for aid in sorted(set(cited)):
             if aid not in known:
                 citation_flags[aid] = None
-            elif adversarial and q.gates and draw(st.integers(0, 3)) == 0:
-                citation_flags[aid] = [draw(st.sampled_from(q.gates))]
+            elif adversarial and draw(st.integers(0, 3)) == 0:
+                citation_flags[aid] = [draw(st.sampled_from(citation_gates))]
             else:
                 citation_flags[aid] = []
         b.submissions.append(Submission(call_index=index, answer=answer, valid=True, citation_flags=citation_flags))
@@ -641,7 +657,7 @@ def traces(draw, question: Question | None = None, adversarial: bool = True,
         if adversarial:
             for tool in draw(st.lists(st.sampled_from(("fetch_artifact", "search_artifacts", "submit_answer")),
                                       max_size=2)):
-                b.add(tool, {}, "error", error="episode already ended")
+                b.add(tool, {}, "invalid", error=ENDED)
     status = "completed" if answered else draw(st.sampled_from(("no_answer", "step_budget", "timeout")))
     return Trace(
         question_id=q.id, track=q.track, mode=mode, actor=q.actor, as_of=q.as_of,
