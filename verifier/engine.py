@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .context import PackContext
 from .model import LEVELS, Finding, VerificationResult
+from .drift import facts_of
 from .rules import load_all
 from .rules.registry import CHECKS, RULES, define, finding
 
@@ -98,10 +99,9 @@ def verify(pack_path: str | Path, level: int = 4) -> VerificationResult:
     ctx = PackContext(pack_path)
     try:
         findings, ran = run_checks(ctx, level)
-        from .drift import facts_of
         facts = facts_of(ctx)
         stats = dict(getattr(ctx, "stats", {}))
     finally:
         ctx.close()
     return VerificationResult(pack=str(pack_path), level=level, findings=findings, facts=facts,
-                              stats=stats, rules_run=ran)
+                              stats=stats, rules_run=ran, manifest=ctx.manifest_file)

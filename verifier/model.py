@@ -57,6 +57,7 @@ class VerificationResult:
     facts: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
     rules_run: list[str] = field(default_factory=list)
+    manifest: str | None = None
 
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
@@ -79,6 +80,7 @@ class VerificationResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "pack": self.pack,
+            "manifest": self.manifest,
             "level": self.level,
             "summary": {s: self.count(s) for s in SEVERITIES},
             "findings": [f.to_dict() for f in self.findings],
