@@ -106,7 +106,10 @@ def _ordered(keys: Iterable[str], order: Sequence[str]) -> list[str]:
 
 
 def _zero_shot(scores: list[QuestionScore], zero: Any) -> dict[str, ZeroShotFloor]:
-    zero_scores: list[QuestionScore] = list(zero.values() if isinstance(zero, dict) else zero)
+    if zero is True:  # this run is itself the zero-shot run: its own answers are the floor
+        zero_scores = scores
+    else:
+        zero_scores = list(zero.values() if isinstance(zero, dict) else zero)
     out = {}
     for track in _ordered([s.track for s in zero_scores], TRACK_ORDER):
         z = [s.s_answer for s in zero_scores if s.track == track]
@@ -123,7 +126,8 @@ def aggregate(questions: Sequence[Question] | None, traces: Sequence[Trace] | No
     """Summarise a run. ``questions``/``traces`` are optional context (missing ids, agent, digest).
 
     ``zero_shot`` is the scores of a zero-shot run of the same questions (a list of
-    :class:`QuestionScore`), giving the answer-score floor and this run's gap per track.
+    :class:`QuestionScore`), giving the answer-score floor and this run's gap per track;
+    ``True`` marks this run itself as the zero-shot run (gap 0).
     """
     cfg = config or ScoringConfig()
     ordered = sorted(scores, key=_sort_key)
@@ -152,7 +156,7 @@ def aggregate(questions: Sequence[Question] | None, traces: Sequence[Trace] | No
         contract_digest=", ".join(digests) or None, seed=seed, bootstrap_samples=bootstrap_samples,
         config=cfg.model_dump(mode="json"), overall=overall, tracks=tracks, buckets=buckets,
         difficulties=difficulties,
-        zero_shot=_zero_shot(ordered, zero_shot) if zero_shot is not None else None,
+        zero_shot=_zero_shot(ordered, zero_shot) if zero_shot not in (None, False) else None,
         missing_question_ids=sorted(known_ids - scored_ids) if known_ids is not None else [],
         unknown_question_ids=sorted(scored_ids - known_ids) if known_ids is not None else [],
     )

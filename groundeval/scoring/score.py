@@ -49,7 +49,8 @@ class PathFacts:
 
 
 def _clean(x: float) -> float:
-    return round(min(1.0, max(0.0, x)), DIGITS)
+    # every score is built inside [0, 1]; rounding only removes float noise
+    return x if x == 0.0 or x == 1.0 else round(x, DIGITS)
 
 
 def _weighted(components: dict[str, float], weights: dict[str, float]) -> float:

@@ -1,0 +1,1 @@
+"""Run reports: rendering, compare and the regression gate."""

@@ -1,0 +1,1 @@
+"""The pure scorer and run-level aggregation."""
