@@ -341,3 +341,16 @@ class GraphSQL:
                GROUP BY pv.actor, pv.us ORDER BY 1, 2""",
             [[p[0] for p in pivots], [p[1] for p in pivots]])
         return {(r[0], r[1]): list(r[2]) for r in rows}
+
+    def non_unique_descriptions(self, ids: Iterable[str]) -> set[str]:
+        """Events whose type and facts equal another event's: their description is ambiguous."""
+        rows = self.q(
+            """WITH ids AS (SELECT DISTINCT unnest(?::VARCHAR[]) AS id),
+                    mine AS (SELECT e.id, e.type, coalesce(json_extract(e.raw, '$.facts')::VARCHAR, '{}') AS f
+                             FROM events e JOIN ids USING (id)),
+                    cnt AS (SELECT e.type, coalesce(json_extract(e.raw, '$.facts')::VARCHAR, '{}') AS f,
+                                   count(*) AS n
+                            FROM events e WHERE e.type IN (SELECT type FROM mine) GROUP BY ALL)
+               SELECT mine.id FROM mine JOIN cnt USING (type, f) WHERE cnt.n > 1 ORDER BY 1""",
+            [sorted(set(ids))])
+        return {r[0] for r in rows}

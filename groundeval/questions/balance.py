@@ -1,0 +1,133 @@
+"""Selection under balance and shortcut controls, deterministic for a seed.
+
+Candidates are ordered by a seeded hash of their stable key (never by input order).
+Bucket quotas follow the requested ratios (largest remainder); a bucket that runs
+short leaves its places to the others in proportion to their ratios. Among the
+eligible candidates of a bucket (caps per actor and per event type, at most one per
+``unique`` value) the pick prefers, in order: actors and event types whose label
+count is behind (so no per-actor or per-type majority emerges), the least used
+stratum (``group``), the difficulty furthest behind its ratio, then hash order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+DIFFICULTIES = ("easy", "medium", "hard")
+_TRIM = 4  # candidates kept per (bucket, actor, event type, group, difficulty): plenty for any cap
+
+
+def seeded_hash(seed: int, *parts: Any) -> str:
+    return hashlib.sha256("\x1f".join([str(seed), *map(str, parts)]).encode()).hexdigest()
+
+
+def difficulty_of(factors: int) -> str:
+    """The documented rule: 0 complicating factors easy, 1 medium, 2 or more hard."""
+    return DIFFICULTIES[min(factors, 2)]
+
+
+@dataclass
+class Candidate:
+    key: str
+    bucket: str
+    label: bool
+    difficulty: str
+    event_type: str
+    actor: str | None = None
+    group: str = ""
+    unique: str | None = None
+    payload: Any = field(default=None, compare=False, repr=False)
+
+
+def quotas(total: int, ratios: dict[str, float]) -> dict[str, int]:
+    """Largest-remainder split of ``total`` by ``ratios`` (ties by bucket order)."""
+    s = sum(ratios.values())
+    if s <= 0 or total <= 0:
+        return {b: 0 for b in ratios}
+    exact = {b: total * r / s for b, r in ratios.items()}
+    out = {b: int(v) for b, v in exact.items()}
+    rest = total - sum(out.values())
+    for b in sorted(ratios, key=lambda b: (-(exact[b] - out[b]), list(ratios).index(b)))[:rest]:
+        out[b] += 1
+    return out
+
+
+def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float],
+           difficulty_ratios: dict[str, float], max_per_actor: int, max_per_type: int,
+           seed: int) -> tuple[list[Candidate], dict[str, Any]]:
+    """Pick up to ``total`` candidates; returns them and an achieved-vs-requested report."""
+    order = sorted(cands, key=lambda c: (seeded_hash(seed, c.key), c.key))
+    kept: Counter = Counter()
+    pools: dict[str, list[Candidate]] = {b: [] for b in bucket_ratios}
+    for c in order:
+        k = (c.bucket, c.actor, c.event_type, c.group, c.difficulty)
+        if c.bucket in pools and kept[k] < _TRIM:
+            kept[k] += 1
+            pools[c.bucket].append(c)
+    rank = {id(c): i for i, c in enumerate(order)}
+    quota = quotas(total, bucket_ratios)
+    dsum = sum(difficulty_ratios.values()) or 1.0
+    picked: list[Candidate] = []
+    n_bucket: Counter = Counter()
+    n_actor: Counter = Counter()
+    n_type: Counter = Counter()
+    n_actor_label: Counter = Counter()
+    n_type_label: Counter = Counter()
+    n_group: Counter = Counter()
+    n_diff: Counter = Counter()
+    used_unique: set[str] = set()
+
+    def eligible(c: Candidate) -> bool:
+        return ((c.actor is None or n_actor[c.actor] < max_per_actor) and n_type[c.event_type] < max_per_type
+                and (c.unique is None or c.unique not in used_unique))
+
+    def priority(c: Candidate) -> tuple:
+        actor_imb = (n_actor_label[(c.actor, c.label)] - n_actor_label[(c.actor, not c.label)]) if c.actor else 0
+        type_imb = n_type_label[(c.event_type, c.label)] - n_type_label[(c.event_type, not c.label)]
+        want = difficulty_ratios.get(c.difficulty, 0) / dsum * (len(picked) + 1) - n_diff[c.difficulty]
+        return (actor_imb, type_imb, n_group[(c.bucket, c.group)], -want, rank[id(c)])
+
+    while len(picked) < total:
+        for b in pools:
+            pools[b] = [c for c in pools[b] if eligible(c)]
+        open_ = [b for b in pools if pools[b]]
+        if not open_:
+            break
+        short = [b for b in open_ if n_bucket[b] < quota[b]]
+        if short:
+            bucket = min(short, key=lambda b: ((n_bucket[b] + 1) / quota[b], list(pools).index(b)))
+        else:
+            weighted = [b for b in open_ if bucket_ratios[b] > 0] or open_
+            bucket = min(weighted, key=lambda b: ((n_bucket[b] + 1) / (bucket_ratios[b] or 1e-9),
+                                                  list(pools).index(b)))
+        c = min(pools[bucket], key=priority)
+        pools[bucket].remove(c)
+        picked.append(c)
+        n_bucket[c.bucket] += 1
+        n_type[c.event_type] += 1
+        n_type_label[(c.event_type, c.label)] += 1
+        n_group[(c.bucket, c.group)] += 1
+        n_diff[c.difficulty] += 1
+        if c.actor is not None:
+            n_actor[c.actor] += 1
+            n_actor_label[(c.actor, c.label)] += 1
+        if c.unique is not None:
+            used_unique.add(c.unique)
+
+    n = len(picked)
+    rs = sum(bucket_ratios.values()) or 1.0
+    report = {
+        "requested_total": total,
+        "achieved_total": n,
+        "buckets": {b: {"requested_ratio": round(r / rs, 4), "quota": quota[b], "achieved": n_bucket[b],
+                        "achieved_ratio": round(n_bucket[b] / n, 4) if n else 0.0,
+                        "available": sum(1 for c in cands if c.bucket == b)}
+                    for b, r in bucket_ratios.items()},
+        "difficulty": {d: {"requested_ratio": round(difficulty_ratios.get(d, 0) / dsum, 4),
+                           "achieved": n_diff[d], "achieved_ratio": round(n_diff[d] / n, 4) if n else 0.0}
+                       for d in DIFFICULTIES},
+    }
+    return picked, report
