@@ -60,9 +60,9 @@ def verify_pack(pack: str | Path, out_dir: Path | None = None, *, level: int = 4
 
 
 def load_questions(path: str | Path) -> QuestionSet:
-    from .questions.io import read_questions
+    from .scoring.io import read_question_set
 
-    return read_questions(Path(path))
+    return read_question_set(Path(path))
 
 
 def resolve_source(source: str | Path, *, pack: str | Path | None = None, questions: str | Path | None = None,
@@ -121,7 +121,7 @@ def run(source: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "too
     store, qs, pack_path, origin = resolve_source(source, pack=pack, questions=questions, seed=seed)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        if not (saved.exists() and questions is not None and Path(questions).resolve() == saved.resolve()):
+        if origin == "generated":  # keep them: a resumed run must answer the same set
             from .questions.io import write_questions
 
             write_questions(qs, saved)

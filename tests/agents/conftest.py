@@ -64,3 +64,4 @@ def scripted_server():
     yield server
     server.httpd.shutdown()
     server.httpd.server_close()
+
