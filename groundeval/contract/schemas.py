@@ -18,6 +18,8 @@ SCHEMAS: dict[str, str] = {
     "artifact": "groundeval.contract.models:Artifact",
     "questions": "groundeval.questions.model:QuestionSet",
     "trace": "groundeval.trace.model:Trace",
+    "score": "groundeval.scoring.model:QuestionScore",
+    "report": "groundeval.scoring.model:RunReport",
 }
 
 

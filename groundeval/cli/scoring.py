@@ -1,0 +1,183 @@
+"""``groundeval score | report | compare | gate``: thin commands over scoring and report."""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import ContractError
+
+QUESTIONS_FILE, TRACES_FILE, REPORT_FILE = "questions.json", "traces.jsonl", "report.json"
+
+
+def _config(pack: str | None):
+    if pack is None:
+        return None
+    from ..contract.manifest import load_manifest
+
+    return load_manifest(pack).manifest.evaluation.scoring
+
+
+def _rescore(traces_path: Path, questions: dict, config) -> tuple[list, list, list[str]]:
+    from ..scoring.io import iter_rescore
+
+    traces, scores, unknown = [], [], []
+    enabled = gc.isenabled()
+    gc.disable()  # many small objects kept alive: generational GC would only rescan them
+    try:
+        for trace, s in iter_rescore(traces_path, questions, config):
+            traces.append(trace)
+            if s is None:
+                unknown.append(trace.question_id)
+            else:
+                scores.append(s)
+    finally:
+        if enabled:
+            gc.enable()
+    return traces, scores, unknown
+
+
+def load_run(path: str | Path, *, config=None, samples: int = 1000, seed: int = 0):
+    """(scores or None, report) from a scores.jsonl, a report.json, or a folder holding either."""
+    from ..scoring.aggregate import aggregate
+    from ..scoring.io import SCORES_FILE, read_scores
+    from ..scoring.model import RunReport
+
+    p = Path(path)
+    if p.is_dir():
+        if (p / SCORES_FILE).is_file():
+            p = p / SCORES_FILE
+        elif (p / REPORT_FILE).is_file():
+            p = p / REPORT_FILE
+        else:
+            raise ContractError.single(str(p), f"holds neither {SCORES_FILE} nor {REPORT_FILE}")
+    if not p.is_file():
+        raise ContractError.single(str(p), "no such file")
+    if p.suffix == ".json":
+        try:
+            return None, RunReport.model_validate_json(p.read_bytes())
+        except ValueError as exc:
+            raise ContractError.single(str(p), f"not a groundeval report.json ({str(exc).splitlines()[0]})") from None
+    scores = read_scores(p)
+    return scores, aggregate(None, None, scores, seed=seed, config=config, bootstrap_samples=samples)
+
+
+@click.command()
+@click.argument("traces", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--questions", "-q", "questions_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The questions.json the traces answer.")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default: the traces file's folder).")
+@click.option("--pack", type=click.Path(exists=True), default=None, help="Take weights/threshold/tiers from this pack.")
+@click.option("--zero-shot", "zero_shot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Traces of a zero-shot run of the same questions: adds the answer-score floor and gap.")
+@click.option("--seed", type=int, default=None, help="Bootstrap seed (default: the question set's seed).")
+@click.option("--bootstrap", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
+def score(traces: Path, questions_path: Path, out: Path | None, pack: str | None, zero_shot: Path | None,
+          seed: int | None, bootstrap: int) -> None:
+    """Re-score saved TRACES (no agent runs): writes scores.jsonl and the reports."""
+    from ..report.render import write_reports
+    from ..scoring.aggregate import aggregate
+    from ..scoring.io import SCORES_FILE, read_question_set, write_scores
+
+    qs = read_question_set(questions_path)
+    qmap = {q.id: q for q in qs.questions}
+    config = _config(pack)
+    trace_list, scores, unknown = _rescore(traces, qmap, config)
+    zs = _rescore(zero_shot, qmap, config)[1] if zero_shot is not None else None
+    out = out or traces.parent
+    write_scores(out / SCORES_FILE, scores)
+    report = aggregate(qs.questions, trace_list, scores, seed=qs.metadata.seed if seed is None else seed,
+                       zero_shot=zs, config=config, bootstrap_samples=bootstrap)
+    write_reports(report, out, questions=qs.questions, traces=trace_list, scores=scores)
+    o = report.overall
+    click.echo(f"scored {len(scores)} traces → {out / SCORES_FILE}")
+    click.echo(f"run S_adj {o.run_s_adj:.3f} · accuracy {o.accuracy:.3f} · valid answers {o.valid_answer_rate:.3f} "
+               f"· v {o.run_violation_rate:.3f} ({o.compliance_tier})")
+    if unknown:
+        click.echo(f"warning: {len(unknown)} traces answer questions not in {questions_path} (skipped)", err=True)
+    if report.missing_question_ids:
+        click.echo(f"warning: {len(report.missing_question_ids)} questions have no trace", err=True)
+    click.echo(f"reports: {out / 'report.json'} · {out / 'report.md'} · {out / 'report.html'}")
+
+
+@click.command()
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option("--questions", "-q", "questions_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="questions.json for the drill-down (default: next to the scores).")
+@click.option("--traces", "-t", "traces_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="traces.jsonl for the drill-down (default: next to the scores).")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--pack", type=click.Path(exists=True), default=None, help="Take tiers from this pack.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--bootstrap", type=int, default=1000, show_default=True)
+def report(source: Path, questions_path: Path | None, traces_path: Path | None, out: Path | None,
+           pack: str | None, seed: int, bootstrap: int) -> None:
+    """Render report.json / report.md / report.html from SCORES_OR_DIR (a scores.jsonl or its folder)."""
+    from ..report.render import write_reports
+    from ..scoring.aggregate import aggregate
+    from ..scoring.io import SCORES_FILE, read_question_set, read_scores
+    from ..trace.io import read_traces
+
+    folder = source if source.is_dir() else source.parent
+    scores = read_scores(source / SCORES_FILE if source.is_dir() else source)
+    questions_path = questions_path or (folder / QUESTIONS_FILE if (folder / QUESTIONS_FILE).is_file() else None)
+    traces_path = traces_path or (folder / TRACES_FILE if (folder / TRACES_FILE).is_file() else None)
+    questions = read_question_set(questions_path).questions if questions_path else None
+    traces = read_traces(traces_path) if traces_path else None
+    rep = aggregate(questions, traces, scores, seed=seed, config=_config(pack), bootstrap_samples=bootstrap)
+    paths = write_reports(rep, out or folder, questions=questions, traces=traces, scores=scores)
+    click.echo(" · ".join(str(p) for p in paths.values()))
+
+
+@click.command()
+@click.argument("base", type=click.Path(exists=True, path_type=Path))
+@click.argument("new", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+@click.option("--limit", type=int, default=30, show_default=True, help="Rows per list in the text output.")
+def compare(base: Path, new: Path, as_json: bool, limit: int) -> None:
+    """Per-question and per-track deltas between two scored runs (scores.jsonl or folders)."""
+    from ..report.compare import compare as diff_runs
+    from ..report.compare import format_compare
+
+    sb, rb = load_run(base, samples=0)
+    sn, rn = load_run(new, samples=0)
+    if sb is None or sn is None:
+        raise ContractError.single(str(base if sb is None else new), "compare needs per-question scores "
+                                   "(scores.jsonl or a folder holding one), not only report.json")
+    diff = diff_runs(sb, sn, rb, rn)
+    click.echo(json.dumps(diff, indent=2, sort_keys=True) if as_json else format_compare(diff, limit))
+
+
+@click.command()
+@click.argument("new", type=click.Path(exists=True, path_type=Path))
+@click.option("--baseline", type=click.Path(exists=True, path_type=Path), default=None)
+@click.option("--min-adjusted", type=float, default=None, help="Minimum run-level S_adj.")
+@click.option("--max-violation-rate", type=float, default=None, help="Maximum run-level violation rate v.")
+@click.option("--max-drop", type=float, default=None, help="Maximum drop of run S_adj from the baseline (overall and per track).")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write JUnit XML here.")
+def gate(new: Path, baseline: Path | None, min_adjusted: float | None, max_violation_rate: float | None,
+         max_drop: float | None, junit: Path | None) -> None:
+    """Fail (exit 1) when NEW breaks a threshold; explains which and why."""
+    from ..report.gate import gate_checks, write_junit
+
+    if max_drop is not None and baseline is None:
+        raise ContractError.single("--max-drop", "needs --baseline")
+    if min_adjusted is None and max_violation_rate is None and max_drop is None:
+        raise ContractError.single("gate", "give at least one of --min-adjusted, --max-violation-rate, --max-drop")
+    _, rn = load_run(new, samples=0)
+    rb = load_run(baseline, samples=0)[1] if baseline is not None else None
+    checks = gate_checks(rn, baseline=rb, min_adjusted=min_adjusted, max_violation_rate=max_violation_rate,
+                         max_drop=max_drop)
+    if junit is not None:
+        write_junit(checks, junit)
+    failed = [c for c in checks if not c.passed]
+    for c in checks:
+        click.echo(f"{'PASS' if c.passed else 'FAIL'}  {c.name}: {c.message}")
+    if failed:
+        click.echo(f"gate failed: {len(failed)} of {len(checks)} checks broke", err=True)
+        raise click.exceptions.Exit(1)
+    click.echo(f"gate passed: {len(checks)} checks")
