@@ -244,23 +244,30 @@ class PackContext:
         if not self.timezone_ok:
             manifest = manifest.model_copy(update={"timezone": "UTC"})
         con.execute("SET TimeZone = ?", [manifest.timezone])
+        # Shape-broken records, and every artifact after the first with its id, stay out of the store.
+        drop = set(self.bad)
+        seen: set[str] = set()
+        for rec in self.artifacts:
+            if rec.key not in self.bad and rec.ident is not None:
+                if rec.ident in seen:
+                    drop.add(rec.key)
+                seen.add(rec.ident)
         con.execute("CREATE OR REPLACE TEMP TABLE _bad (file VARCHAR, line INTEGER)")
-        if self.bad:
-            con.executemany("INSERT INTO _bad VALUES (?, ?)", sorted(self.bad, key=lambda k: (k[0], k[1] or 0)))
+        if drop:
+            con.executemany("INSERT INTO _bad VALUES (?, ?)", sorted(drop, key=lambda k: (k[0], k[1] or 0)))
         for t in ("ev_stage", "art_stage"):
             con.execute(f"DELETE FROM {t} WHERE EXISTS (SELECT 1 FROM _bad b WHERE b.file = {t}.file"
                         f" AND b.line IS NOT DISTINCT FROM {t}.line)")
-        leftover = ingest.validate_events(con) + ingest.validate_artifacts(con)
-        for p in leftover:
-            for t in ("ev_json", "art_json"):
-                con.execute(f"DELETE FROM {t} WHERE file = ? AND line IS NOT DISTINCT FROM ?", [p.file, p.line])
-        # Keep the first record of a duplicated id (duplicates are findings, not load failures).
-        con.execute("""DELETE FROM ev_json WHERE (file, coalesce(line, 0)) IN (
-            SELECT (file, coalesce(line, 0)) FROM (SELECT file, line, row_number() OVER (
-                PARTITION BY json_extract_string(text, '$.id') ORDER BY file, line) AS n FROM ev_json) WHERE n > 1)""")
-        con.execute("""DELETE FROM art_json WHERE (file, coalesce(line, 0)) IN (
-            SELECT (file, coalesce(line, 0)) FROM (SELECT file, line, row_number() OVER (
-                PARTITION BY aid ORDER BY file, line) AS n FROM art_json) WHERE n > 1)""")
+        # The loader's own validation is the safety net: rows it still rejects are dropped and reported.
+        leftover: list[Problem] = []
+        for _ in range(5):
+            problems = ingest.validate_events(con) + ingest.validate_artifacts(con)
+            if not problems:
+                break
+            leftover += problems
+            for p in problems:
+                for t in ("ev_stage", "art_stage"):
+                    con.execute(f"DELETE FROM {t} WHERE file = ? AND line IS NOT DISTINCT FROM ?", [p.file, p.line])
         ingest.build_tables(con)
         _load_policy(con, manifest)
         digest = _digest(con, manifest)

@@ -58,20 +58,42 @@ def generation_stats(questions: list[Any]) -> dict[str, Any]:
     }
 
 
-def audit_problems(audit: Any) -> list[str]:
-    """Human lines for the audit entries that flag a shortcut (flagged lists / false ``ok``)."""
-    out: list[str] = []
+# A surface feature "predicts" the label when its in-sample majority beats the better constant
+# answer by this margin on a track with enough questions (small groups are always near 1.0).
+FEATURE_MARGIN = 0.25
+MIN_QUESTIONS = 20
+# Constant answers may beat the requested label balance by at most this much.
+BALANCE_MARGIN = 0.15
+FEATURES = ("majority_per_actor", "majority_per_event_type", "majority_per_template")
 
-    def walk(node: Any, where: str) -> None:
-        if isinstance(node, dict):
-            if node.get("ok") is False or node.get("passed") is False:
-                out.append(f"{where or 'audit'}: {node.get('message') or node.get('reason') or 'failed'}")
-            for k in sorted(node):
-                if k in ("flagged", "leaks", "shortcuts") and isinstance(node[k], list) and node[k]:
-                    out.append(f"{where + '.' if where else ''}{k}: {len(node[k])} question(s)")
-                elif isinstance(node[k], dict):
-                    walk(node[k], f"{where}.{k}" if where else str(k))
-    walk(audit, "")
+
+def requested_yes(ctx: PackContext) -> dict[str, float]:
+    """Share of "yes" labels each track asked for."""
+    ev = ctx.manifest.evaluation
+    p = ev.perspective
+    total = p.positive + p.negative_permission + p.negative_temporal
+    return {"perspective": p.positive / total if total else 0.5,
+            "counterfactual": 1 - ev.counterfactual_negative_ratio, "silence": 0.5}
+
+
+def audit_problems(audit: dict[str, Any], wanted_yes: dict[str, float]) -> list[str]:
+    """Lines naming each shortcut the audit shows: a constant answer beating the requested balance,
+    or a surface feature (actor, event type, template) predicting the label."""
+    out: list[str] = []
+    for track in sorted(audit):
+        row = audit[track]
+        if not isinstance(row, dict) or not row.get("questions"):
+            continue
+        constant = max(row.get("always_yes", 0), row.get("always_no", 0))
+        yes = wanted_yes.get(track, 0.5)
+        if constant > max(yes, 1 - yes) + BALANCE_MARGIN:
+            out.append(f"{track}: answering always the same scores {constant:.2f} "
+                       f"(requested balance allows {max(yes, 1 - yes):.2f})")
+        if row["questions"] >= MIN_QUESTIONS:
+            for feature in FEATURES:
+                if row.get(feature, 0) >= constant + FEATURE_MARGIN:
+                    out.append(f"{track}: {feature} scores {row[feature]:.2f} against {constant:.2f} "
+                               f"for a constant answer")
     return out
 
 
@@ -105,7 +127,10 @@ def dry_run(ctx: PackContext) -> Iterable:
     configured = _configured(ctx)
     for track in TRACKS:
         if configured[track] and stats["tracks"][track] == 0:
-            yield finding("GE403", f"{track} is configured but generated no question", file=ctx.manifest_file)
+            why = qs.metadata.skipped.get(track)
+            why = "; candidates set aside: " + ", ".join(f"{k} {v}" for k, v in sorted(why.items())) \
+                if isinstance(why, dict) and why else ""
+            yield finding("GE403", f"{track} is configured but generated no question{why}", file=ctx.manifest_file)
     if stats["tracks"]["perspective"]:
         cfg = ctx.manifest.evaluation.perspective
         for bucket in ("positive", "negative_permission", "negative_temporal"):
@@ -113,5 +138,5 @@ def dry_run(ctx: PackContext) -> Iterable:
                 line, path = ctx.locate(("evaluation", "perspective", bucket))
                 yield finding("GE404", f"no {bucket} Perspective question (share {getattr(cfg, bucket):g})",
                               file=ctx.manifest_file, line=line, path=path)
-    for line in audit_problems(audit):
+    for line in audit_problems(audit, requested_yes(ctx)):
         yield finding("GE402", line)
