@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -179,5 +180,5 @@ def gate(new: Path, baseline: Path | None, min_adjusted: float | None, max_viola
         click.echo(f"{'PASS' if c.passed else 'FAIL'}  {c.name}: {c.message}")
     if failed:
         click.echo(f"gate failed: {len(failed)} of {len(checks)} checks broke", err=True)
-        raise click.exceptions.Exit(1)
+        sys.exit(1)  # not click's Exit: the entry point runs click non-standalone and would drop the code
     click.echo(f"gate passed: {len(checks)} checks")
