@@ -20,7 +20,11 @@ RESERVED_ARTIFACT_KEYS = ("id", "subsystem", "timestamp", "created_at", "date", 
 
 
 def _lines_sql(source: str) -> str:
-    """Rows (file, line, text) for every non-blank line of the JSONL files in ``source``."""
+    """Rows (file, line, text) for every non-blank line of the JSONL files in ``source``.
+
+    Exact but single-threaded; :func:`stage_jsonl` uses it when the fast reader cannot
+    guarantee line numbers (carriage returns in the file, or a reader error).
+    """
     return f"""
         SELECT filename AS file, line, rtrim(text, chr(13)) AS text FROM (
             SELECT filename, unnest(range(1, len(arr) + 1)) AS line, unnest(arr) AS text
@@ -29,8 +33,53 @@ def _lines_sql(source: str) -> str:
     """
 
 
+def _newline_count(path: Path) -> tuple[int, bool, bool]:
+    """Newlines in the file, whether it holds a carriage return, whether it ends with a newline."""
+    count, has_cr, last = 0, False, b""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 24):
+            count += chunk.count(b"\n")
+            has_cr = has_cr or b"\r" in chunk
+            last = chunk[-1:]
+    return count, has_cr, last == b"\n"
+
+
 def stage_jsonl(con: duckdb.DuckDBPyConnection, table: str, path: Path) -> None:
+    """Stage one JSONL file as (file, line, text).
+
+    The fast path is DuckDB's parallel line reader (blank lines come back as NULL rows,
+    so row numbers are line numbers); it is trusted only when its row count equals the
+    file's line count.
+    """
+    newlines, has_cr, trailing = _newline_count(path)
+    lines = newlines + (0 if trailing or newlines == 0 and path.stat().st_size == 0 else 1)
+    if not has_cr:
+        try:
+            con.execute(
+                f"""CREATE OR REPLACE TEMP TABLE {table} AS
+                    SELECT ?::VARCHAR AS file, line::INTEGER AS line, text FROM (
+                        SELECT row_number() OVER () AS line, column0 AS text
+                        FROM read_csv(?, columns = {{'column0': 'VARCHAR'}}, delim = chr(1), quote = '',
+                                      escape = '', header = false, auto_detect = false, strict_mode = false,
+                                      max_line_size = 268435456, new_line = '\\n')
+                    ) WHERE text IS NOT NULL AND trim(text) <> ''""",
+                [str(path), str(path)],
+            )
+            rows = con.execute(f"SELECT coalesce(max(line), 0) FROM {table}").fetchone()[0]
+            if rows <= lines and (rows == lines or _trailing_blank_only(path, rows)):
+                return
+        except duckdb.Error:
+            pass
     con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS {_lines_sql('?')}", [str(path)])
+
+
+def _trailing_blank_only(path: Path, rows: int) -> bool:
+    """True when every line after ``rows`` is blank (the fast reader drops trailing blanks)."""
+    with open(path, "rb") as fh:
+        for i, raw in enumerate(fh, start=1):
+            if i > rows and raw.strip():
+                return False
+    return True
 
 
 def stage_json_files(con: duckdb.DuckDBPyConnection, table: str, files: list[Path], root: Path) -> None:
@@ -113,6 +162,7 @@ def stage_artifacts(con: duckdb.DuckDBPyConnection, path: Path) -> None:
             stage_jsonl(con, "art_stage_l", path)
             con.execute("CREATE OR REPLACE TEMP TABLE art_stage AS SELECT file, line, text,"
                         " NULL::VARCHAR AS stem, NULL::VARCHAR AS folder FROM art_stage_l")
+            con.execute("DROP TABLE art_stage_l")
     except duckdb.Error as exc:
         raise ContractError.single(str(path), f"cannot read artifacts: {str(exc).splitlines()[0]}") from None
 
@@ -122,87 +172,103 @@ def _collect(con, sql: str, params=None) -> list[Problem]:
     return [Problem(file=r[0], line=r[1], field=r[2], message=r[3]) for r in rows]
 
 
-_STRING_LIST = "list_bool_and(list_transform(json_extract(text, '$.{f}[*]'), x -> json_type(x) = 'VARCHAR'))"
+def _is_string_list(j: str) -> str:
+    """SQL: the JSON fragment ``j`` is an array of strings."""
+    return (f"(json_type({j}) = 'ARRAY' AND coalesce(list_bool_and(list_transform(json_extract({j}, '$[*]'),"
+            f" x -> json_type(x) = 'VARCHAR')), true))")
+
+
+def _problems(con, table: str, checks: list[tuple[str | None, str, str]]) -> list[Problem]:
+    """Run (field, message SQL, condition SQL) checks over ``table`` in one scan."""
+    parts = [f"SELECT file, line, {('NULL' if f is None else repr(f))} AS field, {msg} AS message FROM {table}"
+             f" WHERE {cond}" for f, msg, cond in checks]
+    return _collect(con, "SELECT * FROM (" + " UNION ALL ".join(parts) + ")")
+
+
+def _parse(con, stage: str, out: str, paths: list[str]) -> None:
+    """Parse each staged record once, extracting ``paths`` as JSON fragments ``j1..jn``."""
+    cols = ", ".join(f"j[{i + 1}] AS j{i + 1}" for i in range(len(paths)))
+    plist = "[" + ", ".join(f"'{p}'" for p in paths) + "]"
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE {out} AS
+                    SELECT * EXCLUDE (j), {cols} FROM (
+                        SELECT *, CASE WHEN ok THEN json_extract(text, {plist}) END AS j FROM (
+                            SELECT *, json_valid(text) AND left(ltrim(text), 1) = '{{' AS ok FROM {stage}))""")
+    con.execute(f"DROP TABLE {stage}")  # keep peak memory to one copy of the text
+
+
+EVENT_PATHS = ["$.id", "$.type", "$.timestamp", "$.actors", "$.artifact_ids", "$.facts"]
 
 
 def validate_events(con) -> list[Problem]:
-    con.execute("CREATE OR REPLACE TEMP TABLE ev_json AS SELECT file, line, text FROM ev_stage WHERE json_valid(text)"
-                " AND json_type(text) = 'OBJECT'")
-    checks = [
-        "SELECT file, line, NULL, 'malformed JSON line' FROM ev_stage WHERE NOT json_valid(text)",
-        "SELECT file, line, NULL, 'expected a JSON object' FROM ev_stage WHERE json_valid(text)"
-        " AND json_type(text) <> 'OBJECT'",
+    _parse(con, "ev_stage", "ev_x", EVENT_PATHS)  # j1 id, j2 type, j3 timestamp, j4 actors, j5 artifact_ids, j6 facts
+    checks: list[tuple[str | None, str, str]] = [
+        (None, "'malformed JSON line'", "NOT json_valid(text)"),
+        (None, "'expected a JSON object'", "json_valid(text) AND NOT ok"),
     ]
-    for f in ("id", "type", "timestamp"):
-        checks.append(f"SELECT file, line, '{f}', CASE WHEN json_type(text, '$.{f}') IS NULL "
-                      f"THEN 'missing required field' ELSE 'expected a string, got ' || lower(json_type(text, '$.{f}')) END "
-                      f"FROM ev_json WHERE json_type(text, '$.{f}') IS DISTINCT FROM 'VARCHAR'")
+    for f, j in (("id", "j1"), ("type", "j2"), ("timestamp", "j3")):
+        checks.append((f, f"CASE WHEN {j} IS NULL THEN 'missing required field' "
+                          f"ELSE 'expected a string, got ' || lower(json_type({j})) END",
+                       f"ok AND json_type({j}) IS DISTINCT FROM 'VARCHAR'"))
     checks += [
-        "SELECT file, line, 'id', 'empty id' FROM ev_json WHERE trim(json_extract_string(text, '$.id')) = ''",
-        "SELECT file, line, 'timestamp', 'unparseable timestamp ' || to_json(json_extract_string(text, '$.timestamp'))"
-        " FROM ev_json WHERE json_type(text, '$.timestamp') = 'VARCHAR'"
-        " AND try_cast(json_extract_string(text, '$.timestamp') AS TIMESTAMPTZ) IS NULL",
-        "SELECT file, line, 'actors', 'expected a list of strings' FROM ev_json"
-        " WHERE json_type(text, '$.actors') IS NOT NULL AND (json_type(text, '$.actors') <> 'ARRAY' OR NOT "
-        + _STRING_LIST.format(f="actors") + ")",
-        "SELECT file, line, 'artifact_ids', 'expected a mapping of key -> id or list of ids' FROM ev_json"
-        " WHERE json_type(text, '$.artifact_ids') IS NOT NULL AND (json_type(text, '$.artifact_ids') <> 'OBJECT'"
-        " OR NOT list_bool_and(list_transform(json_extract(text, '$.artifact_ids.*'), v -> json_type(v) IN ('VARCHAR', 'NULL')"
-        " OR (json_type(v) = 'ARRAY' AND list_bool_and(list_transform(json_extract(v, '$[*]'),"
-        " x -> json_type(x) = 'VARCHAR'))))))",
-        "SELECT file, line, 'facts', 'expected a mapping' FROM ev_json"
-        " WHERE json_type(text, '$.facts') IS NOT NULL AND json_type(text, '$.facts') <> 'OBJECT'",
-        """SELECT file, line, 'id', 'duplicate event id ' || to_json(eid) || ' (first at line ' || first_line || ')'
-           FROM (SELECT file, line, json_extract_string(text, '$.id') AS eid,
-                        first_value(line) OVER (PARTITION BY json_extract_string(text, '$.id') ORDER BY file, line) AS first_line,
-                        row_number() OVER (PARTITION BY json_extract_string(text, '$.id') ORDER BY file, line) AS n
-                 FROM ev_json WHERE json_type(text, '$.id') = 'VARCHAR') WHERE n > 1""",
+        ("id", "'empty id'", "ok AND json_type(j1) = 'VARCHAR' AND trim(j1->>'$') = ''"),
+        ("timestamp", "'unparseable timestamp ' || j3",
+         "ok AND json_type(j3) = 'VARCHAR' AND try_cast(j3->>'$' AS TIMESTAMPTZ) IS NULL"),
+        ("actors", "'expected a list of strings'", f"ok AND j4 IS NOT NULL AND NOT {_is_string_list('j4')}"),
+        ("artifact_ids", "'expected a mapping of key -> id or list of ids'",
+         "ok AND j5 IS NOT NULL AND (json_type(j5) <> 'OBJECT' OR NOT coalesce(list_bool_and(list_transform("
+         "json_extract(j5, '$.*'), v -> json_type(v) IN ('VARCHAR', 'NULL') OR " + _is_string_list("v") + ")), true))"),
+        ("facts", "'expected a mapping'", "ok AND j6 IS NOT NULL AND json_type(j6) <> 'OBJECT'"),
     ]
-    problems: list[Problem] = []
-    for sql in checks:
-        problems += _collect(con, f"SELECT * FROM ({sql}) AS p(file, line, field, message)")
+    problems = _problems(con, "ev_x", checks)
+    problems += _collect(con, """
+        SELECT file, line, 'id', 'duplicate event id ' || to_json(eid) || ' (first at line ' || first_line || ')'
+        FROM (SELECT file, line, j1->>'$' AS eid,
+                     first_value(line) OVER (PARTITION BY j1->>'$' ORDER BY file, line) AS first_line,
+                     row_number() OVER (PARTITION BY j1->>'$' ORDER BY file, line) AS n
+              FROM ev_x WHERE ok AND json_type(j1) = 'VARCHAR') WHERE n > 1""")
     return problems
 
 
+ARTIFACT_PATHS = ["$.id", "$.subsystem", "$.timestamp", "$.created_at", "$.date", "$.title", "$.actors",
+                  "$.visibility"]
+
+
 def validate_artifacts(con) -> list[Problem]:
+    _parse(con, "art_stage", "art_p", ARTIFACT_PATHS)
     con.execute(
-        """CREATE OR REPLACE TEMP TABLE art_json AS
-           SELECT file, line, text,
-                  CASE WHEN json_type(text, '$.id') = 'VARCHAR' THEN json_extract_string(text, '$.id') ELSE stem END AS aid,
-                  CASE WHEN json_type(text, '$.subsystem') = 'VARCHAR' THEN json_extract_string(text, '$.subsystem')
-                       ELSE folder END AS subsystem,
-                  coalesce(json_extract_string(text, '$.timestamp'), json_extract_string(text, '$.created_at'),
-                           json_extract_string(text, '$.date')) AS created_text
-           FROM art_stage WHERE json_valid(text) AND json_type(text) = 'OBJECT'"""
+        """CREATE OR REPLACE TEMP TABLE art_x AS
+           SELECT *,
+                  CASE WHEN json_type(j1) = 'VARCHAR' THEN j1->>'$' ELSE stem END AS aid,
+                  CASE WHEN json_type(j2) = 'VARCHAR' THEN j2->>'$' ELSE folder END AS subsystem,
+                  coalesce(j3, j4, j5) AS created_j
+           FROM art_p"""
     )
-    checks = [
-        "SELECT file, line, NULL, 'malformed JSON' FROM art_stage WHERE NOT json_valid(text)",
-        "SELECT file, line, NULL, 'expected a JSON object' FROM art_stage WHERE json_valid(text)"
-        " AND json_type(text) <> 'OBJECT'",
-        "SELECT file, line, 'id', 'missing id (give an id field or name the file <id>.json)' FROM art_json"
-        " WHERE aid IS NULL OR trim(aid) = ''",
-        "SELECT file, line, 'subsystem', 'missing subsystem (give a subsystem field or put the file in"
-        " artifacts/<subsystem>/)' FROM art_json WHERE subsystem IS NULL OR trim(subsystem) = ''",
-        "SELECT file, line, 'timestamp', 'unparseable timestamp ' || to_json(created_text) FROM art_json"
-        " WHERE created_text IS NOT NULL AND try_cast(created_text AS TIMESTAMPTZ) IS NULL",
-        "SELECT file, line, 'actors', 'expected a list of strings' FROM art_json"
-        " WHERE json_type(text, '$.actors') IS NOT NULL AND (json_type(text, '$.actors') <> 'ARRAY' OR NOT "
-        + _STRING_LIST.format(f="actors") + ")",
-        "SELECT file, line, 'visibility', 'expected {actors: [...], roles: [...]}' FROM art_json"
-        " WHERE json_type(text, '$.visibility') IS NOT NULL AND (json_type(text, '$.visibility') <> 'OBJECT'"
-        " OR list_has_any(json_keys(text, '$.visibility'), NULL) "
-        " OR NOT list_bool_and(list_transform(json_keys(text, '$.visibility'), k -> k IN ('actors', 'roles')))"
-        " OR coalesce(NOT " + _STRING_LIST.format(f="visibility.actors") + ", false)"
-        " OR coalesce(NOT " + _STRING_LIST.format(f="visibility.roles") + ", false))",
-        """SELECT file, line, 'id', 'duplicate artifact id ' || to_json(aid) || ' (also in ' || first_file || ')'
-           FROM (SELECT file, line, aid,
-                        first_value(file || coalesce(':' || line, '')) OVER (PARTITION BY aid ORDER BY file, line) AS first_file,
-                        row_number() OVER (PARTITION BY aid ORDER BY file, line) AS n
-                 FROM art_json WHERE aid IS NOT NULL) WHERE n > 1""",
+    con.execute("DROP TABLE art_p")
+    vis_list = "coalesce(" + _is_string_list("json_extract(j8, '$.{k}')") + ", true)"
+    checks: list[tuple[str | None, str, str]] = [
+        (None, "'malformed JSON'", "NOT json_valid(text)"),
+        (None, "'expected a JSON object'", "json_valid(text) AND NOT ok"),
+        ("id", "'missing id (give an id field or name the file <id>.json)'", "ok AND (aid IS NULL OR trim(aid) = '')"),
+        ("subsystem", "'missing subsystem (give a subsystem field or put the file in artifacts/<subsystem>/)'",
+         "ok AND (subsystem IS NULL OR trim(subsystem) = '')"),
+        ("timestamp", "'unparseable timestamp ' || created_j",
+         "ok AND created_j IS NOT NULL AND (json_type(created_j) <> 'VARCHAR'"
+         " OR try_cast(created_j->>'$' AS TIMESTAMPTZ) IS NULL)"),
+        ("actors", "'expected a list of strings'", f"ok AND j7 IS NOT NULL AND NOT {_is_string_list('j7')}"),
+        ("visibility", "'expected {actors: [...], roles: [...]}'",
+         "ok AND j8 IS NOT NULL AND (json_type(j8) <> 'OBJECT'"
+         " OR NOT coalesce(list_bool_and(list_transform(json_keys(j8), k -> k IN ('actors', 'roles'))), true)"
+         " OR (json_extract(j8, '$.actors') IS NOT NULL AND NOT " + vis_list.format(k="actors") + ")"
+         " OR (json_extract(j8, '$.roles') IS NOT NULL AND NOT " + vis_list.format(k="roles") + "))"),
     ]
-    problems: list[Problem] = []
-    for sql in checks:
-        problems += _collect(con, f"SELECT * FROM ({sql}) AS p(file, line, field, message)")
+    problems = _problems(con, "art_x", checks)
+    problems += _collect(con, """
+        SELECT file, line, 'id', 'duplicate artifact id ' || to_json(aid) || ' (also in ' || first_file || ')'
+        FROM (SELECT file, line, aid,
+                     first_value(file || coalesce(':' || line, '')) OVER (PARTITION BY aid ORDER BY file, line)
+                         AS first_file,
+                     row_number() OVER (PARTITION BY aid ORDER BY file, line) AS n
+              FROM art_x WHERE ok AND aid IS NOT NULL) WHERE n > 1""")
     return problems
 
 
@@ -210,57 +276,51 @@ def build_tables(con) -> None:
     """Type the validated staging rows into the final tables."""
     con.execute(
         """CREATE OR REPLACE TABLE events AS
-           SELECT json_extract_string(text, '$.id') AS id,
-                  json_extract_string(text, '$.type') AS type,
-                  CAST(json_extract_string(text, '$.timestamp') AS TIMESTAMPTZ) AS ts,
+           SELECT j1->>'$' AS id, j2->>'$' AS type, CAST(j3->>'$' AS TIMESTAMPTZ) AS ts,
                   json(text) AS raw, file AS src_file, line AS src_line
-           FROM ev_json ORDER BY id"""
+           FROM ev_x ORDER BY id"""
     )
     con.execute(
         """CREATE OR REPLACE TABLE event_actors AS
-           SELECT id AS event_id, unnest(range(len(a))) AS pos, unnest(a) AS actor
-           FROM (SELECT id, coalesce(json_extract_string(raw, '$.actors[*]'), []) AS a FROM events)
+           SELECT event_id, unnest(range(len(a))) AS pos, unnest(a) AS actor
+           FROM (SELECT j1->>'$' AS event_id, json_extract_string(j4, '$[*]') AS a FROM ev_x WHERE j4 IS NOT NULL)
            ORDER BY event_id, pos"""
     )
     con.execute(
         """CREATE OR REPLACE TABLE event_artifacts AS
            WITH kv AS (
-               SELECT id AS event_id, unnest(keys) AS key FROM
-                 (SELECT id, raw, json_keys(raw, '$.artifact_ids') AS keys FROM events
-                  WHERE json_type(raw, '$.artifact_ids') = 'OBJECT')
-           ), vals AS (
-               SELECT k.event_id, k.key, json_extract(e.raw, '$.artifact_ids.' || to_json(k.key)) AS v
-               FROM kv k JOIN events e ON e.id = k.event_id
+               SELECT event_id, unnest(map_entries(m)) AS e
+               FROM (SELECT j1->>'$' AS event_id, json_transform(j5, '"MAP(VARCHAR, JSON)"') AS m
+                     FROM ev_x WHERE json_type(j5) = 'OBJECT')
            )
-           SELECT event_id, key, 0 AS pos, json_extract_string(v, '$') AS artifact_id FROM vals
-             WHERE json_type(v) = 'VARCHAR'
+           SELECT event_id, e.key AS key, 0 AS pos, e.value->>'$' AS artifact_id FROM kv
+             WHERE json_type(e.value) = 'VARCHAR'
            UNION ALL
            SELECT event_id, key, unnest(range(len(l))) AS pos, unnest(l) AS artifact_id FROM
-             (SELECT event_id, key, json_extract_string(v, '$[*]') AS l FROM vals WHERE json_type(v) = 'ARRAY')
+             (SELECT event_id, e.key AS key, json_extract_string(e.value, '$[*]') AS l FROM kv
+              WHERE json_type(e.value) = 'ARRAY')
            ORDER BY event_id, key, pos"""
     )
     con.execute(
-        f"""CREATE OR REPLACE TABLE artifacts AS
-            SELECT aid AS id, subsystem,
-                   CAST(created_text AS TIMESTAMPTZ) AS created,
-                   json_extract_string(text, '$.title') AS title,
-                   coalesce(json_extract_string(text, '$.actors[*]'), []) AS actors,
-                   coalesce(json_type(text, '$.visibility') = 'OBJECT', false) AS restricted_inline,
-                   json(text) AS raw, file AS src_file, line AS src_line
-            FROM art_json ORDER BY id"""
+        """CREATE OR REPLACE TABLE artifacts AS
+           SELECT aid AS id, subsystem, CAST(created_j->>'$' AS TIMESTAMPTZ) AS created,
+                  j6->>'$' AS title,
+                  coalesce(json_extract_string(j7, '$[*]'), []) AS actors,
+                  coalesce(json_type(j8) = 'OBJECT', false) AS restricted_inline,
+                  json(text) AS raw, file AS src_file, line AS src_line
+           FROM art_x ORDER BY id"""
     )
     reserved = ", ".join(f"'{k}'" for k in RESERVED_ARTIFACT_KEYS)
     con.execute(
         f"""CREATE OR REPLACE TABLE artifact_text AS
             SELECT id, coalesce(title, '') AS title,
-                   array_to_string(list_filter(list_transform(vals, v ->
-                       CASE WHEN json_type(v) = 'VARCHAR' THEN json_extract_string(v, '$')
-                            WHEN json_type(v) = 'ARRAY' THEN array_to_string(json_extract_string(v, '$[*]'), ' ')
-                       END), x -> x IS NOT NULL AND x <> ''), chr(10)) AS body
-            FROM (SELECT id, title, list_transform(keys, k -> json_extract(raw, '$.' || to_json(k))) AS vals
-                  FROM (SELECT id, title, raw,
-                               list_filter(list_sort(json_keys(raw)), k -> k NOT IN ({reserved})) AS keys
-                        FROM artifacts))
+                   coalesce(array_to_string(list_filter(list_transform(
+                       list_sort(list_filter(map_entries(m), e -> e.key NOT IN ({reserved}))), e ->
+                       CASE WHEN json_type(e.value) = 'VARCHAR' THEN e.value->>'$'
+                            WHEN json_type(e.value) = 'ARRAY'
+                                THEN array_to_string(json_extract_string(e.value, '$[*]'), ' ')
+                       END), x -> x IS NOT NULL AND x <> ''), chr(10)), '') AS body
+            FROM (SELECT id, title, json_transform(raw, '"MAP(VARCHAR, JSON)"') AS m FROM artifacts)
             ORDER BY id"""
     )
 
@@ -273,5 +333,5 @@ def ingest(con, events_path: Path, artifacts_path: Path) -> None:
     if problems:
         raise ContractError(problems)
     build_tables(con)
-    for t in ("ev_stage", "ev_json", "art_stage", "art_stage_l", "art_json"):
+    for t in ("ev_x", "art_x"):
         con.execute(f"DROP TABLE IF EXISTS {t}")

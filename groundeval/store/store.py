@@ -147,6 +147,7 @@ class Store:
     @staticmethod
     def _load(con: duckdb.DuckDBPyConnection, paths: PackPaths, fingerprint: str) -> None:
         m = paths.manifest
+        con.execute("SET enable_progress_bar = false")
         con.execute("SET TimeZone = ?", [m.timezone])  # naive times take the pack's timezone
         ingest(con, paths.events_path, paths.artifacts_path)
         _load_policy(con, m)
