@@ -122,7 +122,7 @@ def _call_line(call: ToolCall, marked: bool) -> str:
     if call.result_ids and call.tool != SUBMIT:
         shown = call.result_ids[:6]
         line += "  -> " + ", ".join(shown) + (f" (+{len(call.result_ids) - 6})" if len(call.result_ids) > 6 else "")
-    if call.error and call.status != "ok":
+    if call.error and call.status not in ("ok", "denied"):  # a refusal is already told by its flags
         error = str(call.error)
         line += f"  ({error if len(error) <= 60 else error[:57] + '...'})"
     return line

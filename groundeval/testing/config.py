@@ -40,13 +40,13 @@ class GateConfig:
     timeout: float | None = None
     out: str | None = None
     checks: tuple[str, ...] = ALL_CHECKS
-    min_adjusted: float = 0.0
+    min_adjusted: float | None = None  # None: the per-track items are skipped unless a track has its own
     min_adjusted_by_track: dict[str, float] = field(default_factory=dict)
     baseline: str | None = None
     tolerance: float = 0.02
     root: Path = Path(".")
 
-    def threshold(self, track: str) -> float:
+    def threshold(self, track: str) -> float | None:
         return self.min_adjusted_by_track.get(track, self.min_adjusted)
 
     def resolve(self, value: str | None) -> Path | None:

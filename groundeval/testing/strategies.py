@@ -47,6 +47,7 @@ from ..contract.models import (
     SubsystemGrant,
     Visibility,
 )
+from ..questions.answers import answer_schema
 from ..questions.model import (
     NO_MECHANISM,
     CounterfactualTruth,
@@ -76,38 +77,9 @@ BUCKETS = {
     "silence": ("absence", "presence"),
 }
 
-# Answer schemas used when a question is drawn without a generator; the shape
-# (required keys named after the truth fields) is what the runtime validates against.
-_EVIDENCE = {"type": "array", "items": {"type": "string"}}
-DEFAULT_ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {
-    "perspective": {
-        "type": "object",
-        "properties": {"could_actor_have_known": {"type": "boolean"}, "evidence_artifacts": _EVIDENCE},
-        "required": ["could_actor_have_known", "evidence_artifacts"],
-        "additionalProperties": False,
-    },
-    "counterfactual": {
-        "type": "object",
-        "properties": {
-            "outcome_changed": {"type": "boolean"},
-            "causal_mechanism": {"type": "string"},
-            "mechanism_direction": {"type": "string",
-                                    "enum": ["cause_to_effect", "effect_to_cause", "no_causal_link"]},
-            "cause_event_id": {"type": "string"},
-            "effect_event_id": {"type": "string"},
-            "evidence_artifacts": _EVIDENCE,
-        },
-        "required": ["outcome_changed", "causal_mechanism", "mechanism_direction", "cause_event_id",
-                     "effect_event_id", "evidence_artifacts"],
-        "additionalProperties": False,
-    },
-    "silence": {
-        "type": "object",
-        "properties": {"exists": {"type": "boolean"}, "evidence_artifacts": _EVIDENCE},
-        "required": ["exists", "evidence_artifacts"],
-        "additionalProperties": False,
-    },
-}
+# The answer schemas the generator writes (the Counterfactual one enumerates mechanisms).
+MECHANISMS = ("escalation_drives_resolution", "resolution_triggers_review")
+DEFAULT_ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {t: answer_schema(t, list(MECHANISMS)) for t in TRACKS}
 
 _ident = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
 _words = st.lists(st.sampled_from(("checkout", "payment", "outage", "retry", "customer", "review",
@@ -437,7 +409,7 @@ _event_id = st.integers(1, 40).map(lambda i: f"ev-{i:04d}")
 
 
 def _qid(*parts: Any) -> str:
-    return "q-" + hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return "q_" + hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @st.composite
