@@ -22,10 +22,21 @@ SEARCH_LIMIT = 5
 
 
 def inside_gates(episode: Any, ids: list[str]) -> list[str]:
-    """Of ``ids``, those the question's gates let the agent fetch (sorted, de-duplicated)."""
+    """Of ``ids``, those the question's gates let the agent fetch (sorted, de-duplicated).
+
+    Uses the episode's own cone facts when it has them (no query per call); otherwise
+    asks the cone directly."""
+    wanted = sorted(set(ids))
+    scope = getattr(episode, "scope", None)
+    if scope is not None and hasattr(scope, "broken"):
+        from ..store.search_sql import fetch_index
+
+        meta = fetch_index(episode.store).meta
+        return [a for a in wanted if a in meta and not scope.broken(
+            a, meta[a].subsystem, meta[a].created_us, meta[a].restricted)]
     q = episode.question
-    flags = gate_flags(episode.store, q.actor, q.as_of, ids, q.gates)
-    return [a for a in sorted(set(ids)) if flags.get(a) == []]
+    flags = gate_flags(episode.store, q.actor, q.as_of, wanted, q.gates)
+    return [a for a in wanted if flags.get(a) == []]
 
 
 def search_query(question: Any) -> str:
