@@ -59,75 +59,62 @@ class EventGraph:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-def _sides(prefix: str, joins: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    if not joins:
-        return [(f"{prefix}.*a", f"{prefix}.*b")]
-    return [(f"{prefix}.{j}a", f"{prefix}.{j}b") for j in range(len(joins))]
-
-
-def _load_spec(gs: GraphSQL, prefix: str, src_type: str, dst_type: str, joins: list[tuple[str, str]],
-               match_field: str | None, match_value: Any) -> list[tuple[str, str]]:
-    sides = _sides(prefix, joins)
-    if joins:
-        for (sa, sb), (pa, pb) in zip(sides, joins):
-            gs.load_keys(sa, src_type, pa)
-            gs.load_keys(sb, dst_type, pb)
-    else:
-        gs.load_keys(sides[0][0], src_type, None)
-        gs.load_keys(sides[0][1], dst_type, None)
-    match_side = None
+def _define(prefix: str, kind: str, src_type: str, dst_type: str, joins: list[tuple[str, str]],
+            match_field: str | None, match_value: Any, gap: int, defs: dict[str, list]) -> None:
+    """Append one spec's rows to the definition tables ``GraphSQL.load`` takes."""
+    pairs = joins or [(None, None)]  # no join: one constant key on both sides
+    for j, (pa, pb) in enumerate(pairs):
+        defs["sides"] += [(f"{prefix}.{j}a", src_type, pa), (f"{prefix}.{j}b", dst_type, pb)]
+        defs["joins"].append((prefix, j, f"{prefix}.{j}a", f"{prefix}.{j}b"))
+    match_side = ""
     if match_field:
         match_side = f"{prefix}.m"
-        gs.load_keys(match_side, src_type, match_field)
-    keys = sorted(join_key(match_value)) if match_field and match_value is not None else None
-    gs.load_sources(prefix, src_type, match_side, keys)
-    return sides
+        defs["sides"].append((match_side, src_type, match_field))
+        if match_value is not None:
+            defs["matches"] += [(prefix, k) for k in sorted(join_key(match_value))]
+    defs["sources"].append((prefix, src_type, match_side, bool(match_field) and match_value is None))
+    defs["specs"].append((prefix, kind, dst_type, gap, len(pairs), bool(joins)))
 
 
 def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     """Derive causal edges, distractors and silence records; see the module docstring."""
     ev = store.manifest.evaluation
     gs = GraphSQL(store.cursor)
-    causal_sides, silence_sides = [], []
+    defs: dict[str, list] = {"sides": [], "sources": [], "matches": [], "specs": [], "joins": []}
     for i, spec in enumerate(ev.causal_links):
-        causal_sides.append(_load_spec(gs, f"c{i}", spec.cause_event_type, spec.effect_event_type,
-                                       [(j.cause, j.effect) for j in spec.join], spec.match_field, spec.match_value))
+        _define(f"c{i}", "c", spec.cause_event_type, spec.effect_event_type, [(j.cause, j.effect) for j in spec.join],
+                spec.match_field, spec.match_value, gap_us(spec.max_gap_days), defs)
     for i, spec in enumerate(ev.silence_pairs):
-        silence_sides.append(_load_spec(gs, f"s{i}", spec.trigger_event_type, spec.response_event_type,
-                                        [(j.trigger, j.response) for j in spec.join], spec.match_field,
-                                        spec.match_value))
-    gs.finish_loading()
+        _define(f"s{i}", "s", spec.trigger_event_type, spec.response_event_type,
+                [(j.trigger, j.response) for j in spec.join], spec.match_field, spec.match_value,
+                gap_us(spec.max_gap_days), defs)
+    gs.load(defs["sides"], defs["sources"], defs["matches"], defs["specs"], defs["joins"])
 
     # -- causal edges and distractors
-    raw_edges: list[tuple[str, str, str]] = []
-    raw_distractors: list[tuple[str, str, str]] = []
-    for i, spec in enumerate(ev.causal_links):
-        gap = gap_us(spec.max_gap_days)
-        raw_edges += [(spec.name, c, e) for c, e in gs.causal_edges(f"c{i}", spec.effect_event_type,
-                                                                      causal_sides[i], gap)]
-        if spec.join:
-            raw_distractors += [(spec.name, c, e) for c, e in gs.next_effects(f"c{i}", spec.effect_event_type,
-                                                                              causal_sides[i], gap)]
+    def name(src: str) -> str:
+        return ev.causal_links[int(src[1:])].name
+
+    raw_edges = [(name(src), c, e) for src, c, e in gs.causal_edges()]
     linked = {(c, e) for _, c, e in raw_edges}
-    raw_distractors = [d for d in raw_distractors if (d[1], d[2]) not in linked]
+    raw_distractors = [(name(src), c, e) for src, c, e in gs.next_effects() if (c, e) not in linked]
 
     # -- silence
     presences_raw: list[tuple[int, str, str]] = []  # (spec index, trigger, response)
     absences_raw: list[tuple[int, str]] = []
     ambiguous: list[AmbiguousTrigger] = []
-    for i, spec in enumerate(ev.silence_pairs):
-        for tid, missing, presence, before, outside in gs.silence_status(
-                f"s{i}", spec.response_event_type, silence_sides[i], gap_us(spec.max_gap_days)):
-            if missing and spec.join:
-                ambiguous.append(AmbiguousTrigger(spec.key, tid, "missing_join_key"))
-            elif presence is not None:
-                presences_raw.append((i, tid, presence))
-            elif before is not None:
-                ambiguous.append(AmbiguousTrigger(spec.key, tid, "response_before_trigger", before))
-            elif outside is not None:
-                ambiguous.append(AmbiguousTrigger(spec.key, tid, "response_outside_gap", outside))
-            else:
-                absences_raw.append((i, tid))
+    for src, tid, missing, presence, before, outside in gs.silence_status():
+        i = int(src[1:])
+        key = ev.silence_pairs[i].key
+        if missing:
+            ambiguous.append(AmbiguousTrigger(key, tid, "missing_join_key"))
+        elif presence is not None:
+            presences_raw.append((i, tid, presence))
+        elif before is not None:
+            ambiguous.append(AmbiguousTrigger(key, tid, "response_before_trigger", before))
+        elif outside is not None:
+            ambiguous.append(AmbiguousTrigger(key, tid, "response_outside_gap", outside))
+        else:
+            absences_raw.append((i, tid))
 
     involved = {x for _, c, e in raw_edges + raw_distractors for x in (c, e)}
     involved |= {x for _, t, r in presences_raw for x in (t, r)} | {t for _, t in absences_raw}

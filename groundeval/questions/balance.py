@@ -88,7 +88,8 @@ def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float
         actor_imb = (n_actor_label[(c.actor, c.label)] - n_actor_label[(c.actor, not c.label)]) if c.actor else 0
         type_imb = n_type_label[(c.event_type, c.label)] - n_type_label[(c.event_type, not c.label)]
         want = difficulty_ratios.get(c.difficulty, 0) / dsum * (len(picked) + 1) - n_diff[c.difficulty]
-        return (actor_imb, type_imb, n_group[(c.bucket, c.group)], -want, rank[id(c)])
+        return (max(actor_imb, type_imb, 0) >= 1, max(actor_imb, type_imb), actor_imb + type_imb,
+                n_group[(c.bucket, c.group)], -want, rank[id(c)])
 
     while len(picked) < total:
         for b in pools:
@@ -117,11 +118,15 @@ def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float
         if c.unique is not None:
             used_unique.add(c.unique)
 
+    picked, trimmed = _trim(picked)
+    n_bucket = Counter(c.bucket for c in picked)
+    n_diff = Counter(c.difficulty for c in picked)
     n = len(picked)
     rs = sum(bucket_ratios.values()) or 1.0
     report = {
         "requested_total": total,
         "achieved_total": n,
+        "trimmed_for_shortcuts": trimmed,
         "buckets": {b: {"requested_ratio": round(r / rs, 4), "quota": quota[b], "achieved": n_bucket[b],
                         "achieved_ratio": round(n_bucket[b] / n, 4) if n else 0.0,
                         "available": sum(1 for c in cands if c.bucket == b)}
@@ -131,3 +136,43 @@ def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float
                        for d in DIFFICULTIES},
     }
     return picked, report
+
+
+SHORTCUT_LIMIT = 0.6
+
+
+def _majority(picked: list[Candidate], key) -> float:
+    groups: dict[Any, Counter] = {}
+    for c in picked:
+        groups.setdefault(key(c), Counter())[c.label] += 1
+    return sum(max(g.values()) for g in groups.values()) / len(picked)
+
+
+def _shortcut(picked: list[Candidate]) -> float:
+    """How far the best per-actor / per-type majority exceeds what the label ratio allows."""
+    if not picked:
+        return 0.0
+    base = max(SHORTCUT_LIMIT, _majority(picked, lambda c: None))
+    return max(0.0, max(_majority(picked, lambda c: c.actor), _majority(picked, lambda c: c.event_type)) - base)
+
+
+def _trim(picked: list[Candidate]) -> tuple[list[Candidate], int]:
+    """Drop the fewest picks (latest first) until no actor or event type predicts the
+    label better than ``SHORTCUT_LIMIT`` (or the overall majority, if the configured
+    ratios make that higher): small groups with odd sizes otherwise leak a majority."""
+    picked = list(picked)
+    trimmed = 0
+    while len(picked) > 2:
+        now = _shortcut(picked)
+        if now <= 1e-12:
+            break
+        best, best_score = None, now
+        for i in range(len(picked) - 1, -1, -1):
+            score = _shortcut(picked[:i] + picked[i + 1:])
+            if score < best_score - 1e-12:
+                best, best_score = i, score
+        if best is None:
+            break
+        picked.pop(best)
+        trimmed += 1
+    return picked, trimmed

@@ -16,7 +16,7 @@ from ..graph.build import EventGraph
 from ..store.store import to_utc
 from .balance import Candidate, difficulty_of
 from .model import NO_MECHANISM, CounterfactualTruth
-from .text import describe
+from .text import describe, names
 
 DAY_US = 86_400_000_000
 
@@ -59,6 +59,7 @@ def candidates(eg: EventGraph, ev: EvaluationConfig, ambiguous_ids: set[str],
         payload: dict[str, Any] = {
             "truth": truth, "actor": None, "as_of": to_utc(as_of), "gates": list(gates),
             "context_subsystems": subs, "event_type": effect.type, "spec": spec.name,
+            "names": names(cause.record, effect.record),
             "slots": {"premise": premise,
                       "effect": describe(effect.type, effect.record, [j.effect for j in spec.join]),
                       "hint": f" (for example, would it be that {outcome})" if outcome else ""},

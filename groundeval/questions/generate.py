@@ -51,7 +51,8 @@ def _valid_templates(track: str, c: Candidate, vocabulary: list[str]) -> list[st
     slots = _slots(c)
     if track == "counterfactual" and circular(slots["premise"], slots["effect"]):
         return []
-    ids = _truth_ids(track, c.payload["truth"])
+    names = set(c.payload.get("names", ()))
+    ids = [i for i in _truth_ids(track, c.payload["truth"]) if i not in names]
     return [tid for tid, _ in TEMPLATES[track]
             if not leaks(render(track, tid, slots), ids=ids, vocabulary=vocabulary)]
 
@@ -98,7 +99,9 @@ def _question(track: str, c: Candidate, template_id: str, mechanisms: list[str],
     if prose is not None:
         request = {"track": track, "text": text, "actor": p["actor"], "as_of": format_time(p["as_of"]),
                    "slots": slots}
-        better = _prose_text(prose, request, _truth_ids(track, p["truth"]), vocabulary)
+        names = set(p.get("names", ()))
+        better = _prose_text(prose, request, [i for i in _truth_ids(track, p["truth"]) if i not in names],
+                             vocabulary)
         if better:
             text, source = better, "prose"
     meta = {"event_type": p["event_type"], "text_source": source}

@@ -9,6 +9,7 @@ counterfactuals whose outcome only restates the premise.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterable
 
 LEAKING_PHRASES = (
@@ -24,21 +25,36 @@ _STOP = frozenset("a an the of to in on for and or had has have not be been was 
                   "event about with by at from if did do does than then".split())
 
 
+_TOKEN = re.compile(r"[\w-]+")
+
+
+@lru_cache(maxsize=65536)
 def _token_re(token: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])" + re.escape(token) + r"(?![\w-])", re.IGNORECASE)
+
+
+def _contains(text: str, tokens: frozenset[str], needle: str) -> bool:
+    """``needle`` occurs in ``text`` as a whole token (case-insensitive)."""
+    if _TOKEN.fullmatch(needle):
+        return needle.lower() in tokens
+    return _token_re(needle).search(text) is not None
 
 
 def leaks(text: str, *, ids: Iterable[str] = (), vocabulary: Iterable[str] = ()) -> list[str]:
     """Reasons the text leaks (empty when clean)."""
     reasons = []
     low = text.lower()
+    tokens = frozenset(_TOKEN.findall(low))
     for phrase in LEAKING_PHRASES:
         if phrase in low:
             reasons.append(f"leaking phrase {phrase!r}")
     for token in sorted({t for t in ids if t and t.strip()}):
-        if _token_re(token).search(text):
+        if _contains(text, tokens, token):
             reasons.append(f"contains id {token!r}")
     for word in sorted({v for v in vocabulary if v and v.strip()}):
+        first = _TOKEN.findall(word.lower())[:1]
+        if first and first[0] not in tokens and first[0].replace("_", " ").split()[0] not in tokens:
+            continue  # cheap pre-check: the term's first word is absent
         if _token_re(word).search(text) or _token_re(word.replace("_", " ")).search(text):
             reasons.append(f"contains ground-truth term {word!r}")
     return reasons

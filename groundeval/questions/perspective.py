@@ -26,6 +26,7 @@ from ..store.graph_sql import GraphSQL
 from ..store.store import to_utc
 from .balance import Candidate, difficulty_of
 from .model import PerspectiveTruth
+from .text import names
 
 BUCKETS = ("positive", "negative_permission", "negative_temporal")
 NEAR_US = 2 * 86_400_000_000
@@ -86,6 +87,7 @@ def candidates(gs: GraphSQL, ev: EvaluationConfig, ambiguous_ids: set[str],
         subs = sorted({r[1] for r in arts})
         factors = (actor not in ev_actors) + (len(subs) > 1 or 0 < len(vis) < len(arts)) + \
             (abs(ets - as_of) <= NEAR_US)
+        record = json.loads(raw)
         truth = PerspectiveTruth(could_actor_have_known=bucket == "positive", target_event_id=eid,
                                  target_event_type=etype, target_artifacts=sorted(r[0] for r in arts),
                                  evidence_artifacts=sorted(vis), blocked_subsystems=blocked,
@@ -93,7 +95,7 @@ def candidates(gs: GraphSQL, ev: EvaluationConfig, ambiguous_ids: set[str],
         payload: dict[str, Any] = {
             "truth": truth, "actor": actor, "as_of": to_utc(as_of), "gates": sorted(gates, key=_gate_order),
             "context_subsystems": sorted(set(granted.get((actor, as_of), [])) | set(subs)),
-            "record": json.loads(raw), "event_type": etype,
+            "record": record, "names": names(record), "event_type": etype,
             "slots": {"actor": display.get(actor, actor)},
         }
         out.append(Candidate(key=f"perspective|{actor}|{as_of}|{eid}", bucket=bucket,

@@ -16,7 +16,7 @@ from ..graph.build import EventGraph
 from ..store.store import to_utc
 from .balance import Candidate, difficulty_of
 from .model import SilenceTruth
-from .text import describe, format_gap, humanize
+from .text import describe, format_gap, humanize, names
 
 
 def candidates(eg: EventGraph, ev: EvaluationConfig, ambiguous_ids: set[str],
@@ -53,7 +53,7 @@ def candidates(eg: EventGraph, ev: EvaluationConfig, ambiguous_ids: set[str],
             "truth": truth, "actor": None, "as_of": to_utc(as_of), "gates": list(gates),
             "context_subsystems": sorted(set(rec.expected_subsystems)
                                          | {artifacts[a][0] for a in trigger.artifacts if a in artifacts}),
-            "event_type": trigger.type, "spec": rec.spec,
+            "event_type": trigger.type, "spec": rec.spec, "names": names(trigger.record),
             "slots": {"trigger": describe(trigger.type, trigger.record, [j.trigger for j in spec.join]),
                       "response": f"'{humanize(rec.response_type)}' event",
                       "gap": format_gap(spec.max_gap_days)},

@@ -85,6 +85,18 @@ def describe(event_type: str, record: dict[str, Any], prefer: list[str] | None =
     return f"{base} ({', '.join(parts)})" if parts else base
 
 
+def names(*records: dict[str, Any]) -> list[str]:
+    """The scalar fact values naming these events: how a question names its subject.
+
+    They may coincide with artifact ids (a ticket id is often the incident id); the
+    leakage validator allows them, because a question must say what it is about."""
+    out = set()
+    for record in records:
+        facts = record.get("facts") if isinstance(record.get("facts"), dict) else {}
+        out |= {t for t in (_scalar_text(v) for v in facts.values()) if t}
+    return sorted(out)
+
+
 def render(track: str, template_id: str, slots: dict[str, str]) -> str:
     for tid, text in TEMPLATES[track]:
         if tid == template_id:

@@ -12,6 +12,9 @@ Every query ends in ``ORDER BY`` so results never depend on file or row order.
 
 from __future__ import annotations
 
+import csv
+import os
+import tempfile
 from typing import Any, Iterable, Sequence
 
 from ..contract.paths import json_paths
@@ -44,148 +47,170 @@ def gap_us(days: float) -> int:
     return int(round(days * US_PER_DAY))
 
 
-def _resolve_expr(path: str) -> tuple[str, list[Any]]:
-    """SQL for the JSON value at a dotted path of ``raw`` (NULL when missing or null)."""
-    parts, params = [], []
-    for jp in json_paths(path):
-        parts.append("CASE WHEN json_type(raw, ?) <> 'NULL' THEN json_extract(raw, ?) END")
-        params += [jp, jp]
-    return (f"coalesce({', '.join(parts)})" if len(parts) > 1 else parts[0]), params
+def _two_paths(path: str) -> tuple[str, str]:
+    """The (at most two) DuckDB JSON paths tried in order for a dotted path."""
+    paths = json_paths(path)
+    return paths[0], paths[-1]
 
 
 class GraphSQL:
-    """The working tables of one graph build on one cursor."""
+    """The working tables of one graph build on one cursor.
+
+    Every spec of a kind is evaluated by one query: spec definitions go into small
+    tables (``ge_specs``, ``ge_joins``, ``ge_sidedef``) and the queries join them, so
+    the number of statements does not grow with the number of specs."""
 
     def __init__(self, cursor):
         self.cur = cursor
         self.cur.execute(_NORM_MACRO)
         self.cur.execute("CREATE OR REPLACE TEMP MACRO ge_ts(us) AS make_timestamp(us)::TIMESTAMPTZ")
         self.cur.execute(_KEYS_MACRO)
-        self.cur.execute("CREATE OR REPLACE TEMP TABLE ge_keys (side VARCHAR, event_id VARCHAR, k VARCHAR)")
-        self.cur.execute("CREATE OR REPLACE TEMP TABLE ge_src (src VARCHAR, event_id VARCHAR, ts TIMESTAMPTZ)")
 
     def q(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         return self.cur.execute(sql, list(params)).fetchall()
 
-    # ------------------------------------------------------------------ keys
+    def put(self, table: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Any]]) -> None:
+        """Load Python rows into a temp table through a CSV file.
 
-    def load_keys(self, side: str, event_type: str, path: str | None) -> None:
-        """Join keys of every event of ``event_type`` at ``path`` (``None``: one constant key)."""
-        if path is None:
-            self.cur.execute("INSERT INTO ge_keys SELECT ?, id, '*' FROM events WHERE type = ?", [side, event_type])
-            return
-        expr, params = _resolve_expr(path)
+        Passing long Python lists as query parameters costs DuckDB a failed
+        ``import pandas`` per element (seconds at 10K ids); its CSV reader is linear."""
+        decl = ", ".join(f"{n} {t}" for n, t in columns)
+        spec = "{" + ", ".join(f"'{n}': '{t}'" for n, t in columns) + "}"
+        with tempfile.TemporaryDirectory(prefix="groundeval-") as tmp:
+            path = os.path.join(tmp, "rows.csv")
+            with open(path, "w", newline="", encoding="utf-8") as f:
+                n = 0
+                writer = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
+                for row in rows:
+                    writer.writerow(row)
+                    n += 1
+            self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({decl})")
+            if n:
+                self.cur.execute(f"INSERT INTO {table} SELECT * FROM read_csv(?, header = false, columns = {spec},"
+                                 " delim = ',', quote = '\"', escape = '\"', auto_detect = false,"
+                                 " allow_quoted_nulls = false)", [path])
+
+    # ------------------------------------------------------------------ loading
+
+    def load(self, sides: list[tuple[str, str, str | None]], sources: list[tuple[str, str, str, bool]],
+             matches: list[tuple[str, str]], specs: list[tuple[str, str, str, int, int, bool]],
+             joins: list[tuple[str, int, str, str]]) -> None:
+        """Load spec definitions and derive keys and source events, all specs at once.
+
+        ``sides``: (side, event type, dotted path or None for a constant key);
+        ``sources``: (src, event type, match side or '', match any value);
+        ``matches``: (src, key) accepted match keys; ``specs``: (src, kind 'c'|'s',
+        destination type, gap µs, number of joins, has real joins);
+        ``joins``: (src, join index, source side, destination side)."""
+        self.put("ge_sidedef", [("side", "VARCHAR"), ("type", "VARCHAR"), ("p1", "VARCHAR"), ("p2", "VARCHAR"),
+                                ("const", "BOOLEAN")],
+                 ([s, t, *(_two_paths(p) if p else ("$", "$")), p is None] for s, t, p in sides))
+        self.put("ge_srcdef", [("src", "VARCHAR"), ("type", "VARCHAR"), ("match_side", "VARCHAR"),
+                               ("match_any", "BOOLEAN")], sources)
+        self.put("ge_match", [("src", "VARCHAR"), ("k", "VARCHAR")], matches)
+        self.put("ge_specs", [("src", "VARCHAR"), ("kind", "VARCHAR"), ("dst_type", "VARCHAR"), ("gap", "BIGINT"),
+                              ("nj", "INTEGER"), ("real", "BOOLEAN")], specs)
+        self.put("ge_joins", [("src", "VARCHAR"), ("j", "INTEGER"), ("a_side", "VARCHAR"), ("b_side", "VARCHAR")],
+                 joins)
         self.cur.execute(
-            f"""INSERT INTO ge_keys SELECT ?, id, k FROM (
-                    SELECT id, unnest(ge_keys_of({expr})) AS k FROM events WHERE type = ?)""",
-            [side, *params, event_type])
-
-    def load_sources(self, src: str, event_type: str, match_side: str | None,
-                     match_keys: list[str] | None) -> None:
-        """Cause or trigger events of a spec after its ``match_field``/``match_value`` filter.
-
-        With a match field the event's key set there must intersect the value's keys
-        (``match_keys``); with no value it must merely resolve."""
-        if match_side is None:
-            self.cur.execute("INSERT INTO ge_src SELECT ?, id, ts FROM events WHERE type = ?", [src, event_type])
-        elif match_keys is None:
-            self.cur.execute(
-                "INSERT INTO ge_src SELECT ?, id, ts FROM events WHERE type = ? AND id IN "
-                "(SELECT event_id FROM ge_keys WHERE side = ?)", [src, event_type, match_side])
-        else:
-            self.cur.execute(
-                "INSERT INTO ge_src SELECT ?, id, ts FROM events WHERE type = ? AND id IN "
-                "(SELECT event_id FROM ge_keys WHERE side = ? AND k IN (SELECT unnest(?::VARCHAR[])))",
-                [src, event_type, match_side, match_keys])
-
-    def finish_loading(self) -> None:
-        self.cur.execute("CREATE OR REPLACE TEMP TABLE ge_keys AS SELECT DISTINCT * FROM ge_keys "
-                         "ORDER BY side, k, event_id")
+            """CREATE OR REPLACE TEMP TABLE ge_keys AS
+               SELECT DISTINCT side, event_id, ts, k FROM (
+                   SELECT d.side, e.id AS event_id, e.ts,
+                          unnest(CASE WHEN d.const THEN ['*'] ELSE ge_keys_of(coalesce(
+                              CASE WHEN json_type(e.raw, d.p1) <> 'NULL' THEN json_extract(e.raw, d.p1) END,
+                              CASE WHEN json_type(e.raw, d.p2) <> 'NULL' THEN json_extract(e.raw, d.p2) END)) END) AS k
+                   FROM ge_sidedef d JOIN events e ON e.type = d.type)
+               WHERE k IS NOT NULL ORDER BY side, k, event_id""")
+        self.cur.execute(
+            """CREATE OR REPLACE TEMP TABLE ge_src AS
+               SELECT d.src, e.id AS event_id, e.ts FROM ge_srcdef d JOIN events e ON e.type = d.type
+               WHERE d.match_side = ''
+               UNION ALL
+               SELECT DISTINCT d.src, k.event_id, k.ts FROM ge_srcdef d JOIN ge_keys k ON k.side = d.match_side
+               WHERE d.match_side <> ''
+                 AND (d.match_any OR k.k IN (SELECT m.k FROM ge_match m WHERE m.src = d.src))
+               ORDER BY 1, 2""")
 
     # ------------------------------------------------------------------ joins
 
-    @staticmethod
-    def _extra_joins(sides: list[tuple[str, str]], a: str, b: str) -> tuple[str, list[Any]]:
-        """EXISTS conditions: pair (a, b) shares a key on every further join side pair."""
-        conds, params = [], []
-        for sa, sb in sides:
-            conds.append(f"EXISTS (SELECT 1 FROM ge_keys ka JOIN ge_keys kb ON ka.k = kb.k WHERE ka.side = ? "
-                         f"AND ka.event_id = {a} AND kb.side = ? AND kb.event_id = {b})")
-            params += [sa, sb]
-        return (" AND ".join(conds) or "true"), params
+    _PAIRS = """
+        SELECT j.src, j.j, a.event_id AS aid, a.ts AS ats, b.event_id AS bid, b.ts AS bts
+        FROM ge_joins j JOIN ge_specs s ON s.src = j.src AND s.kind = '{kind}'
+        JOIN ge_src x ON x.src = j.src
+        JOIN ge_keys a ON a.side = j.a_side AND a.event_id = x.event_id
+        JOIN ge_keys b ON b.side = j.b_side AND b.k = a.k
+        WHERE b.event_id <> a.event_id {window}"""
 
-    def causal_edges(self, src: str, effect_type: str, sides: list[tuple[str, str]], gap: int) -> list[tuple]:
-        """(cause_id, effect_id): the earliest effect (by time, then id) strictly after the
-        cause, within the gap, on which every join holds."""
-        (c0, e0), rest = sides[0], sides[1:]
-        extra, extra_p = self._extra_joins(rest, "p.cid", "p.eid")
+    def causal_edges(self) -> list[tuple[str, str, str]]:
+        """(src, cause_id, effect_id): for every causal spec, the earliest effect (by time,
+        then id) strictly after the cause and within the gap on which every join holds."""
+        pairs = self._PAIRS.format(kind="c", window="AND b.ts > a.ts AND b.ts <= a.ts + to_microseconds(s.gap)")
         return self.q(
-            f"""WITH c AS (SELECT event_id AS cid, ts AS cts FROM ge_src WHERE src = ?),
-                     e AS (SELECT id AS eid, ts AS ets FROM events WHERE type = ?),
-                     p AS (SELECT DISTINCT c.cid, c.cts, e.eid, e.ets
-                           FROM c JOIN ge_keys ck ON ck.side = ? AND ck.event_id = c.cid
-                           JOIN ge_keys ek ON ek.side = ? AND ek.k = ck.k
-                           JOIN e ON e.eid = ek.event_id
-                           WHERE e.ets > c.cts AND e.ets <= c.cts + to_microseconds(?::BIGINT))
-                SELECT cid, eid FROM p WHERE {extra}
-                QUALIFY row_number() OVER (PARTITION BY cid ORDER BY ets, eid) = 1
-                ORDER BY cid""",
-            [src, effect_type, c0, e0, gap, *extra_p])
+            f"""WITH pj AS (SELECT DISTINCT * FROM ({pairs})),
+                     p AS (SELECT src, aid, bid, any_value(bts) AS bts, count(*) AS n FROM pj GROUP BY src, aid, bid)
+                SELECT p.src, p.aid, p.bid FROM p JOIN ge_specs s ON s.src = p.src WHERE p.n = s.nj
+                QUALIFY row_number() OVER (PARTITION BY p.src, p.aid ORDER BY p.bts, p.bid) = 1
+                ORDER BY 1, 2""")
 
-    def next_effects(self, src: str, effect_type: str, sides: list[tuple[str, str]], gap: int) -> list[tuple]:
-        """(cause_id, effect_id) for the very next effect-type event (by time, then id)
-        strictly after each cause and within the gap, when both sides resolve every
-        join but some join fails: temporal adjacency without a shared id."""
-        has_keys = " AND ".join(
-            "EXISTS (SELECT 1 FROM ge_keys WHERE side = ? AND event_id = n.cid) AND "
-            "EXISTS (SELECT 1 FROM ge_keys WHERE side = ? AND event_id = n.eid)" for _ in sides)
-        has_p = [s for pair in sides for s in pair]
-        joined, joined_p = self._extra_joins(sides, "n.cid", "n.eid")
+    def next_effects(self) -> list[tuple[str, str, str]]:
+        """(src, cause_id, effect_id): the very next effect-type event (by time, then id)
+        strictly after each cause and within the gap, when both sides resolve every join
+        but some join fails — temporal adjacency without a shared id. Specs with real
+        joins only."""
         return self.q(
-            f"""WITH c AS (SELECT event_id AS cid, ts AS cts FROM ge_src WHERE src = ?),
-                     ef AS (SELECT ts AS ets, min(id) AS eid FROM events WHERE type = ? GROUP BY ts),
-                     n AS (SELECT c.cid, c.cts, ef.eid, ef.ets FROM c ASOF JOIN ef ON c.cts < ef.ets)
-                SELECT cid, eid FROM n
-                WHERE ets <= cts + to_microseconds(?::BIGINT) AND {has_keys} AND NOT ({joined})
-                ORDER BY cid""",
-            [src, effect_type, gap, *has_p, *joined_p])
+            """WITH s AS (SELECT * FROM ge_specs WHERE kind = 'c' AND real),
+                    c AS (SELECT x.src, x.event_id AS cid, x.ts AS cts, s.dst_type, s.gap
+                          FROM ge_src x JOIN s ON s.src = x.src),
+                    ef AS (SELECT type, ts AS ets, min(id) AS eid FROM events
+                           WHERE type IN (SELECT dst_type FROM s) GROUP BY type, ts),
+                    n AS (SELECT c.src, c.cid, c.cts, ef.eid, ef.ets, c.gap FROM c
+                          ASOF JOIN ef ON c.dst_type = ef.type AND c.cts < ef.ets),
+                    w AS (SELECT * FROM n WHERE ets <= cts + to_microseconds(gap)),
+                    jj AS (SELECT w.src, w.cid, w.eid, j.j,
+                                  EXISTS (SELECT 1 FROM ge_keys k WHERE k.side = j.a_side AND k.event_id = w.cid) AS ha,
+                                  EXISTS (SELECT 1 FROM ge_keys k WHERE k.side = j.b_side AND k.event_id = w.eid) AS hb,
+                                  EXISTS (SELECT 1 FROM ge_keys ka JOIN ge_keys kb ON ka.k = kb.k
+                                          WHERE ka.side = j.a_side AND ka.event_id = w.cid
+                                            AND kb.side = j.b_side AND kb.event_id = w.eid) AS shared
+                           FROM w JOIN ge_joins j ON j.src = w.src)
+               SELECT src, cid, eid FROM jj GROUP BY src, cid, eid
+               HAVING bool_and(ha AND hb) AND NOT bool_and(shared) ORDER BY 1, 2""")
 
-    def silence_status(self, src: str, response_type: str, sides: list[tuple[str, str]], gap: int) -> list[tuple]:
-        """Per trigger: (trigger_id, missing_key, presence_id, before_id, outside_id).
-
-        ``presence`` is the earliest joined response strictly after the trigger within
-        the gap; ``before`` the latest joined response at or before the trigger;
+    def silence_status(self) -> list[tuple]:
+        """Per silence spec and trigger: (src, trigger_id, missing_key, presence_id,
+        before_id, outside_id). ``presence`` is the earliest joined response strictly after
+        the trigger within the gap; ``before`` the latest joined response at or before it;
         ``outside`` the earliest joined response after the gap."""
-        (t0, r0), rest = sides[0], sides[1:]
-        extra, extra_p = self._extra_joins(rest, "p.tid", "p.rid")
-        missing = " OR ".join("NOT EXISTS (SELECT 1 FROM ge_keys WHERE side = ? AND event_id = t.tid)"
-                              for _ in sides)
-        missing_p = [t for t, _ in sides]
+        pairs = self._PAIRS.format(kind="s", window="")
         return self.q(
-            f"""WITH t AS (SELECT event_id AS tid, ts AS tts FROM ge_src WHERE src = ?),
-                     p AS (SELECT DISTINCT t.tid, t.tts, r.id AS rid, r.ts AS rts
-                           FROM t JOIN ge_keys tk ON tk.side = ? AND tk.event_id = t.tid
-                           JOIN ge_keys rk ON rk.side = ? AND rk.k = tk.k
-                           JOIN events r ON r.id = rk.event_id AND r.type = ?
-                           WHERE r.id <> t.tid),
-                     j AS (SELECT * FROM p WHERE {extra}),
-                     g AS (SELECT tid,
+            f"""WITH s AS (SELECT * FROM ge_specs WHERE kind = 's'),
+                     pj AS (SELECT DISTINCT * FROM ({pairs})),
+                     p AS (SELECT src, aid AS tid, any_value(ats) AS tts, bid AS rid, any_value(bts) AS rts,
+                                  count(*) AS n FROM pj GROUP BY src, aid, bid),
+                     jn AS (SELECT p.*, s.gap FROM p JOIN s ON s.src = p.src WHERE p.n = s.nj),
+                     g AS (SELECT src, tid,
                                   min({{'t': rts, 'i': rid}}) FILTER (WHERE rts > tts
-                                      AND rts <= tts + to_microseconds(?::BIGINT)).i AS presence,
+                                      AND rts <= tts + to_microseconds(gap)).i AS presence,
                                   max({{'t': rts, 'i': rid}}) FILTER (WHERE rts <= tts).i AS before,
                                   min({{'t': rts, 'i': rid}}) FILTER (WHERE rts > tts
-                                      + to_microseconds(?::BIGINT)).i AS outside
-                           FROM j GROUP BY tid)
-                SELECT t.tid, ({missing}) AS missing, g.presence, g.before, g.outside
-                FROM t LEFT JOIN g ON g.tid = t.tid ORDER BY t.tid""",
-            [src, t0, r0, response_type, *extra_p, gap, gap, *missing_p])
+                                      + to_microseconds(gap)).i AS outside
+                           FROM jn GROUP BY src, tid),
+                     hk AS (SELECT j.src, k.event_id AS tid, count(DISTINCT j.j) AS n
+                            FROM ge_joins j JOIN ge_keys k ON k.side = j.a_side GROUP BY j.src, k.event_id)
+                SELECT x.src, x.event_id, s.real AND coalesce(hk.n, 0) < s.nj AS missing,
+                       g.presence, g.before, g.outside
+                FROM ge_src x JOIN s ON s.src = x.src
+                LEFT JOIN g ON g.src = x.src AND g.tid = x.event_id
+                LEFT JOIN hk ON hk.src = x.src AND hk.tid = x.event_id
+                ORDER BY 1, 2""")
 
     # ------------------------------------------------------------------ lookups
 
     def events_info(self, ids: Iterable[str]) -> list[tuple]:
         """(id, type, ts_us, raw, actors, found artifact ids, their subsystems, max created_us)."""
+        self.put("ge_ids", [("id", "VARCHAR")], ([i] for i in sorted(set(ids))))
         return self.q(
-            """WITH ids AS (SELECT DISTINCT unnest(?::VARCHAR[]) AS id),
+            """WITH ids AS (SELECT DISTINCT id FROM ge_ids),
                     art AS (SELECT ea.event_id, list(DISTINCT x.id ORDER BY x.id) AS arts,
                                    list(DISTINCT x.subsystem ORDER BY x.subsystem) AS subs,
                                    max(epoch_us(x.created)) AS max_created
@@ -196,24 +221,23 @@ class GraphSQL:
                SELECT e.id, e.type, epoch_us(e.ts), e.raw::VARCHAR, coalesce(act.actors, []),
                       coalesce(art.arts, []), coalesce(art.subs, []), art.max_created
                FROM events e JOIN ids USING (id) LEFT JOIN art ON art.event_id = e.id
-               LEFT JOIN act ON act.event_id = e.id ORDER BY e.id""", [sorted(set(ids))])
+               LEFT JOIN act ON act.event_id = e.id ORDER BY e.id""")
 
     def artifacts_info(self, ids: Iterable[str]) -> dict[str, tuple[str, int | None]]:
         """artifact id -> (subsystem, created_us) for the ids that exist."""
+        self.put("ge_ids", [("id", "VARCHAR")], ([i] for i in sorted(set(ids))))
         rows = self.q("SELECT id, subsystem, epoch_us(created) FROM artifacts "
-                      "WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY id", [sorted(set(ids))])
+                      "WHERE id IN (SELECT id FROM ge_ids) ORDER BY id")
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def existing_in(self, pairs: list[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
         """Which (artifact id, subsystem-or-None) pairs exist in the corpus."""
         if not pairs:
             return set()
-        ids = [p[0] for p in pairs]
-        subs = [p[1] or "" for p in pairs]
+        self.put("ge_ids2", [("id", "VARCHAR"), ("sub", "VARCHAR")], ([a, b or ""] for a, b in pairs))
         rows = self.q(
-            """SELECT q.id, q.sub FROM (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::VARCHAR[]) AS sub) q
-               JOIN artifacts x ON x.id = q.id AND (q.sub = '' OR x.subsystem = q.sub) ORDER BY 1, 2""",
-            [ids, subs])
+            """SELECT q.id, q.sub FROM ge_ids2 q
+               JOIN artifacts x ON x.id = q.id AND (q.sub = '' OR x.subsystem = q.sub) ORDER BY 1, 2""")
         return {(r[0], r[1] or None) for r in rows}
 
     def bm25_batch(self, queries: list[tuple[int, str, str, int]]) -> list[tuple[int, str]]:
@@ -224,8 +248,8 @@ class GraphSQL:
         only hits inside the query's subsystem count; ties break by artifact id."""
         if not queries:
             return []
-        self.cur.execute("CREATE OR REPLACE TEMP TABLE ge_q (qid INTEGER, subsystem VARCHAR, query VARCHAR, lim INTEGER)")
-        self.cur.executemany("INSERT INTO ge_q VALUES (?, ?, ?, ?)", [list(q) for q in queries])
+        self.put("ge_q", [("qid", "INTEGER"), ("subsystem", "VARCHAR"), ("query", "VARCHAR"), ("lim", "INTEGER")],
+                 queries)
         return self.q(
             """WITH tok AS (SELECT DISTINCT qid, stem(t, 'porter') AS t FROM
                               (SELECT qid, unnest(fts_main_artifact_text.tokenize(query)) AS t FROM ge_q)),
@@ -250,8 +274,9 @@ class GraphSQL:
     def perspective_actors(self, configured: list[str], limit: int) -> list[str]:
         """Configured actors that hold some role, else the most active non-system ones."""
         if configured:
-            rows = self.q("SELECT DISTINCT actor FROM actor_roles WHERE actor IN (SELECT unnest(?::VARCHAR[])) "
-                          "ORDER BY actor", [configured])
+            self.put("ge_ids", [("id", "VARCHAR")], ([a] for a in configured))
+            rows = self.q("SELECT DISTINCT actor FROM actor_roles WHERE actor IN (SELECT id FROM ge_ids) "
+                          "ORDER BY actor")
             return [r[0] for r in rows]
         rows = self.q(
             """SELECT ea.actor FROM event_actors ea JOIN actors a ON a.actor = ea.actor AND NOT a.system
@@ -262,8 +287,9 @@ class GraphSQL:
     def perspective_pivots(self, actors: list[str], per_actor: int) -> list[tuple[str, int]]:
         """(actor, as_of_us): quantiles of each actor's own event times (of the whole log
         when the actor took part in nothing)."""
+        self.put("ge_ids", [("id", "VARCHAR")], ([a] for a in actors))
         return self.q(
-            """WITH a AS (SELECT unnest(?::VARCHAR[]) AS actor),
+            """WITH a AS (SELECT id AS actor FROM ge_ids),
                     own AS (SELECT ea.actor, e.ts FROM event_actors ea JOIN events e ON e.id = ea.event_id
                             WHERE ea.actor IN (SELECT actor FROM a)),
                     lone AS (SELECT a.actor, e.ts FROM a, events e
@@ -274,7 +300,7 @@ class GraphSQL:
                SELECT DISTINCT actor, epoch_us(ts) FROM t
                WHERE list_contains(list_transform(range(1, ? + 1),
                                    i -> greatest(1, ceil(i * n / (? + 1)))::BIGINT), rn)
-               ORDER BY 1, 2""", [actors, per_actor, per_actor])
+               ORDER BY 1, 2""", [per_actor, per_actor])
 
     def perspective_candidates(self, pivots: list[tuple[str, int]]) -> list[tuple]:
         """For every (actor, as_of) and event type: the latest target event at or before
@@ -283,9 +309,8 @@ class GraphSQL:
         Rows: (actor, as_of_us, event_id)."""
         if not pivots:
             return []
-        self.cur.execute("CREATE OR REPLACE TEMP TABLE ge_pv (actor VARCHAR, as_of TIMESTAMPTZ)")
-        self.cur.execute("INSERT INTO ge_pv SELECT unnest(?::VARCHAR[]), ge_ts(unnest(?::BIGINT[]))",
-                         [[p[0] for p in pivots], [p[1] for p in pivots]])
+        self.put("ge_pv0", [("actor", "VARCHAR"), ("us", "BIGINT")], pivots)
+        self.cur.execute("CREATE OR REPLACE TEMP TABLE ge_pv AS SELECT actor, ge_ts(us) AS as_of FROM ge_pv0")
         return self.q(
             """WITH tg AS (SELECT e.id, e.type, e.ts,
                                   count(*) OVER (PARTITION BY e.type,
@@ -306,51 +331,49 @@ class GraphSQL:
         """The cone (``cone.gate_sql``) for many ``(key, actor, as_of_us, artifact_id)`` rows."""
         if not rows:
             return []
-        self.cur.execute("CREATE OR REPLACE TEMP TABLE ge_pairs (key VARCHAR, actor VARCHAR, as_of TIMESTAMPTZ,"
-                         " artifact_id VARCHAR)")
-        cols = list(zip(*rows))
-        self.cur.execute("INSERT INTO ge_pairs SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]),"
-                         " ge_ts(unnest(?::BIGINT[])), unnest(?::VARCHAR[])",
-                         [list(cols[0]), list(cols[1]), list(cols[2]), list(cols[3])])
+        self.put("ge_pairs0", [("key", "VARCHAR"), ("actor", "VARCHAR"), ("us", "BIGINT"),
+                               ("artifact_id", "VARCHAR")], rows)
+        self.cur.execute("CREATE OR REPLACE TEMP TABLE ge_pairs AS SELECT key, actor, ge_ts(us) AS as_of,"
+                         " artifact_id FROM ge_pairs0")
         return self.q(gate_sql("ge_pairs"))
 
     def roles_batch(self, pivots: list[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
         """Roles each actor holds at each as-of (sorted)."""
         if not pivots:
             return {}
+        self.put("ge_pv0", [("actor", "VARCHAR"), ("us", "BIGINT")], pivots)
         rows = self.q(
-            """WITH pv AS (SELECT unnest(?::VARCHAR[]) AS actor, unnest(?::BIGINT[]) AS us)
+            """WITH pv AS (SELECT actor, us FROM ge_pv0)
                SELECT pv.actor, pv.us, list(DISTINCT ar.role ORDER BY ar.role)
                FROM pv JOIN actor_roles ar ON ar.actor = pv.actor
                  AND ar.since <= ge_ts(pv.us) AND ge_ts(pv.us) < ar.until
-               GROUP BY pv.actor, pv.us ORDER BY 1, 2""",
-            [[p[0] for p in pivots], [p[1] for p in pivots]])
+               GROUP BY pv.actor, pv.us ORDER BY 1, 2""")
         return {(r[0], r[1]): list(r[2]) for r in rows}
 
     def granted_batch(self, pivots: list[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
         """Subsystems granted to each actor's roles at each as-of (sorted)."""
         if not pivots:
             return {}
+        self.put("ge_pv0", [("actor", "VARCHAR"), ("us", "BIGINT")], pivots)
         rows = self.q(
-            """WITH pv AS (SELECT unnest(?::VARCHAR[]) AS actor, unnest(?::BIGINT[]) AS us)
+            """WITH pv AS (SELECT actor, us FROM ge_pv0)
                SELECT pv.actor, pv.us, list(DISTINCT g.subsystem ORDER BY g.subsystem)
                FROM pv JOIN actor_roles ar ON ar.actor = pv.actor
                  AND ar.since <= ge_ts(pv.us) AND ge_ts(pv.us) < ar.until
                JOIN grants g ON g.role = ar.role
                  AND g.since <= ge_ts(pv.us) AND ge_ts(pv.us) < g.until
-               GROUP BY pv.actor, pv.us ORDER BY 1, 2""",
-            [[p[0] for p in pivots], [p[1] for p in pivots]])
+               GROUP BY pv.actor, pv.us ORDER BY 1, 2""")
         return {(r[0], r[1]): list(r[2]) for r in rows}
 
     def non_unique_descriptions(self, ids: Iterable[str]) -> set[str]:
         """Events whose type and facts equal another event's: their description is ambiguous."""
+        self.put("ge_ids", [("id", "VARCHAR")], ([i] for i in sorted(set(ids))))
         rows = self.q(
-            """WITH ids AS (SELECT DISTINCT unnest(?::VARCHAR[]) AS id),
+            """WITH ids AS (SELECT DISTINCT id FROM ge_ids),
                     mine AS (SELECT e.id, e.type, coalesce(json_extract(e.raw, '$.facts')::VARCHAR, '{}') AS f
                              FROM events e JOIN ids USING (id)),
                     cnt AS (SELECT e.type, coalesce(json_extract(e.raw, '$.facts')::VARCHAR, '{}') AS f,
                                    count(*) AS n
                             FROM events e WHERE e.type IN (SELECT type FROM mine) GROUP BY ALL)
-               SELECT mine.id FROM mine JOIN cnt USING (type, f) WHERE cnt.n > 1 ORDER BY 1""",
-            [sorted(set(ids))])
+               SELECT mine.id FROM mine JOIN cnt USING (type, f) WHERE cnt.n > 1 ORDER BY 1""")
         return {r[0] for r in rows}
