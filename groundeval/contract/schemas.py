@@ -18,6 +18,9 @@ SCHEMAS: dict[str, str] = {
     "artifact": "groundeval.contract.models:Artifact",
     "questions": "groundeval.questions.model:QuestionSet",
     "trace": "groundeval.trace.model:Trace",
+    "answer_perspective": "groundeval.questions.answers:PerspectiveAnswer",
+    "answer_counterfactual": "groundeval.questions.answers:CounterfactualAnswer",
+    "answer_silence": "groundeval.questions.answers:SilenceAnswer",
     "score": "groundeval.scoring.model:QuestionScore",
     "report": "groundeval.scoring.model:RunReport",
 }

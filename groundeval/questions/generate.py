@@ -58,12 +58,14 @@ def _valid_templates(track: str, c: Candidate, vocabulary: list[str]) -> list[st
 
 
 def _assign_templates(track: str, picked: list[Candidate], seed: int) -> dict[str, str]:
-    """Round-robin per label from a seeded offset, so every template gets both answers."""
+    """Pair each "no" with a "yes" (in seeded order) and give both the same template,
+    cycling templates from a seeded offset: every template then serves both answers."""
     tids = [t for t, _ in TEMPLATES[track]]
+    groups = {label: sorted((c for c in picked if c.label == label), key=lambda c: seeded_hash(seed, "tpl", c.key))
+              for label in (False, True)}
+    offset = int(seeded_hash(seed, track), 16) % len(tids)
     out = {}
-    for label in (False, True):
-        group = sorted((c for c in picked if c.label == label), key=lambda c: seeded_hash(seed, "tpl", c.key))
-        offset = int(seeded_hash(seed, track, label), 16) % len(tids)
+    for label, group in groups.items():
         for rank, c in enumerate(group):
             valid = c.payload["templates"]
             for step in range(len(tids)):
