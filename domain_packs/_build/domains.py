@@ -58,13 +58,13 @@ participants — yet every SUP ticket names its DM, which is the lure.
         "counterfactual": "Escalation drives the engineering fix, the fix enables resolution, resolution triggers "
                           "the survey and the KB article. Cases overlap, so an escalation of one ticket sits next "
                           "to the fix of another: adjacent in time, but the ticket ids do not join.",
-        "silence": "Was a KB article written after ZD-102 was resolved? Was the customer e-mailed after the "
-                   "escalation of ZD-105? Some are missing on purpose; a correct 'no' needs the agent to have "
+        "silence": "Was a KB article written after TKT-102 was resolved? Was the customer e-mailed after the "
+                   "escalation of TKT-105? Some are missing on purpose; a correct 'no' needs the agent to have "
                    "opened the expected Confluence/e-mail ids.",
     },
     start=START,
     case_key="ticket_id",
-    case_prefix="ZD-",
+    case_prefix="TKT-",
     roles={
         "support_agent": {"subsystems": ["zendesk", "slack", "confluence"],
                           "description": "Front-line support."},
@@ -243,7 +243,7 @@ IR lead on March 6. Legal is told about every declared incident (broadcast) but 
 An external MDR vendor takes part in triage but has no access to anything.
 """,
     tracks={
-        "perspective": "Could Iris (legal counsel) have known about SEC-103 as of a given day? The declaration is "
+        "perspective": "Could Iris (legal counsel) have known about IR-103 (Jira SEC-103) as of a given day? The declaration is "
                        "broadcast to legal, so the ticket is in her cone, but the forensics DM it names is not. "
                        "Analysts cannot read Confluence postmortems; Chen sees nothing before March 7; Ben nothing "
                        "after March 9; only counsel reads the LEGAL-... assessments.",
@@ -251,16 +251,16 @@ An external MDR vendor takes part in triage but has no access to anything.
                           "containment to closure, closure to the postmortem and the postmortem to the CISO review. "
                           "Overlapping incidents produce cause/effect pairs adjacent in time that do not share an "
                           "incident id (no causal link).",
-        "silence": "Was a postmortem written after SEC-102 was closed? Did legal assess SEC-104? Did the CISO "
-                   "review the postmortem of SEC-105? A 'no' is valid only after opening the expected ids.",
+        "silence": "Was a postmortem written after IR-102 was closed? Did legal assess IR-104? Did the CISO "
+                   "review the postmortem of IR-105? A 'no' is valid only after opening the expected ids.",
     },
     start=START,
     case_key="incident_id",
-    case_prefix="SEC-",
+    case_prefix="IR-",
     roles={
         "soc_analyst": {"subsystems": ["siem", "slack", "jira"]},
         "ir_lead": {"subsystems": ["siem", "slack", "jira", "confluence", "zoom"]},
-        "engineer": {"subsystems": ["jira", "slack", "confluence", "git"]},
+        "engineer": {"subsystems": ["jira", "slack", "confluence"]},
         "ciso": {"subsystems": ["confluence", "email", "zoom", "jira"]},
         "legal_counsel": {"subsystems": ["email", "confluence"], "broadcast_event_types": ["incident_declared"],
                           "description": "Privileged; told about every declared incident."},

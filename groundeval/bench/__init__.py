@@ -1,0 +1,1 @@
+"""Benchmarks of the whole pipeline at chosen scales (``groundeval bench``)."""

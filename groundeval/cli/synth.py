@@ -1,0 +1,68 @@
+"""``groundeval synth`` and ``groundeval bench``: thin wrappers over ``groundeval.synth`` / ``groundeval.bench``."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option("--events", "-n", type=click.IntRange(min=1), default=22500, show_default=True,
+              help="Exact number of events to write.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same bytes.")
+@click.option("--format", "fmt", type=click.Choice(["native", "original"]), default="native", show_default=True,
+              help="native: groundeval.yaml + events.jsonl + artifacts.jsonl; original: config.yaml + "
+                   "events.jsonl + artifacts/<subsystem>/<id>.json.")
+@click.option("--days", type=click.IntRange(min=1), default=60, show_default=True, help="Length of the log.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: all cores); the output does not depend on it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def synth(out: str, events: int, seed: int, fmt: str, days: int, jobs: int | None, as_json: bool) -> None:
+    """Write a deterministic synthetic organisation into OUT (72 actors, 9 subsystems,
+    25 causal link types, 19 silence pair types)."""
+    from ..synth.generate import write_org
+
+    started = time.perf_counter()
+    summary = write_org(out, events=events, seed=seed, fmt=fmt, days=days, jobs=jobs)
+    summary["seconds"] = round(time.perf_counter() - started, 3)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+        return
+    click.echo(f"wrote {summary['events']} events and {summary['artifacts']} artifacts to {out} "
+               f"({fmt}, seed {seed}) in {summary['seconds']:.1f} s")
+    click.echo("instances: " + ", ".join(f"{k} {v}" for k, v in summary["instances"].items()))
+
+
+@click.command()
+@click.option("--events", "-n", "scales", type=click.IntRange(min=1), multiple=True,
+              help="Scale(s) in events; repeat for several (default 22500).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--pack", "packs", type=click.Path(exists=True), multiple=True,
+              help="Benchmark an existing pack instead of a synthetic one (repeatable).")
+@click.option("--stages", default=",".join(["synth", "load", "graph", "generate", "fetch", "search", "oracle",
+                                             "score"]), show_default=True,
+              help="Comma-separated stages to run.")
+@click.option("--samples", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Fetch/search calls timed per scale.")
+@click.option("--oracle-questions", type=click.IntRange(min=1), default=60, show_default=True,
+              help="Questions the oracle answers per scale.")
+@click.option("--workdir", type=click.Path(file_okay=False), default=None,
+              help="Where synthetic packs are written (default: a temporary folder).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None, help="Write results as JSON.")
+def bench(scales: tuple[int, ...], seed: int, packs: tuple[str, ...], stages: str, samples: int,
+          oracle_questions: int, workdir: str | None, json_out: str | None) -> None:
+    """Measure load, graph and generation, fetch/search latency, an oracle run and re-scoring."""
+    from ..bench.run import render_table, run_bench
+
+    wanted = [s.strip() for s in stages.split(",") if s.strip()]
+    result = run_bench(scales=list(scales) or ([] if packs else [22500]), packs=[Path(p) for p in packs],
+                       seed=seed, stages=wanted, samples=samples, oracle_questions=oracle_questions,
+                       workdir=Path(workdir) if workdir else None, progress=lambda m: click.echo(m, err=True))
+    render_table(result)
+    if json_out:
+        Path(json_out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        click.echo(f"wrote {json_out}", err=True)

@@ -1,0 +1,1 @@
+"""Synthetic organisations at any scale (``groundeval synth``), for benchmarks and demos."""
