@@ -11,7 +11,6 @@ report.json · report.md · report.html``
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -186,12 +185,14 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
     finally:
         store.close()
     stage("score")
+    from .scoring.io import write_scores
+
     traces = read_traces(traces_path)
-    config = qs_config(pack)
+    config = scoring_config(pack)
     scores = score_run(qs, traces, config=config)
-    _write_jsonl(out / SCORES, [s.model_dump(mode="json") for s in scores])
-    zero_shot = mode == "zero-shot" or None
-    report = aggregate(qs.questions, traces, scores, seed=qs.metadata.seed, zero_shot=zero_shot if zero_shot else None)
+    write_scores(out / SCORES, scores)
+    report = aggregate(qs.questions, traces, scores, seed=qs.metadata.seed, config=config,
+                       zero_shot=True if mode == "zero-shot" else None)
     stage("report")
     write_reports(report, out, questions=qs.questions, traces=traces, scores=scores)
     files = {name: out / name for name in (VERIFICATION, QUESTIONS, "traces.jsonl", "run.json", SCORES,
@@ -199,7 +200,7 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
     return EvalResult(out_dir=out, questions=qs, traces=traces, scores=scores, report=report, files=files)
 
 
-def qs_config(pack: str | Path) -> Any:
+def scoring_config(pack: str | Path) -> Any:
     """The pack's scoring config (weights, threshold, tiers)."""
     from .contract.manifest import load_manifest
 
@@ -209,11 +210,3 @@ def qs_config(pack: str | Path) -> Any:
 def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n",
                     encoding="utf-8")
-
-
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
-    os.replace(tmp, path)

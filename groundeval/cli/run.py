@@ -148,40 +148,21 @@ def eval_(pack, agent, mode, concurrency, timeout, max_steps, seed, resume, base
 
 
 def headline(result) -> str:
-    """A short table: per track questions, S_adj, violation rate; then the run line."""
+    """A short table from the run report: per track S_adj, accuracy, valid answers, v, tier."""
+    import io
+
     from rich.console import Console
     from rich.table import Table
 
-    rows = api_rows(result)
-    table = Table(title=f"groundeval · {result.out_dir}", show_edge=False)
-    for col in ("track", "questions", "S_adj", "answer", "trajectory", "violations"):
-        table.add_column(col, justify="left" if col == "track" else "right")
-    for row in rows:
-        table.add_row(*row)
-    console = Console(width=100, record=True, force_terminal=False, color_system=None, file=open("/dev/null", "w"))
-    console.print(table)
-    files = " ".join(p.name for p in result.files.values())
-    return console.export_text().rstrip() + f"\n\nfiles in {result.out_dir}: {files}"
-
-
-def api_rows(result) -> list[tuple[str, ...]]:
-    """Rows of the headline table from the per-question scores."""
-    by_track: dict[str, list] = {}
-    for s in result.scores:
-        by_track.setdefault(getattr(s, "track", "?"), []).append(s)
-    rows = []
-    everything = []
-    for track in sorted(by_track):
-        items = by_track[track]
-        everything += items
-        rows.append(_row(track, items))
-    if everything:
-        rows.append(_row("all", everything))
-    return rows
-
-
-def _row(track: str, items: list) -> tuple[str, ...]:
-    def mean(attr: str) -> str:
-        vals = [getattr(s, attr) for s in items if getattr(s, attr, None) is not None]
-        return f"{sum(vals) / len(vals):.3f}" if vals else "-"
-    return (track, str(len(items)), mean("s_adj"), mean("s_answer"), mean("s_traj"), mean("violation_rate"))
+    report = result.report
+    table = Table(show_edge=False, title=f"{report.agent or '?'} · {report.mode or '?'} mode")
+    for col in ("track", "questions", "S_adj", "accuracy", "valid answers", "violation rate", "compliance"):
+        table.add_column(col, justify="left" if col in ("track", "compliance") else "right")
+    rows = [*report.tracks.items(), ("all", report.overall)]
+    for name, g in rows:
+        s_adj = g.means.get("s_adj")
+        table.add_row(name, str(g.n), "-" if s_adj is None else f"{s_adj:.3f}", f"{g.accuracy:.3f}",
+                      f"{g.valid_answer_rate:.3f}", f"{g.run_violation_rate:.3f}", g.compliance_tier)
+    buf = io.StringIO()
+    Console(file=buf, width=100, color_system=None).print(table)
+    return buf.getvalue().rstrip() + f"\n\nreports: {result.out_dir / 'report.html'} · {result.out_dir / 'report.md'}"

@@ -22,14 +22,17 @@ PACKS = sorted(p.parent.name for p in (Path(__file__).resolve().parents[2] / "do
 _CACHE: dict[str, tuple] = {}
 
 
-@pytest.fixture(scope="module", params=PACKS)
-def pack(request, repo_root):
+def _load(name: str, repo_root: Path) -> tuple:
     """(name, store, questions, scoring config) of one bundled pack, generated once."""
-    name = request.param
     if name not in _CACHE:
         store = Store.open(repo_root / "domain_packs" / name)
         _CACHE[name] = (name, store, generate(store), store.manifest.evaluation.scoring)
-    yield _CACHE[name]
+    return _CACHE[name]
+
+
+@pytest.fixture(scope="module", params=PACKS)
+def pack(request, repo_root):
+    return _load(request.param, repo_root)
 
 
 def _run(pack, agent: str, tmp_path, questions=None):
@@ -74,10 +77,9 @@ def test_lazy_fails_silence_absence_trajectories(pack, tmp_path):
         assert s.s_traj == 0.0 and s.s_adj < 1.0 and "missing_evidence" in s.failures
 
 
-def test_keyword_stays_inside_the_gates(pack, tmp_path):
-    if pack[0] not in ("tiny", "enterprise-support"):
-        pytest.skip("two packs suffice for the weak baseline (the suite's time budget)")
-    results = _run(pack, "keyword", tmp_path)
+@pytest.mark.parametrize("name", ["tiny", "enterprise-support"])  # two packs: the suite's time budget
+def test_keyword_stays_inside_the_gates(name, repo_root, tmp_path):
+    results = _run(_load(name, repo_root), "keyword", tmp_path)
     assert all(t.calls and t.calls[0].tool == "search_artifacts" for _q, t, _s in results)
     # it only fetches search hits, and search ranks only what the caller may see
     flagged = [(q.id, [c.flags for c in t.calls if c.flags]) for q, t, _s in results if any(c.flags for c in t.calls)]
