@@ -8,6 +8,7 @@ instead of ``causal_mechanism`` is judged on substance, not spelling.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 # canonical field -> accepted spellings, canonical first
@@ -56,8 +57,10 @@ def id_list(answer: dict[str, Any] | None, name: str) -> list[str]:
     return list(dict.fromkeys(str(v).strip() for v in value if isinstance(v, (str, int))))
 
 
+@lru_cache(maxsize=8192)
 def norm_label(value: str | None) -> str:
-    """Mechanism and direction labels compare case- and punctuation-insensitively."""
+    """Mechanism and direction labels compare case- and punctuation-insensitively (cached:
+    a run repeats the same few labels)."""
     if not value:
         return ""
     return _NON_ALNUM.sub(" ", value.casefold()).strip()

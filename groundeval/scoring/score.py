@@ -8,6 +8,7 @@ gives the same bytes. Every formula is written down in ``docs/scoring.md``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
+from functools import lru_cache
 from typing import Any
 
 from ..contract.models import ScoringConfig, TrackWeights
@@ -59,37 +60,51 @@ def _weighted(components: dict[str, float], weights: dict[str, float]) -> float:
 
 def path_facts(trace: Trace) -> PathFacts:
     """Fetched set, flags, hallucinated ids and v from the recorded calls (or citations)."""
-    facts = PathFacts(context=trace.mode == "context", n_calls=len(trace.calls))
+    context = trace.mode == "context"
+    fetched: set[str] = set()
+    hallucinated: set[str] = set()
+    searched: set[str] = set()
     counts = dict.fromkeys(FLAG_KINDS, 0)
-    for call in trace.calls:
-        if call.flags:
-            facts.bad += 1
-            for kind in set(call.flags):
+    looked = False
+    bad = 0
+    for call in trace.calls:  # hot loop: plain locals, no per-call allocations on the common path
+        tool, status, flags = call.tool, call.status, call.flags
+        if flags:
+            bad += 1
+            for kind in set(flags):
                 counts[kind] = counts.get(kind, 0) + 1
-        if call.tool == FETCH:
-            if call.status == "not_found":
+            if tool == FETCH and status == "not_found":
                 arg = call.arguments.get("artifact_id")
-                facts.hallucinated.add(str(arg) if arg is not None else "")
-            elif call.status == "ok" and not call.flags and not facts.context:
+                hallucinated.add("" if arg is None else str(arg))
+            continue
+        if tool == FETCH:
+            if status == "ok":
                 if call.result_ids:
-                    facts.fetched.update(call.result_ids)
+                    fetched.update(call.result_ids)
                 elif isinstance(call.arguments.get("artifact_id"), str):
-                    facts.fetched.add(call.arguments["artifact_id"])
-        elif call.tool == SEARCH and call.status == "ok" and not call.flags:
-            facts.looked = True
+                    fetched.add(call.arguments["artifact_id"])
+            elif status == "not_found":
+                arg = call.arguments.get("artifact_id")
+                hallucinated.add("" if arg is None else str(arg))
+        elif tool == SEARCH and status == "ok":
+            looked = True
             sub = call.arguments.get("subsystem")
-            if isinstance(sub, str) and sub:
-                facts.searched_subsystems.add(sub)
+            if sub and isinstance(sub, str):
+                searched.add(sub)
+    facts = PathFacts(context=context, fetched=set() if context else fetched, looked=looked,
+                      searched_subsystems=searched, n_calls=len(trace.calls), bad=bad,
+                      hallucinated=hallucinated, flag_counts=counts)
     facts.invalid_submission = any(not s.valid for s in trace.submissions)
     final = _final_submission(trace)
     flags_by_id = final.citation_flags if final is not None else {}
-    cited = A.id_list(trace.final_answer, "evidence_artifacts")
-    if facts.context:
+    if context:
+        cited = A.id_list(trace.final_answer, "evidence_artifacts")
         _context_citations(facts, trace, cited, flags_by_id, counts)
     else:
         facts.units = facts.n_calls
-        facts.hallucinated.update(c for c in cited if c in flags_by_id and flags_by_id[c] is None)
-    facts.flag_counts = counts
+        if flags_by_id:
+            cited = A.id_list(trace.final_answer, "evidence_artifacts")
+            hallucinated.update(c for c in cited if c in flags_by_id and flags_by_id[c] is None)
     return facts
 
 
@@ -123,6 +138,7 @@ def _context_citations(facts: PathFacts, trace: Trace, cited: list[str],
         elif flags is not None and cid in window:
             facts.fetched.add(cid)
     n = len(cited)
+    facts.flag_counts = counts
     facts.citation_rates = {
         "hallucinated": _clean(halluc / n) if n else 0.0,
         "access": _clean(access / n) if n else 0.0,
@@ -154,14 +170,18 @@ def _perspective(q: Question, truth: PerspectiveTruth, ans: dict | None, p: Path
     return comps, s_answer, correct, traj, _weighted(traj, PERSPECTIVE_TRAJ), required and grounding == 1.0, coverage
 
 
-def _mechanism_vocabulary(q: Question, truth: CounterfactualTruth) -> set[str]:
-    vocab = {A.norm_label(truth.causal_mechanism), "none"}
-    vocab.update(A.norm_label(a) for a in truth.mechanism_aliases)
+def _mechanism_vocabulary(q: Question, truth: CounterfactualTruth) -> frozenset[str]:
     prop = (q.answer_schema.get("properties") or {}).get("causal_mechanism") or {}
-    for key in ("enum", "examples"):
-        vocab.update(A.norm_label(x) for x in prop.get(key) or [] if isinstance(x, str))
+    listed = tuple(x for key in ("enum", "examples") for x in prop.get(key) or [] if isinstance(x, str))
+    return _vocabulary(truth.causal_mechanism, tuple(truth.mechanism_aliases), listed)
+
+
+@lru_cache(maxsize=1024)
+def _vocabulary(name: str, aliases: tuple[str, ...], listed: tuple[str, ...]) -> frozenset[str]:
+    """The normalised mechanism vocabulary (cached: a pack has only a few)."""
+    vocab = {A.norm_label(x) for x in (name, "none", *aliases, *listed)}
     vocab.discard("")
-    return vocab
+    return frozenset(vocab)
 
 
 def _counterfactual(q: Question, truth: CounterfactualTruth, ans: dict | None, p: PathFacts, threshold: float):
