@@ -210,6 +210,21 @@ class Gate:
         scoring = self.store.manifest.evaluation.scoring
         for qid in sorted(self.traces):
             self.scores[qid] = score(self.questions[qid], self.traces[qid], scoring)
+        if s.out:
+            self._write_outputs(scoring)
+
+    def _write_outputs(self, scoring) -> None:
+        """Next to the traces: scores.jsonl and report.json/.md/.html, for CI artifacts."""
+        from ..report.render import write_reports
+        from ..scoring.aggregate import aggregate
+        from ..scoring.io import write_scores
+
+        ids = sorted(self.scores)
+        scores = [self.scores[i] for i in ids]
+        write_scores(self.out_dir / "scores.jsonl", scores)
+        questions, traces = [self.questions[i] for i in ids], [self.traces[i] for i in ids]
+        report = aggregate(questions, traces, scores, config=scoring)
+        write_reports(report, self.out_dir, questions=questions, traces=traces, scores=scores)
 
     def result(self, question_id: str):
         if self.run_error:

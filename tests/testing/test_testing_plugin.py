@@ -152,6 +152,10 @@ def test_keyword_selection_runs_only_what_is_selected(project, tiny_questions):
     result.assert_outcomes(passed=len(silence) + 1)  # the questions and the silence threshold item
     ran = sorted(t.question_id for t in read_traces(project.path / "out" / "traces.jsonl"))
     assert ran == silence
+    scores = [json.loads(line) for line in (project.path / "out" / "scores.jsonl").read_text().splitlines()]
+    assert sorted(s["question_id"] for s in scores) == silence
+    report = json.loads((project.path / "out" / "report.json").read_text())
+    assert report["overall"]["n"] == len(silence)
 
 
 def test_thresholds_come_from_pyproject(pytester: pytest.Pytester, tiny_questions):
