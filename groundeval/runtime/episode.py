@@ -21,7 +21,7 @@ import jsonschema
 
 from ..questions.model import Question
 from ..store.cone import GATES
-from ..store.search_sql import (artifact_raw, context_rows, fetch_index, known_subsystems, scope_facts,
+from ..store.search_sql import (context_rows, fetch_index, known_subsystems, scope_facts,
                                 search_rows)
 from ..store.store import iso, to_utc
 from ..trace.model import Submission, ToolCall, Trace
@@ -285,7 +285,7 @@ class Episode:
         return _Outcome("ok", {"artifact": artifact, "events": self._events(meta)}, result_ids=[artifact_id])
 
     def _artifact(self, artifact_id: str, meta, raw: dict[str, Any] | None = None) -> dict[str, Any]:
-        record = raw if raw is not None else (artifact_raw(self.store, artifact_id) or {})
+        record = raw if raw is not None else (fetch_index(self.store).record(artifact_id) or {})
         record.update(id=artifact_id, subsystem=meta.subsystem, created=iso(to_utc(meta.created_us)))
         return record
 

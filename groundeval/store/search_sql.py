@@ -116,16 +116,23 @@ class ArtifactMeta:
 class FetchIndex:
     """Gate-relevant metadata and referencing events of every artifact, loaded once per store.
 
-    A fetch then needs one dictionary lookup to decide its gates and one point query
-    for the body (only when the fetch is allowed): DuckDB's per-query overhead, not
-    the data, dominates a single-row lookup.
+    A fetch then needs one dictionary lookup to decide its gates, and — only when the
+    fetch is allowed — the body: kept in memory too when the corpus is small enough
+    (``RAW_CACHE_BYTES``), else one point query, whose cost is DuckDB's per-query
+    overhead rather than the data.
     """
 
+    RAW_CACHE_BYTES = 64 * 1024 * 1024
+
     def __init__(self, store):
-        meta_rows = store.query("SELECT id, subsystem, epoch_us(created), coalesce(restricted, false)"
+        self._store = weakref.ref(store)  # the index is cached per store: no strong cycle back to it
+        total = store.query("SELECT coalesce(sum(length(raw::VARCHAR)), 0) FROM artifacts")[0][0]
+        self.raw: dict[str, str] | None = None
+        raw_col = "raw::VARCHAR" if total <= self.RAW_CACHE_BYTES else "NULL"
+        meta_rows = store.query(f"SELECT id, subsystem, epoch_us(created), coalesce(restricted, false), {raw_col}"
                                 " FROM artifacts ORDER BY id")
         ev_rows = store.query(
-            """SELECT DISTINCT ea.artifact_id, epoch_us(e.ts) AS t, e.id,  e.type,
+            """SELECT DISTINCT ea.artifact_id, epoch_us(e.ts) AS t, e.id, e.type,
                       coalesce(json_extract_string(e.raw, '$.actors[*]'), []) AS actors
                FROM event_artifacts ea JOIN events e ON e.id = ea.event_id
                ORDER BY ea.artifact_id, t, e.id""")
@@ -134,8 +141,19 @@ class FetchIndex:
             events.setdefault(aid, []).append((t, eid, etype, tuple(actors)))
         self.meta: dict[str, ArtifactMeta] = {
             aid: ArtifactMeta(sub, created, bool(restricted), tuple(events.get(aid, ())))
-            for aid, sub, created, restricted in meta_rows
+            for aid, sub, created, restricted, _raw in meta_rows
         }
+        if total <= self.RAW_CACHE_BYTES:
+            self.raw = {row[0]: row[4] for row in meta_rows}
+
+    def record(self, artifact_id: str) -> dict[str, Any] | None:
+        """The artifact's stored JSON record (a fresh dict)."""
+        if self.raw is not None:
+            text = self.raw.get(artifact_id)
+        else:
+            row = self._store().query("SELECT raw::VARCHAR FROM artifacts WHERE id = ?", [artifact_id])
+            text = row[0][0] if row else None
+        return json.loads(text) if text is not None else None
 
 
 _INDEXES: "weakref.WeakKeyDictionary[Any, FetchIndex]" = weakref.WeakKeyDictionary()
@@ -151,11 +169,6 @@ def fetch_index(store) -> FetchIndex:
             if idx is None:
                 idx = _INDEXES[store] = FetchIndex(store)
     return idx
-
-
-def artifact_raw(store, artifact_id: str) -> dict[str, Any] | None:
-    row = store.query("SELECT raw::VARCHAR FROM artifacts WHERE id = ?", [artifact_id])
-    return json.loads(row[0][0]) if row else None
 
 
 # ---------------------------------------------------------------------------- gate filters
@@ -188,25 +201,80 @@ def _gate_filter(scope: Scope, params: list[Any], *, horizon: bool) -> list[str]
 
 # ---------------------------------------------------------------------------- search
 
+_SEARCH_LOCK = threading.Lock()
+_SEARCH_READY: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+
+# BM25 as DuckDB's match_bm25 computes it (k1 = 1.2, b = 0.75, log10 idf), over two
+# companion tables of the FTS index: postings sorted by term (so a query reads only
+# its terms' row groups, with each posting's length norm precomputed) and per-document
+# gate columns keyed by the index's integer docid (no string join per query).
+_K1, _B = 1.2, 0.75
+
+
+def ensure_search_tables(store) -> bool:
+    """Build the companion tables once per database; False when the store is read-only."""
+    if store in _SEARCH_READY:
+        return _SEARCH_READY[store]
+    store.ensure_fts()
+    with _SEARCH_LOCK:
+        if store in _SEARCH_READY:
+            return _SEARCH_READY[store]
+        con = store.con
+        try:
+            con.execute(f"""CREATE TABLE IF NOT EXISTS rt_postings AS
+                SELECT t.termid, t.docid, count(*)::DOUBLE AS tf,
+                       ({_K1} * ((1 - {_B}) + {_B} * (any_value(dc.len) / any_value(st.avgdl)))) AS norm
+                FROM fts_main_artifact_text.terms t JOIN fts_main_artifact_text.docs dc ON dc.docid = t.docid,
+                     fts_main_artifact_text.stats st
+                GROUP BY t.termid, t.docid ORDER BY t.termid, t.docid""")
+            con.execute("""CREATE TABLE IF NOT EXISTS rt_docs AS
+                SELECT dc.docid, a.id, a.subsystem, a.created, coalesce(a.restricted, false) AS restricted,
+                       a.title, a.actors, left(x.body, 600) AS head
+                FROM fts_main_artifact_text.docs dc JOIN artifacts a ON a.id = dc.name
+                JOIN artifact_text x ON x.id = a.id ORDER BY dc.docid""")
+            ready = True
+        except Exception:  # read-only database without the tables: rank with the index tables directly
+            ready = False
+        _SEARCH_READY[store] = ready
+        return ready
+
 
 def search_rows(store, scope: Scope, query: str, subsystem: str | None, limit: int) -> list[tuple]:
     """BM25-ranked artifacts inside the scope's gates: ``(id, subsystem, created_us, title,
     actors, body_head)``, best first, ties by id. The query text is a parameter."""
-    store.ensure_fts()
+    fast = ensure_search_tables(store)
     params: list[Any] = [query]
-    where = ["h.score IS NOT NULL"]
+    where = []
     if subsystem is not None:
         where.append("a.subsystem = ?")
         params.append(subsystem)
     where += _gate_filter(scope, params, horizon=False)
     params.append(limit)
-    sql = f"""
-        SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, left(t.body, 600)
-        FROM (SELECT id, fts_main_artifact_text.match_bm25(id, ?) AS score FROM artifact_text) h
-        JOIN artifacts a ON a.id = h.id JOIN artifact_text t ON t.id = h.id
-        WHERE {' AND '.join(where)}
-        ORDER BY h.score DESC, a.id
-        LIMIT ?"""
+    terms = """WITH q AS (
+            SELECT d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1) AS idf
+            FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st
+            WHERE d.term IN (SELECT DISTINCT stem(unnest(fts_main_artifact_text.tokenize(?)), 'porter')))"""
+    if fast:
+        sql = f"""{terms},
+            s AS (SELECT p.docid, sum(q.idf * (p.tf * {_K1 + 1}) / (p.tf + p.norm)) AS score
+                  FROM rt_postings p JOIN q ON p.termid = q.termid GROUP BY p.docid),
+            a AS MATERIALIZED (SELECT d.*, s.score FROM s JOIN rt_docs d ON d.docid = s.docid)
+            SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, a.head
+            FROM a WHERE {' AND '.join(where) or 'true'}
+            ORDER BY a.score DESC, a.id LIMIT ?"""
+    else:
+        sql = f"""{terms},
+            tf AS (SELECT t.docid, t.termid, count(*) AS tf FROM fts_main_artifact_text.terms t
+                   WHERE t.termid IN (SELECT termid FROM q) GROUP BY t.docid, t.termid),
+            s AS (SELECT tf.docid, sum(q.idf * (tf.tf * {_K1 + 1}) /
+                         (tf.tf + {_K1} * ((1 - {_B}) + {_B} * (dc.len / st.avgdl)))) AS score
+                  FROM tf JOIN q ON q.termid = tf.termid JOIN fts_main_artifact_text.docs dc ON dc.docid = tf.docid,
+                       fts_main_artifact_text.stats st GROUP BY tf.docid)
+            SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, left(x.body, 600)
+            FROM s JOIN fts_main_artifact_text.docs dc ON dc.docid = s.docid JOIN artifacts a ON a.id = dc.name
+            JOIN artifact_text x ON x.id = a.id
+            WHERE {' AND '.join(where) or 'true'}
+            ORDER BY s.score DESC, a.id LIMIT ?"""
     return store.query(sql, params)
 
 
