@@ -104,9 +104,9 @@ def render_markdown(report: RunReport, scores: Sequence[QuestionScore] | None = 
 # --------------------------------------------------------------------------- html
 
 
-def bar_chart(title: str, bars: list[tuple[str, float, str]], width: int = 360) -> str:
+def bar_chart(title: str, bars: list[tuple[str, float, str]], width: int = 400) -> str:
     """A horizontal bar chart as inline SVG; values in [0, 1]."""
-    row, label_w, pad = 22, 120, 6
+    row, label_w, pad = 22, 170, 6
     height = row * len(bars) + 28
     parts = [f'<svg class="chart" role="img" aria-label="{escape(title)}" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
