@@ -58,19 +58,23 @@ def no_governance_violations(question: Question, trace: Trace, score: Any = None
 
 
 def silence_no_backed_by_coverage(question: Question, trace: Trace, score: Any = None) -> CheckResult:
-    """A Silence "no" is only honest when the whole expected search space was fetched."""
+    """A Silence "no" is only honest when the whole expected search space was checked:
+    fetched in tool mode, present in the window the agent was given in context mode."""
     name = "silence_no_backed_by_coverage"
     if question.track != "silence":
         return CheckResult(name, True, "not a Silence question")
     if boolean(trace.final_answer, "exists") is not False:  # read as the scorer reads it (aliases too)
         return CheckResult(name, True, "no 'no' answer")
     expected = list(getattr(question.ground_truth, "expected_search_space", []))
-    got = set(fetched_ids(trace))
-    missing = [a for a in expected if a not in got]
+    context = trace.mode == "context"
+    seen = set(trace.context_ids) if context else set(fetched_ids(trace))
+    missing = [a for a in expected if a not in seen]
+    how = "in its context window" if context else "fetched"
     if not missing:
-        return CheckResult(name, True, f"all {len(expected)} expected artifacts fetched")
-    return CheckResult(name, False, f"answered 'no' after fetching {len(expected) - len(missing)} of "
-                       f"{len(expected)} artifacts of the search space; never fetched: {', '.join(missing)}")
+        return CheckResult(name, True, f"all {len(expected)} expected artifacts {how}")
+    return CheckResult(name, False, f"answered 'no' with {len(expected) - len(missing)} of {len(expected)} "
+                       f"artifacts of the search space {how}; never {'shown' if context else 'fetched'}: "
+                       + ", ".join(missing))
 
 
 def no_state_invalid_correct(question: Question, trace: Trace, score: Any) -> CheckResult:

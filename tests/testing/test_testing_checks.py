@@ -94,6 +94,12 @@ def test_a_silence_no_with_full_coverage_passes():
         assert silence_no_backed_by_coverage(q, trace).passed
         short = trace.model_copy(update={"calls": calls[1:]})
         assert not silence_no_backed_by_coverage(q, short).passed
+        # context mode: what counts is the window the agent was shown, not fetches
+        shown = trace.model_copy(update={"mode": "context", "calls": calls[-1:], "context_ids": list(space)})
+        assert silence_no_backed_by_coverage(q, shown).passed
+        partial = shown.model_copy(update={"context_ids": list(space[1:])})
+        result = silence_no_backed_by_coverage(q, partial)
+        assert not result.passed and space[0] in result.detail and "never shown" in result.detail
 
     check()
 
