@@ -59,7 +59,7 @@ def manifests(draw):
             "evaluation": {"causal_links": links, "silence_pairs": pairs, "seed": draw(st.integers(0, 2**31))}}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(manifests())
 def test_manifest_round_trips_through_json(data):
     model = Manifest.model_validate(data)

@@ -115,7 +115,7 @@ def _write_tiny_variant(src: Path, dst: Path, event_order: list[int], artifact_o
     (dst / "groundeval.yaml").write_text(text)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ev=st.permutations(range(9)), art=st.permutations(range(9)))
 def test_digest_and_tables_independent_of_record_order(tmp_path_factory, tiny_pack, ev, art):
     base = tmp_path_factory.mktemp("base")
