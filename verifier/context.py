@@ -259,15 +259,24 @@ class PackContext:
             con.execute(f"DELETE FROM {t} WHERE EXISTS (SELECT 1 FROM _bad b WHERE b.file = {t}.file"
                         f" AND b.line IS NOT DISTINCT FROM {t}.line)")
         # The loader's own validation is the safety net: rows it still rejects are dropped and reported.
+        # (Validation consumes the staging tables, so each retry restages from a copy.)
+        for t in ("ev_stage", "art_stage"):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _keep_{t} AS SELECT * FROM {t}")
         leftover: list[Problem] = []
-        for _ in range(5):
+        for attempt in range(5):
+            if attempt:
+                for t in ("ev_stage", "art_stage"):
+                    con.execute(f"CREATE OR REPLACE TEMP TABLE {t} AS SELECT * FROM _keep_{t}")
             problems = ingest.validate_events(con) + ingest.validate_artifacts(con)
             if not problems:
                 break
             leftover += problems
             for p in problems:
                 for t in ("ev_stage", "art_stage"):
-                    con.execute(f"DELETE FROM {t} WHERE file = ? AND line IS NOT DISTINCT FROM ?", [p.file, p.line])
+                    con.execute(f"DELETE FROM _keep_{t} WHERE file = ? AND line IS NOT DISTINCT FROM ?",
+                                [p.file, p.line])
+        for t in ("ev_stage", "art_stage"):
+            con.execute(f"DROP TABLE IF EXISTS _keep_{t}")
         ingest.build_tables(con)
         _load_policy(con, manifest)
         digest = _digest(con, manifest)
