@@ -242,6 +242,24 @@ def _silence(q: Question, truth: SilenceTruth, ans: dict | None, p: PathFacts):
 
 # --------------------------------------------------------------------------- entry point
 
+_SCORE_FIELDS = frozenset(QuestionScore.model_fields)
+
+
+def _build(**values: Any) -> QuestionScore:
+    """A QuestionScore from values this module computed itself, without re-validation.
+
+    Validation would cost a fifth of the scoring time; every value here already has its
+    final type (floats are floats, lists are sorted lists), which a test checks by
+    round-tripping through the validating JSON reader."""
+    assert values.keys() == _SCORE_FIELDS
+    obj = QuestionScore.__new__(QuestionScore)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
 
 def score(question: Question, trace: Trace, config: ScoringConfig | None = None) -> QuestionScore:
     """Score one trace against its question. Pure and deterministic."""
@@ -284,7 +302,7 @@ def score(question: Question, trace: Trace, config: ScoringConfig | None = None)
         failure_class = "state_invalid_correct"
     else:
         failure_class = "no_answer" if ans is None else "wrong_answer"
-    return QuestionScore(
+    return _build(
         question_id=question.id, track=question.track, bucket=question.bucket,
         difficulty=question.difficulty, mode=trace.mode, agent=trace.agent,
         answered=ans is not None, s_answer=s_answer, s_traj=s_traj, s_combined=combined,

@@ -141,3 +141,15 @@ def test_bootstrap_is_seeded():
     assert a == aggregate(None, None, scores, seed=5, bootstrap_samples=200)
     lo, hi = a.overall.ci95["accuracy"]
     assert lo <= a.overall.accuracy <= hi and lo < hi
+
+
+@settings(max_examples=200, deadline=None)
+@given(cases())
+def test_score_equals_its_validated_round_trip(case):
+    """score() builds QuestionScore without re-validation: every value must already be final."""
+    from groundeval.scoring.model import QuestionScore
+
+    s = score(*case)
+    back = QuestionScore.model_validate_json(score_line(s))
+    assert back == s and score_line(back) == score_line(s)
+    assert all(type(getattr(s, f)) is type(getattr(back, f)) for f in QuestionScore.model_fields)
