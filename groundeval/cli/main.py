@@ -58,7 +58,9 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; user errors print one clear message and exit 2, never a traceback."""
     try:
-        cli.main(args=argv, prog_name="groundeval", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="groundeval", standalone_mode=False)
+        if isinstance(code, int) and code:  # ctx.exit(n) returns n in non-standalone mode
+            sys.exit(code)
     except ContractError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
