@@ -23,6 +23,7 @@ SCHEMAS: dict[str, str] = {
     "answer_silence": "groundeval.questions.answers:SilenceAnswer",
     "score": "groundeval.scoring.model:QuestionScore",
     "report": "groundeval.scoring.model:RunReport",
+    "run": "groundeval.agents.runinfo:RunInfo",
 }
 
 
