@@ -288,9 +288,11 @@ def _case(draw, n: int, subs: dict[str, str], actors: list[str], gaps: tuple[flo
 @st.composite
 def contracts(draw, *, max_cases: int = 5, max_noise: int = 4) -> Contract:
     """A valid contract: cases that open, escalate, resolve and get reviewed (or not),
-    meetings and restricted notes as noise, an access policy with time windows,
-    causal link specs joined on ``facts.case_id`` and a silence pair whose search
-    space is the review's id and a ranked query. Timestamps are UTC (``Z``)."""
+    meetings and restricted notes as noise, an access policy with time windows over
+    the corpus's subsystems, causal link specs joined on ``facts.case_id`` and a
+    silence pair whose search space is the review's id and a ranked query. Specs
+    appear when the log has their event types, so the verifier finds no errors.
+    Timestamps are UTC (``Z``)."""
     actors = sorted(draw(st.lists(st.sampled_from(ACTOR_POOL), min_size=2, max_size=5, unique=True)))
     chosen = draw(st.permutations(SUBSYSTEM_POOL))
     subs = {"tracker": chosen[0], "chat": chosen[1], "docs": chosen[2], "desk": chosen[3],
@@ -330,12 +332,14 @@ def contracts(draw, *, max_cases: int = 5, max_noise: int = 4) -> Contract:
         if aid.startswith("NOTE-") and draw(st.booleans()):
             rec["visibility"] = draw(_visibility(actors, roles)).model_dump()
         artifact_records.append(rec)
-    used_types = sorted({e["type"] for e in event_records})
-    policy = draw(access_policies(actors=actors, roles=roles, subsystems=sorted(set(subs.values())),
-                                  event_types=used_types, artifact_ids=[a["id"] for a in artifact_records]))
+    used_types = {e["type"] for e in event_records}
+    used_subsystems = sorted({a["subsystem"] for a in artifact_records})
+    policy = draw(access_policies(actors=actors, roles=roles, subsystems=used_subsystems,
+                                  event_types=sorted(used_types), artifact_ids=[a["id"] for a in artifact_records]))
 
+    # Specs only name event types and subsystems the log and corpus have (else the verifier errs).
     links = []
-    if draw(st.booleans()):
+    if {"customer_escalation", "case_resolved"} <= used_types and draw(st.booleans()):
         links.append(CausalLinkSpec(
             name="escalation_drives_resolution", cause_event_type="customer_escalation",
             effect_event_type="case_resolved", max_gap_days=gap_cause,
@@ -343,12 +347,13 @@ def contracts(draw, *, max_cases: int = 5, max_noise: int = 4) -> Contract:
             mechanism_aliases=["customer pressure"],
             premise_template="the escalation about {facts.case_id} had not happened",
             outcome_template="the case would have been resolved later"))
-    if draw(st.booleans()):
+    has_reviews = {"case_resolved", "review_written"} <= used_types
+    if has_reviews and draw(st.booleans()):
         links.append(CausalLinkSpec(
             name="resolution_triggers_review", cause_event_type="case_resolved",
             effect_event_type="review_written", max_gap_days=gap_review,
             join=[{"cause": "facts.case_id", "effect": "facts.case_id"}], mechanism_aliases=["review policy"]))
-    pairs = [SilencePairSpec(
+    pairs = [] if not has_reviews else [SilencePairSpec(
         name="review_after_resolution", trigger_event_type="case_resolved", response_event_type="review_written",
         max_gap_days=gap_review, join=[{"trigger": "facts.case_id", "response": "facts.case_id"}],
         search_space_subsystems=[subs["docs"]],

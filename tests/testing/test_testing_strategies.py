@@ -74,6 +74,17 @@ def test_drawn_contract_is_internally_consistent(contract):
     assert set(contract.manifest.evaluation.perspective_actors) <= humans
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(S.contracts())
+def test_drawn_contracts_pass_the_verifier(contract):
+    from verifier import verify
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = verify(S.write_pack(contract, tmp), level=3)
+    errors = [f"{f.rule}: {f.message}" for f in result.findings if f.severity == "error"]
+    assert errors == []
+
+
 @FAST
 @given(S.events())
 def test_events_validate(record):
