@@ -6,6 +6,8 @@ Exit codes: 0 no finding at or above --fail-on; 1 such findings (or, with
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 
@@ -51,4 +53,4 @@ def verify(pack: str, level: int, fail_on: str, fmt: str, out: str | None, basel
     if out:
         click.echo(output.summary_line(result), err=True)
     if result.failed(fail_on) or (fail_on_removed and removed):
-        raise click.exceptions.Exit(1)
+        sys.exit(1)  # not click's Exit: main() runs click with standalone_mode=False, which swallows it
