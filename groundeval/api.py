@@ -173,6 +173,7 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
         from .questions.io import read_questions, write_questions
 
         saved = out / QUESTIONS
+        config = store.manifest.evaluation.scoring
         qs = generate(store, seed=seed)
         if resume and saved.exists() and read_questions(saved) != qs:
             raise ContractError.single(str(saved), "differs from the questions this pack generates now; "
@@ -188,7 +189,6 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
     from .scoring.io import write_scores
 
     traces = read_traces(traces_path)
-    config = scoring_config(pack)
     scores = score_run(qs, traces, config=config)
     write_scores(out / SCORES, scores)
     report = aggregate(qs.questions, traces, scores, seed=qs.metadata.seed, config=config,
@@ -198,13 +198,6 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
     files = {name: out / name for name in (VERIFICATION, QUESTIONS, "traces.jsonl", "run.json", SCORES,
                                            "report.json", "report.md", "report.html") if (out / name).exists()}
     return EvalResult(out_dir=out, questions=qs, traces=traces, scores=scores, report=report, files=files)
-
-
-def scoring_config(pack: str | Path) -> Any:
-    """The pack's scoring config (weights, threshold, tiers)."""
-    from .contract.manifest import load_manifest
-
-    return load_manifest(pack).manifest.evaluation.scoring
 
 
 def _write_json(path: Path, data: Any) -> None:
