@@ -154,3 +154,31 @@ def test_fatal_provider_error_aborts_the_run(store, tmp_path):
         run_questions(store, perspective_questions(3, store.digest), Fatal(), out_dir=tmp_path)
     assert json.loads((tmp_path / "run.json").read_text())["status"] == "aborted"
     assert read_traces(tmp_path / "traces.jsonl") == []
+
+
+def test_recover_any_kill_point(store, tmp_path_factory):
+    """Wherever a kill cuts the file, recovery keeps exactly the whole traces before the cut
+    and leaves a file that later appends extend cleanly."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from groundeval.trace.io import append_trace
+
+    src = run_questions(store, perspective_questions(3, store.digest), OracleAgent(),
+                        out_dir=tmp_path_factory.mktemp("src"))
+    data = src.read_bytes()
+    ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+    extra = read_traces(src)[0]
+    work = tmp_path_factory.mktemp("cut") / "traces.jsonl"
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.integers(0, len(data)))
+    def check(cut):
+        work.write_bytes(data[:cut])
+        kept = recover_traces(work)
+        whole = sum(1 for e in ends if e <= cut) + (1 if cut in [e - 1 for e in ends] else 0)
+        assert len(kept) == whole
+        append_trace(work, extra)
+        assert len(read_traces(work)) == whole + 1
+
+    check()
