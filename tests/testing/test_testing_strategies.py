@@ -224,3 +224,21 @@ def test_module_docstring_example_runs():
 def test_write_pack_rejects_unknown_layout(tmp_path: Path):
     with pytest.raises(ValueError, match="layout"):
         S.write_pack(S.Contract(manifest=Manifest(name="x")), tmp_path, layout="zip")
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(S.contracts())
+def test_oracle_is_perfect_on_questions_of_any_drawn_contract(contract):
+    """End to end on drawn data: generator, runtime and scorer agree on what a valid path is."""
+    from groundeval.agents.oracle import OracleAgent
+    from groundeval.agents.runner import run_episode
+    from groundeval.questions.generate import generate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store.open(S.write_pack(contract, tmp))
+        try:
+            for q in generate(store).questions:
+                s = score(q, run_episode(store, q, OracleAgent()), store.manifest.evaluation.scoring)
+                assert s.s_adj == 1.0, (q.track, q.bucket, s.failures, s.answer_components, s.traj_components)
+        finally:
+            store.close()
