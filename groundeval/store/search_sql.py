@@ -184,19 +184,31 @@ def _gate_filter(scope: Scope, params: list[Any], *, horizon: bool) -> list[str]
         params.append(utc_text(scope.as_of))
     if "subsystem" in scope.gates:
         if scope.broadcast_list:
-            parts.append("(list_contains(?::VARCHAR[], a.subsystem)"
-                         " OR a.id IN (SELECT unnest(?::VARCHAR[])))")
-            params += [scope.granted_list, scope.broadcast_list]
+            params.append(scope.granted_list)
+            broadcast = _id_in(scope.broadcast_list, params)
+            parts.append(f"(list_contains(?::VARCHAR[], a.subsystem) OR {broadcast})")
         else:
             parts.append("list_contains(?::VARCHAR[], a.subsystem)")
             params.append(scope.granted_list)
     if "actor" in scope.gates:
         if scope.allowed_list:
-            parts.append("(NOT coalesce(a.restricted, false) OR list_contains(?::VARCHAR[], a.id))")
-            params.append(scope.allowed_list)
+            parts.append(f"(NOT coalesce(a.restricted, false) OR {_id_in(scope.allowed_list, params)})")
         else:
             parts.append("NOT coalesce(a.restricted, false)")
     return parts
+
+
+_SEP = "\x1f"
+
+
+def _id_in(ids: list[str], params: list[Any]) -> str:
+    """``a.id IN <ids>`` as a hash semi-join. Binding a Python list costs ~0.1 ms per
+    element, so the ids travel as one separator-joined string split inside DuckDB."""
+    if any(_SEP in i for i in ids):
+        params.append(ids)
+        return "a.id IN (SELECT unnest(?::VARCHAR[]))"
+    params.append(_SEP.join(ids))
+    return "a.id IN (SELECT unnest(string_split(?, chr(31))))"
 
 
 # ---------------------------------------------------------------------------- search
