@@ -6,16 +6,19 @@ the traces the Python API records for the same calls (timings aside).
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 import time
 
 import anyio
+import jsonschema
 import pytest
 from conftest import at, make_question
 from mcp import Client, StdioServerParameters
 
+from groundeval.contract.schemas import schema_for
 from groundeval.questions.model import QuestionSet, QuestionSetMeta
 from groundeval.runtime.episode import Episode
 from groundeval.trace.io import read_traces
@@ -113,6 +116,9 @@ def serve_args(tiny_pack, questions_file, traces, *extra):
 
 
 def check(tiny_store, traces_path, replies):
+    validator = jsonschema.Draft202012Validator(schema_for("trace"))
+    for line in traces_path.read_text(encoding="utf-8").splitlines():
+        validator.validate(json.loads(line))  # the published contract describes what the server writes
     expected = python_traces(tiny_store)
     written = {t.question_id: comparable(t) for t in read_traces(traces_path)}
     assert sorted(written) == sorted(expected)
