@@ -72,7 +72,7 @@ def _apply(d: PackDraft, kind, where, value):
         d.manifest_text = value
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(edit, min_size=1, max_size=4))
 def test_mutated_contracts_never_crash(edits):
     d = PackDraft(TINY)
