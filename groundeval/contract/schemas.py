@@ -24,6 +24,7 @@ SCHEMAS: dict[str, str] = {
     "score": "groundeval.scoring.model:QuestionScore",
     "report": "groundeval.scoring.model:RunReport",
     "run": "groundeval.agents.runinfo:RunInfo",
+    "gate_baseline": "groundeval.testing.baseline:Baseline",
 }
 
 

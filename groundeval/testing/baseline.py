@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ContractError
 
 FORMAT = "groundeval-baseline/1"
 
 
-@dataclass(frozen=True)
-class Baseline:
-    tracks: dict[str, float]
-    overall: float | None = None
-    questions: dict[str, float] = field(default_factory=dict)
+class Baseline(BaseModel):
+    """The baseline file (``contracts/gate_baseline.schema.json``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["groundeval-baseline/1"] = FORMAT
+    tracks: dict[str, float] = Field(description="Mean S_adj per track.")
+    overall: float | None = Field(None, description="Mean S_adj over all questions.")
+    questions: dict[str, float] = Field(default_factory=dict, description="S_adj per question id.")
     contract_digest: str | None = None
     agent: str | None = None
 
@@ -50,8 +55,7 @@ def write_baseline(path: str | Path, baseline: Baseline) -> Path:
     """Canonical JSON (sorted keys, indent 2, trailing newline) so baselines diff well."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"format": FORMAT, "agent": baseline.agent, "contract_digest": baseline.contract_digest,
-            "overall": baseline.overall, "tracks": baseline.tracks, "questions": baseline.questions}
+    data = baseline.model_dump(mode="json")
     path.write_text(json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
@@ -74,13 +78,11 @@ def read_baseline(path: str | Path) -> Baseline:
     if not isinstance(data, dict):
         raise ContractError.single(str(path), "expected a JSON object")
     if data.get("format") == FORMAT:
-        tracks = data.get("tracks") or {}
-        return Baseline(
-            tracks={t: _number(v, path, f"tracks.{t}") for t, v in sorted(tracks.items())},
-            overall=None if data.get("overall") is None else _number(data["overall"], path, "overall"),
-            questions={q: _number(v, path, f"questions.{q}") for q, v in sorted((data.get("questions") or {}).items())},
-            contract_digest=data.get("contract_digest"), agent=data.get("agent"),
-        )
+        try:
+            return Baseline.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ContractError.single(str(path), err["msg"], field=".".join(str(p) for p in err["loc"])) from None
     if isinstance(data.get("overall"), dict) and "means" in data["overall"]:
         def s_adj(group: Any, where: str) -> float:
             return _number((group.get("means") or {}).get("s_adj"), path, f"{where}.means.s_adj")

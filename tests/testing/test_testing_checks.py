@@ -146,7 +146,7 @@ def test_a_report_json_is_accepted_as_baseline(tmp_path: Path):
 @pytest.mark.parametrize("content, message", [
     ("{", "invalid JSON"),
     ("[1]", "expected a JSON object"),
-    ('{"format": "groundeval-baseline/1", "tracks": {"silence": "high"}}', "expected a number"),
+    ('{"format": "groundeval-baseline/1", "tracks": {"silence": "high"}}', "valid number"),
     ('{"something": 1}', "not a baseline"),
 ])
 def test_bad_baselines_are_contract_errors(tmp_path: Path, content: str, message: str):
