@@ -29,6 +29,7 @@ from .runinfo import RunInfo, Session, now, read_run_info, versions, write_run_i
 TRACES = "traces.jsonl"
 RUN_INFO = "run.json"
 GRACE_S = 5.0  # how long past its deadline an agent thread may take before it is abandoned
+STOP_WAIT_S = 5.0  # on Ctrl-C, how long to wait for episodes in flight to notice and stop
 
 
 class EpisodeTimeout(BaseException):
@@ -37,20 +38,27 @@ class EpisodeTimeout(BaseException):
     A BaseException so that an agent's own ``except Exception`` does not swallow it."""
 
 
+class EpisodeStopped(BaseException):
+    """Raised into an agent that calls a tool after the run was told to stop (Ctrl-C)."""
+
+
 class _Deadline:
-    """The episode as the agent sees it: every call first checks the deadline."""
+    """The episode as the agent sees it: every call first checks the deadline and the stop flag."""
 
     _CHECKED = frozenset({"search", "fetch", "submit", "call", "context"})
 
-    def __init__(self, episode: Any, deadline: float | None):
+    def __init__(self, episode: Any, deadline: float | None, stop: threading.Event | None):
         self._episode = episode
         self.deadline = deadline
+        self._stop = stop
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._episode, name)
-        if name in self._CHECKED and callable(value) and self.deadline is not None:
+        if name in self._CHECKED and callable(value) and (self.deadline is not None or self._stop is not None):
             def checked(*args: Any, **kwargs: Any) -> Any:
-                if time.monotonic() > self.deadline:
+                if self._stop is not None and self._stop.is_set():
+                    raise EpisodeStopped()
+                if self.deadline is not None and time.monotonic() > self.deadline:
                     raise EpisodeTimeout()
                 return value(*args, **kwargs)
             return checked
@@ -64,15 +72,16 @@ def _episode_class():
 
 
 def run_episode(store: Any, question: Question, agent: Any, *, mode: str = "tool", max_steps: int = 30,
-                timeout: float | None = None) -> Trace:
+                timeout: float | None = None, stop: threading.Event | None = None) -> Trace:
     """One question, one agent, one finalised trace. Agent errors are recorded, never raised
-    (a fatal :class:`ProviderError` — bad key, unknown model — is re-raised to stop the run)."""
+    (a fatal :class:`ProviderError` — bad key, unknown model — is re-raised to stop the run,
+    and :class:`EpisodeStopped` when ``stop`` was set mid-episode)."""
     Episode = _episode_class()
     name = getattr(agent, "name", type(agent).__name__)
     deadline = time.monotonic() + timeout if timeout else None
     box: dict[str, BaseException] = {}
     episode = Episode(store, question, mode=mode, agent=name, max_steps=max_steps)
-    view = _Deadline(episode, deadline)
+    view = _Deadline(episode, deadline, stop)
 
     def drive() -> None:
         try:
@@ -91,7 +100,7 @@ def run_episode(store: Any, question: Question, agent: Any, *, mode: str = "tool
             abandoned = worker.is_alive()
     trace = episode.trace.model_copy(deep=True) if abandoned else episode.trace
     exc = box.get("error")
-    if isinstance(exc, ProviderError) and exc.fatal:
+    if isinstance(exc, EpisodeStopped) or (isinstance(exc, ProviderError) and exc.fatal):
         raise exc
     late = deadline is not None and time.monotonic() >= deadline
     if abandoned or isinstance(exc, EpisodeTimeout) or (isinstance(exc, ProviderError) and late):
@@ -257,7 +266,10 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
             except queue.Empty:
                 return
             try:
-                results.put(("ok", run_episode(store, q, agent, mode=mode, max_steps=max_steps, timeout=timeout)))
+                results.put(("ok", run_episode(store, q, agent, mode=mode, max_steps=max_steps, timeout=timeout,
+                                               stop=stop)))
+            except EpisodeStopped:
+                return
             except BaseException as exc:  # noqa: BLE001 - a fatal provider error or an internal bug
                 results.put(("fatal", exc))
                 return
@@ -292,9 +304,15 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
     except KeyboardInterrupt:
         stop.set()
         save("interrupted", "stopped by the user; finished episodes kept — rerun with --resume")
+        _join(threads, STOP_WAIT_S)  # episodes in flight stop at their next tool call
         raise
-    for t in threads:
-        t.join(timeout=1.0)
+    _join(threads, 1.0)
     _rewrite_in_order(traces_path, kept + finished, [q.id for q in items])
     save("completed")
     return traces_path
+
+
+def _join(threads: list[threading.Thread], seconds: float) -> None:
+    end = time.monotonic() + seconds
+    for t in threads:
+        t.join(timeout=max(0.0, end - time.monotonic()))

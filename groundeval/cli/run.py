@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from contextlib import contextmanager
@@ -80,9 +81,13 @@ def _progress(quiet: bool, label: str):
 
 
 def _interrupted(out: str) -> None:
+    """Report and leave at once: an LLM request still in flight in a worker thread must not
+    hold the process (or crash interpreter shutdown inside a native call)."""
     click.echo(f"interrupted: finished episodes are kept in {out}/traces.jsonl; "
                "rerun with --resume to complete the run", err=True)
-    sys.exit(130)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
 
 
 @click.command()
