@@ -14,19 +14,34 @@ from ..contract.models import EvaluationConfig
 from ..contract.paths import render_template
 from ..graph.build import EventGraph
 from ..store.store import to_utc
-from .balance import Candidate, difficulty_of
+from .balance import Candidate, difficulty_of, seeded_hash
 from .model import NO_MECHANISM, CounterfactualTruth
 from .text import describe, names
 
 DAY_US = 86_400_000_000
 
 
+def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[tuple[Any, bool]]:
+    """A bounded, seeded sample of edges and distractors per (spec, polarity): enough for
+    every cap, so text and leakage checks run on hundreds of pairs, not every edge."""
+    keep = max(8, 2 * ev.max_per_event_type)
+    groups: dict[tuple[str, bool], list] = {}
+    for rec, positive in [(e, True) for e in eg.causal_edges] + [(d, False) for d in eg.distractors]:
+        groups.setdefault((rec.spec, positive), []).append(rec)
+    out = []
+    for (spec, positive) in sorted(groups):
+        ranked = sorted(groups[(spec, positive)], key=lambda r: (
+            seeded_hash(seed, "counterfactual", spec, r.cause_event_id, r.effect_event_id), r))
+        out += [(r, positive) for r in ranked[:keep]]
+    return out
+
+
 def candidates(eg: EventGraph, ev: EvaluationConfig, ambiguous_ids: set[str],
-               artifacts: dict[str, tuple[str, int | None]]) -> tuple[list[Candidate], dict[str, int]]:
+               artifacts: dict[str, tuple[str, int | None]], seed: int) -> tuple[list[Candidate], dict[str, int]]:
     skipped: dict[str, int] = {}
     specs = {s.name: s for s in ev.causal_links}
     gates = ev.gates.get("counterfactual", [])
-    pairs = [(e, True) for e in eg.causal_edges] + [(d, False) for d in eg.distractors]
+    pairs = pool(eg, ev, seed)
     out = []
     for rec, positive in pairs:
         spec = specs[rec.spec]

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..store.graph_sql import GraphSQL
 from ..store.store import Store
-from ..graph.build import build_graph
+from ..graph.build import build_graph, with_search_spaces
 from . import counterfactual, perspective, silence
 from .answers import answer_schema
 from .audit import shortcut_audit
@@ -121,20 +121,21 @@ def generate(store: Store, *, seed: int | None = None, prose: Prose | None = Non
     """Generate the balanced three-track question set of a loaded pack."""
     ev = store.manifest.evaluation
     seed = ev.seed if seed is None else seed
-    eg = build_graph(store)
+    eg = build_graph(store, search_spaces=False)
     gs = GraphSQL(store.cursor)
+    s_records = with_search_spaces(store, silence.pool(eg, ev, seed), eg.events, gs)
     display = {a: s.display_name or a for a, s in store.manifest.access.actors.items()}
     ambiguous_ids = gs.non_unique_descriptions(eg.events)
     art_ids = {a for e in eg.events.values() for a in e.artifacts}
-    art_ids |= {a for r in eg.absences + eg.presences for a in r.expected_search_space}
+    art_ids |= {a for r in s_records for a in r.expected_search_space}
     artifacts = gs.artifacts_info(art_ids)
     mechanisms = sorted({s.name for s in ev.causal_links})
     vocabulary = sorted({v for s in ev.causal_links for v in [s.name, *s.mechanism_aliases]
                          if len(v.replace("_", " ").split()) >= 2})
 
     p_cands, p_skip = perspective.candidates(gs, ev, set(), display)
-    c_cands, c_skip = counterfactual.candidates(eg, ev, ambiguous_ids, artifacts)
-    s_cands, s_skip = silence.candidates(eg, ev, ambiguous_ids, artifacts)
+    c_cands, c_skip = counterfactual.candidates(eg, ev, ambiguous_ids, artifacts, seed)
+    s_cands, s_skip = silence.candidates(eg, ev, ambiguous_ids, artifacts, s_records)
     difficulty = {"easy": ev.easy_ratio, "medium": ev.medium_ratio, "hard": ev.hard_ratio}
     plan = [
         ("perspective", p_cands, p_skip, ev.max_perspective_questions,

@@ -14,18 +14,35 @@ from typing import Any
 from ..contract.models import EvaluationConfig
 from ..graph.build import EventGraph
 from ..store.store import to_utc
-from .balance import Candidate, difficulty_of
+from ..graph.records import SilenceRecord
+from .balance import Candidate, difficulty_of, seeded_hash
 from .model import SilenceTruth
 from .text import describe, format_gap, humanize, names
 
 
+def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[SilenceRecord]:
+    """A bounded, seeded sample of silence records per (spec, kind): enough for every cap,
+    so BM25 search spaces are computed for a few hundred records, not every trigger."""
+    keep = max(8, 2 * ev.max_per_event_type)
+    out: list[SilenceRecord] = []
+    groups: dict[tuple[str, str], list[SilenceRecord]] = {}
+    for r in eg.presences + eg.absences:
+        groups.setdefault((r.spec, r.kind), []).append(r)
+    for key in sorted(groups):
+        ranked = sorted(groups[key], key=lambda r: (seeded_hash(seed, "silence", r.spec, r.trigger_event_id),
+                                                    r.trigger_event_id))
+        out += ranked[:keep]
+    return sorted(out)
+
+
 def candidates(eg: EventGraph, ev: EvaluationConfig, ambiguous_ids: set[str],
-               artifacts: dict[str, tuple[str, int | None]]) -> tuple[list[Candidate], dict[str, int]]:
+               artifacts: dict[str, tuple[str, int | None]],
+               records: list[SilenceRecord]) -> tuple[list[Candidate], dict[str, int]]:
     skipped: dict[str, int] = {}
     specs = {s.key: s for s in ev.silence_pairs}
     gates = ev.gates.get("silence", [])
     out = []
-    for rec in eg.presences + eg.absences:
+    for rec in records:
         spec = specs[rec.spec]
         trigger = eg.events[rec.trigger_event_id]
         exists = rec.kind == "presence"

@@ -244,8 +244,10 @@ class GraphSQL:
         """Ranked BM25 hits for many ``(qid, subsystem, query, limit)`` at once.
 
         The same scoring as the FTS extension's ``match_bm25`` (k=1.2, b=0.75, any
-        term), computed set-wise over the index tables instead of once per query;
-        only hits inside the query's subsystem count; ties break by artifact id."""
+        term), computed set-wise over the index tables instead of once per query, and
+        once per distinct (subsystem, limit, stemmed terms): the tokenizer drops digits,
+        so "postmortem INC-42" and "postmortem INC-43" are one query. Only hits inside
+        the query's subsystem count; ties break by artifact id."""
         if not queries:
             return []
         self.put("ge_q", [("qid", "INTEGER"), ("subsystem", "VARCHAR"), ("query", "VARCHAR"), ("lim", "INTEGER")],
@@ -253,7 +255,11 @@ class GraphSQL:
         return self.q(
             """WITH tok AS (SELECT DISTINCT qid, stem(t, 'porter') AS t FROM
                               (SELECT qid, unnest(fts_main_artifact_text.tokenize(query)) AS t FROM ge_q)),
-                    qt AS (SELECT tok.qid, d.termid, d.df FROM tok JOIN fts_main_artifact_text.dict d ON d.term = tok.t),
+                    sig AS (SELECT q.qid, q.subsystem, q.lim, list_sort(list(tok.t)) AS sig
+                            FROM ge_q q JOIN tok ON tok.qid = q.qid GROUP BY q.qid, q.subsystem, q.lim),
+                    rep AS (SELECT subsystem, lim, sig, min(qid) AS rep FROM sig GROUP BY subsystem, lim, sig),
+                    qt AS (SELECT tok.qid, d.termid, d.df FROM tok JOIN fts_main_artifact_text.dict d ON d.term = tok.t
+                           WHERE tok.qid IN (SELECT rep FROM rep)),
                     tf AS (SELECT qt.qid, tm.docid, qt.termid, any_value(qt.df) AS df, count(*) AS tf
                            FROM qt JOIN fts_main_artifact_text.terms tm ON tm.termid = qt.termid
                            GROUP BY qt.qid, tm.docid, qt.termid),
@@ -263,11 +269,12 @@ class GraphSQL:
                                       * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl)))))
                                       AS score
                            FROM tf JOIN fts_main_artifact_text.docs d ON d.docid = tf.docid, st
-                           GROUP BY tf.qid, d.name)
-               SELECT q.qid, sc.id FROM sc JOIN ge_q q ON q.qid = sc.qid
-               JOIN artifacts x ON x.id = sc.id AND x.subsystem = q.subsystem
-               QUALIFY row_number() OVER (PARTITION BY q.qid ORDER BY sc.score DESC, sc.id) <= q.lim
-               ORDER BY q.qid, sc.score DESC, sc.id""")
+                           GROUP BY tf.qid, d.name),
+                    top AS (SELECT sc.qid, sc.id, sc.score FROM sc JOIN ge_q q ON q.qid = sc.qid
+                            JOIN artifacts x ON x.id = sc.id AND x.subsystem = q.subsystem
+                            QUALIFY row_number() OVER (PARTITION BY sc.qid ORDER BY sc.score DESC, sc.id) <= q.lim)
+               SELECT sig.qid, top.id FROM sig JOIN rep USING (subsystem, lim, sig) JOIN top ON top.qid = rep.rep
+               ORDER BY sig.qid, top.score DESC, top.id""")
 
     # ------------------------------------------------------------------ perspective
 
