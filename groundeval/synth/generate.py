@@ -83,10 +83,10 @@ def evaluation_specs() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
                 "name": name, "trigger_event_type": ts.type, "response_event_type": rs.type,
                 "max_gap_days": wf.max_gap_days(t, r), "join": [{"trigger": path, "response": path}],
                 "search_space_subsystems": [sub],
-                "search_space_selectors": [
-                    {"subsystem": sub, "id_template": f"{art}-{{facts.seq}}"},
-                    {"subsystem": sub, "query_template": f"{word} {{{path}}}"},
-                ],
+                # ids are predictable; a ranked query is added only for documents people write
+                # free-form (it costs a BM25 search per silence record when the graph is built)
+                "search_space_selectors": [{"subsystem": sub, "id_template": f"{art}-{{facts.seq}}"}]
+                + ([{"subsystem": sub, "query_template": f"{word} {{{path}}}"}] if word else []),
             })
     return causal, silence
 

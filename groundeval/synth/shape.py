@@ -77,7 +77,7 @@ class Workflow:
     weight: float
     steps: tuple[WStep, ...]
     causal: tuple[tuple[str, str, str, tuple[str, ...]], ...]  # (name, cause step, effect step, aliases)
-    silence: tuple[tuple[str, str, str, str], ...]  # (name, trigger step, response step, query word)
+    silence: tuple[tuple[str, str, str, str | None], ...]  # (name, trigger, response, query word or None)
     step_by_key: dict[str, WStep] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -137,10 +137,10 @@ WORKFLOWS: tuple[Workflow, ...] = (
         ("postmortem_triggers_review", "postmortem", "review", ("review policy", "governance")),
         ("review_files_action_items", "review", "actions", ("follow-up tracking", "action items")),
     ), (
-        ("incident_after_alert", "alert", "opened", "incident"),
+        ("incident_after_alert", "alert", "opened", None),
         ("postmortem_after_resolution", "resolved", "postmortem", "postmortem"),
         ("review_after_postmortem", "postmortem", "review", "review"),
-        ("actions_after_review", "review", "actions", "action items"),
+        ("actions_after_review", "review", "actions", None),
     )),
     Workflow("escalation", "ticket_id", "ZD-", 0.17, (
         S("opened", "ticket_opened", "support", "zendesk", "TICKET", bot="zendesk-bot", external=True,
@@ -166,9 +166,9 @@ WORKFLOWS: tuple[Workflow, ...] = (
         ("escalation_notifies_customer", "escalated", "notified", ("customer communication", "sla")),
         ("resolution_triggers_csat", "resolved", "csat", ("survey automation", "csat policy")),
     ), (
-        ("ack_after_escalation", "escalated", "ack", "escalation"),
+        ("ack_after_escalation", "escalated", "ack", None),
         ("notice_after_escalation", "escalated", "notified", "update"),
-        ("csat_after_resolution", "resolved", "csat", "csat"),
+        ("csat_after_resolution", "resolved", "csat", None),
     )),
     Workflow("pull_request", "pr_id", "PR-", 0.22, (
         S("opened", "pr_opened", "engineer", "git", "GIT", title="{service}: {change}",
@@ -188,9 +188,9 @@ WORKFLOWS: tuple[Workflow, ...] = (
         ("review_enables_merge", "reviewed", "merged", ("approval", "branch protection")),
         ("merge_triggers_deploy", "merged", "deployed", ("continuous delivery", "ci/cd")),
     ), (
-        ("review_after_request", "requested", "reviewed", "review"),
-        ("merge_after_review", "reviewed", "merged", "merge"),
-        ("deploy_after_merge", "merged", "deployed", "deploy"),
+        ("review_after_request", "requested", "reviewed", None),
+        ("merge_after_review", "reviewed", "merged", None),
+        ("deploy_after_merge", "merged", "deployed", None),
     )),
     Workflow("crm", "opportunity_id", "OPP-", 0.12, (
         S("created", "opportunity_created", "sales", "salesforce", "SFDC", title="{customer}: {service} expansion",
@@ -214,8 +214,8 @@ WORKFLOWS: tuple[Workflow, ...] = (
         ("call_leads_to_proposal", "call", "proposal", ("qualification", "buying intent")),
         ("proposal_closes_deal", "proposal", "closed", ("negotiation", "pricing")),
     ), (
-        ("followup_after_call", "call", "followup", "follow"),
-        ("crm_after_call", "call", "updated", "activity"),
+        ("followup_after_call", "call", "followup", None),
+        ("crm_after_call", "call", "updated", None),
         ("proposal_after_call", "call", "proposal", "proposal"),
     )),
     Workflow("departure", "employee_id", "EMP-", 0.012, (
@@ -236,7 +236,7 @@ WORKFLOWS: tuple[Workflow, ...] = (
         ("resignation_triggers_handover", "resigned", "handover", ("knowledge transfer", "handover")),
     ), (
         ("exit_interview_after_resignation", "resigned", "exit", "exit interview"),
-        ("revocation_after_resignation", "resigned", "revoked", "revoke access"),
+        ("revocation_after_resignation", "resigned", "revoked", None),
         ("handover_after_resignation", "resigned", "handover", "handover"),
     )),
     Workflow("onboarding", "hire_id", "HIRE-", 0.012, (
@@ -255,8 +255,8 @@ WORKFLOWS: tuple[Workflow, ...] = (
         ("offer_triggers_buddy", "offer", "buddy", ("buddy program", "onboarding")),
         ("provisioning_enables_checklist", "provisioned", "doc", ("onboarding checklist", "readiness")),
     ), (
-        ("provisioning_after_offer", "offer", "provisioned", "provision"),
-        ("buddy_after_offer", "offer", "buddy", "buddy"),
+        ("provisioning_after_offer", "offer", "provisioned", None),
+        ("buddy_after_offer", "offer", "buddy", None),
         ("checklist_after_provisioning", "provisioned", "doc", "onboarding"),
     )),
 )
