@@ -55,6 +55,7 @@ class Scope:
     granted_list: list[str] = field(default_factory=list)
     broadcast_list: list[str] = field(default_factory=list)
     allowed_list: list[str] = field(default_factory=list)
+    cache: dict = field(default_factory=dict, compare=False, repr=False)  # derived per-scope SQL parameters
 
     def broken(self, artifact_id: str, subsystem: str, created_us: int | None, restricted: bool,
                gates: tuple[str, ...] | None = None) -> list[str]:
@@ -174,27 +175,28 @@ def fetch_index(store) -> FetchIndex:
 # ---------------------------------------------------------------------------- gate filters
 
 
-def _gate_filter(scope: Scope, params: list[Any], *, horizon: bool) -> list[str]:
-    """WHERE fragments (over alias ``a`` = artifacts) enforcing the scope's gates in SQL.
+def _gate_filter(scope: Scope, params: list[Any], *, horizon: bool, alias: str = "a", id_in=None) -> list[str]:
+    """WHERE fragments (over ``alias`` with columns created, subsystem, restricted) enforcing
+    the scope's gates in SQL; ``id_in(ids, params)`` renders "this row's artifact is one of ids".
 
     Fragments are fixed text; the facts go in as parameters."""
+    id_in = id_in or _id_in
+    a = alias
     parts = []
     if horizon or "horizon" in scope.gates:
-        parts.append("a.created <= ?::TIMESTAMPTZ")
+        parts.append(f"{a}.created <= ?::TIMESTAMPTZ")
         params.append(utc_text(scope.as_of))
     if "subsystem" in scope.gates:
+        params.append(scope.granted_list)
         if scope.broadcast_list:
-            params.append(scope.granted_list)
-            broadcast = _id_in(scope.broadcast_list, params)
-            parts.append(f"(list_contains(?::VARCHAR[], a.subsystem) OR {broadcast})")
+            parts.append(f"(list_contains(?::VARCHAR[], {a}.subsystem) OR {id_in(scope.broadcast_list, params)})")
         else:
-            parts.append("list_contains(?::VARCHAR[], a.subsystem)")
-            params.append(scope.granted_list)
+            parts.append(f"list_contains(?::VARCHAR[], {a}.subsystem)")
     if "actor" in scope.gates:
         if scope.allowed_list:
-            parts.append(f"(NOT coalesce(a.restricted, false) OR {_id_in(scope.allowed_list, params)})")
+            parts.append(f"(NOT coalesce({a}.restricted, false) OR {id_in(scope.allowed_list, params)})")
         else:
-            parts.append("NOT coalesce(a.restricted, false)")
+            parts.append(f"NOT coalesce({a}.restricted, false)")
     return parts
 
 
@@ -233,17 +235,20 @@ def ensure_search_tables(store) -> bool:
             return _SEARCH_READY[store]
         con = store.con
         try:
-            con.execute(f"""CREATE TABLE IF NOT EXISTS rt_postings AS
-                SELECT t.termid, t.docid, count(*)::DOUBLE AS tf,
-                       ({_K1} * ((1 - {_B}) + {_B} * (any_value(dc.len) / any_value(st.avgdl)))) AS norm
-                FROM fts_main_artifact_text.terms t JOIN fts_main_artifact_text.docs dc ON dc.docid = t.docid,
-                     fts_main_artifact_text.stats st
-                GROUP BY t.termid, t.docid ORDER BY t.termid, t.docid""")
             con.execute("""CREATE TABLE IF NOT EXISTS rt_docs AS
                 SELECT dc.docid, a.id, a.subsystem, a.created, coalesce(a.restricted, false) AS restricted,
                        a.title, a.actors, left(x.body, 600) AS head
                 FROM fts_main_artifact_text.docs dc JOIN artifacts a ON a.id = dc.name
                 JOIN artifact_text x ON x.id = a.id ORDER BY dc.docid""")
+            # postings carry their document's gate columns, so the gates filter matched postings only
+            con.execute(f"""CREATE TABLE IF NOT EXISTS rt_post AS
+                SELECT t.termid, t.docid, count(*)::DOUBLE AS tf,
+                       ({_K1} * ((1 - {_B}) + {_B} * (any_value(dc.len) / any_value(st.avgdl)))) AS norm,
+                       any_value(d.subsystem) AS subsystem, any_value(d.created) AS created,
+                       any_value(d.restricted) AS restricted
+                FROM fts_main_artifact_text.terms t JOIN fts_main_artifact_text.docs dc ON dc.docid = t.docid
+                JOIN rt_docs d ON d.docid = t.docid, fts_main_artifact_text.stats st
+                GROUP BY t.termid, t.docid ORDER BY t.termid, t.docid""")
             ready = True
         except Exception:  # read-only database without the tables: rank with the index tables directly
             ready = False
@@ -251,42 +256,65 @@ def ensure_search_tables(store) -> bool:
         return ready
 
 
+def _docids(store, scope: Scope, ids: list[str]) -> str:
+    """The FTS docids of ``ids`` as one comma-joined string, computed once per scope."""
+    key = ("docids", tuple(ids) if len(ids) < 8 else id(ids))
+    if key not in scope.cache:
+        params: list[Any] = []
+        cond = _id_in(ids, params)
+        rows = store.query(f"SELECT a.docid FROM rt_docs a WHERE {cond} ORDER BY 1", params)
+        scope.cache[key] = ",".join(str(r[0]) for r in rows)
+    return scope.cache[key]
+
+
 def search_rows(store, scope: Scope, query: str, subsystem: str | None, limit: int) -> list[tuple]:
     """BM25-ranked artifacts inside the scope's gates: ``(id, subsystem, created_us, title,
     actors, body_head)``, best first, ties by id. The query text is a parameter."""
     fast = ensure_search_tables(store)
+    terms = """WITH q AS (
+            SELECT d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1) AS idf
+            FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st
+            WHERE d.term IN (SELECT DISTINCT stem(unnest(fts_main_artifact_text.tokenize(?)), 'porter')))"""
     params: list[Any] = [query]
+    if fast:
+        def docid_in(ids: list[str], params: list[Any]) -> str:
+            params.append(_docids(store, scope, ids))
+            return "p.docid IN (SELECT unnest(string_split(?, ','))::BIGINT)"
+
+        where = []
+        if subsystem is not None:
+            where.append("p.subsystem = ?")
+            params.append(subsystem)
+        where += _gate_filter(scope, params, horizon=False, alias="p", id_in=docid_in)
+        params += [limit, limit]
+        sql = f"""{terms},
+            s AS (SELECT p.docid, sum(q.idf * (p.tf * {_K1 + 1}) / (p.tf + p.norm)) AS score
+                  FROM rt_post p JOIN q ON p.termid = q.termid
+                  WHERE {' AND '.join(where) or 'true'} GROUP BY p.docid),
+            top AS (SELECT docid, score FROM s
+                    WHERE score >= (SELECT min(score) FROM (SELECT score FROM s ORDER BY score DESC LIMIT ?)))
+            SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, a.head
+            FROM top JOIN rt_docs a ON a.docid = top.docid
+            ORDER BY top.score DESC, a.id LIMIT ?"""
+        return store.query(sql, params)
     where = []
     if subsystem is not None:
         where.append("a.subsystem = ?")
         params.append(subsystem)
     where += _gate_filter(scope, params, horizon=False)
     params.append(limit)
-    terms = """WITH q AS (
-            SELECT d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1) AS idf
-            FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st
-            WHERE d.term IN (SELECT DISTINCT stem(unnest(fts_main_artifact_text.tokenize(?)), 'porter')))"""
-    if fast:
-        sql = f"""{terms},
-            s AS (SELECT p.docid, sum(q.idf * (p.tf * {_K1 + 1}) / (p.tf + p.norm)) AS score
-                  FROM rt_postings p JOIN q ON p.termid = q.termid GROUP BY p.docid),
-            a AS MATERIALIZED (SELECT d.*, s.score FROM s JOIN rt_docs d ON d.docid = s.docid)
-            SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, a.head
-            FROM a WHERE {' AND '.join(where) or 'true'}
-            ORDER BY a.score DESC, a.id LIMIT ?"""
-    else:
-        sql = f"""{terms},
-            tf AS (SELECT t.docid, t.termid, count(*) AS tf FROM fts_main_artifact_text.terms t
-                   WHERE t.termid IN (SELECT termid FROM q) GROUP BY t.docid, t.termid),
-            s AS (SELECT tf.docid, sum(q.idf * (tf.tf * {_K1 + 1}) /
-                         (tf.tf + {_K1} * ((1 - {_B}) + {_B} * (dc.len / st.avgdl)))) AS score
-                  FROM tf JOIN q ON q.termid = tf.termid JOIN fts_main_artifact_text.docs dc ON dc.docid = tf.docid,
-                       fts_main_artifact_text.stats st GROUP BY tf.docid)
-            SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, left(x.body, 600)
-            FROM s JOIN fts_main_artifact_text.docs dc ON dc.docid = s.docid JOIN artifacts a ON a.id = dc.name
-            JOIN artifact_text x ON x.id = a.id
-            WHERE {' AND '.join(where) or 'true'}
-            ORDER BY s.score DESC, a.id LIMIT ?"""
+    sql = f"""{terms},
+        tf AS (SELECT t.docid, t.termid, count(*) AS tf FROM fts_main_artifact_text.terms t
+               WHERE t.termid IN (SELECT termid FROM q) GROUP BY t.docid, t.termid),
+        s AS (SELECT tf.docid, sum(q.idf * (tf.tf * {_K1 + 1}) /
+                     (tf.tf + {_K1} * ((1 - {_B}) + {_B} * (dc.len / st.avgdl)))) AS score
+              FROM tf JOIN q ON q.termid = tf.termid JOIN fts_main_artifact_text.docs dc ON dc.docid = tf.docid,
+                   fts_main_artifact_text.stats st GROUP BY tf.docid)
+        SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, left(x.body, 600)
+        FROM s JOIN fts_main_artifact_text.docs dc ON dc.docid = s.docid JOIN artifacts a ON a.id = dc.name
+        JOIN artifact_text x ON x.id = a.id
+        WHERE {' AND '.join(where) or 'true'}
+        ORDER BY s.score DESC, a.id LIMIT ?"""
     return store.query(sql, params)
 
 
