@@ -172,6 +172,7 @@ class _Run:
                     times.append(time.perf_counter() - t)
         return {"calls": len(times), "p50_ms": _pct(times, 50), "p99_ms": _pct(times, 99),
                 "mean_ms": round(statistics.fmean(times) * 1000.0, 3) if times else 0.0,
+                "max_ms": round(max(times) * 1000.0, 3) if times else 0.0,
                 "episode_open_p50_ms": _pct(opens, 50)}
 
     def fetch(self) -> dict[str, Any]:
