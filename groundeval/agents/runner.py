@@ -201,6 +201,7 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
     out.mkdir(parents=True, exist_ok=True)
     traces_path, info_path = out / TRACES, out / RUN_INFO
     digest = store.digest
+    agent_name = getattr(agent, "name", type(agent).__name__)
 
     kept: list[Trace] = []
     if traces_path.exists() and not resume:
@@ -218,6 +219,9 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
             if t.mode != mode:
                 raise ContractError.single(str(traces_path), f"was recorded in {t.mode!r} mode, not {mode!r}",
                                            record=t.question_id)
+            if t.agent != agent_name:
+                raise ContractError.single(str(traces_path), f"was recorded with agent {t.agent!r}, not "
+                                           f"{agent_name!r}; resume with the same agent", record=t.question_id)
     ids = {q.id for q in items}
     done_ids = {t.question_id for t in kept if t.question_id in ids}
     todo = [q for q in items if q.id not in done_ids]

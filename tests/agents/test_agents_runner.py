@@ -97,6 +97,15 @@ def test_resume_refuses_another_contract(store, tmp_path):
         run_questions(store, qs, OracleAgent(), out_dir=tmp_path, resume=True)
 
 
+def test_resume_refuses_another_agent(store, tmp_path):
+    from groundeval.agents.baselines import LazyAgent
+
+    qs = perspective_questions(2, store.digest)
+    run_questions(store, qs, OracleAgent(), out_dir=tmp_path)
+    with pytest.raises(ContractError, match="agent 'oracle'"):
+        run_questions(store, qs, LazyAgent(), out_dir=tmp_path, resume=True)
+
+
 class Raising:
     name = "raising"
 
