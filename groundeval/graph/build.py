@@ -87,6 +87,8 @@ def _define(prefix: str, kind: str, src_type: str, dst_type: str, joins: list[tu
 def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     """Derive causal edges, distractors and silence records; see the module docstring."""
     ev = store.manifest.evaluation
+    if search_spaces and needs_fts(store):
+        store.ensure_fts()  # first: loading the extension replaces the thread's cursor
     gs = GraphSQL(store.cursor)
     defs: dict[str, list] = {"sides": [], "sources": [], "matches": [], "specs": [], "joins": []}
     for i, spec in enumerate(ev.causal_links):
@@ -175,13 +177,22 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     return EventGraph(g, edges, distractors, absences, presences, ambiguous, events, stats)
 
 
+def needs_fts(store: Store) -> bool:
+    """Whether any silence selector ranks by BM25 (the FTS index must be loaded first)."""
+    return any(sel.query_template for sp in store.manifest.evaluation.silence_pairs
+               for sel in sp.search_space_selectors)
+
+
 def with_search_spaces(store: Store, records: list[SilenceRecord], events: dict[str, EventInfo],
                        gs: GraphSQL | None = None) -> list[SilenceRecord]:
     """The records with their expected search space filled: the trigger's artifacts, id
     templates that resolve to an existing artifact, and the ranked BM25 hits of query
     templates within their subsystem. Batched: one BM25 query for all records.
     (Separate from :func:`build_graph` so a generator can fill only the records it may use.)"""
-    gs = gs or GraphSQL(store.cursor)
+    if gs is None:
+        if needs_fts(store):
+            store.ensure_fts()
+        gs = GraphSQL(store.cursor)
     index = {s.key: i for i, s in enumerate(store.manifest.evaluation.silence_pairs)}
     spaces = _search_spaces(store, gs, [(index[r.spec], r.trigger_event_id) for r in records], events)
     return [replace(r, expected_search_space=spaces[(index[r.spec], r.trigger_event_id)][0],
@@ -218,8 +229,8 @@ def _search_spaces(store: Store, gs: GraphSQL, records: list[tuple[int, str]],
         if (aid, sub) in exists:
             wanted[owner].add(aid)
     if queries:
-        store.ensure_fts()
-        gs.cur = store.cursor  # the FTS extension is visible to fresh cursors only
+        if not store._fts_ready:
+            raise RuntimeError("call store.ensure_fts() before creating the GraphSQL cursor")
         for qid, aid in gs.bm25_batch(queries):
             wanted[query_owner[qid]].add(aid)
     info = gs.artifacts_info({a for s in wanted.values() for a in s})

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..store.graph_sql import GraphSQL
 from ..store.store import Store
-from ..graph.build import build_graph, with_search_spaces
+from ..graph.build import build_graph, needs_fts, with_search_spaces
 from . import counterfactual, perspective, silence
 from .answers import answer_schema
 from .audit import shortcut_audit
@@ -121,6 +121,8 @@ def generate(store: Store, *, seed: int | None = None, prose: Prose | None = Non
     """Generate the balanced three-track question set of a loaded pack."""
     ev = store.manifest.evaluation
     seed = ev.seed if seed is None else seed
+    if needs_fts(store):
+        store.ensure_fts()  # first: loading the extension replaces the thread's cursor
     eg = build_graph(store, search_spaces=False)
     gs = GraphSQL(store.cursor)
     s_records = with_search_spaces(store, silence.pool(eg, ev, seed), eg.events, gs)
