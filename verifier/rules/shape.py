@@ -99,13 +99,59 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 3] + "..."
 
 
+# Keywords whose outcome depends only on a value's JSON type and an object's keys. When a schema
+# uses nothing else, records with one structure share one verdict, so valid structures are cached.
+_STRUCTURAL = {"$defs", "$id", "$ref", "$schema", "additionalProperties", "anyOf", "default", "description",
+               "format", "items", "properties", "required", "title", "type"}
+
+
+def _keywords(node: Any, under_properties: bool = False) -> set[str]:
+    out: set[str] = set()
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if not under_properties:
+                out.add(k)
+            out |= _keywords(v, k in ("properties", "$defs"))
+    elif isinstance(node, list):
+        for v in node:
+            out |= _keywords(v)
+    return out
+
+
+def _structure(value: Any) -> Any:
+    """A hashable description of a JSON value's types and keys (not its strings or numbers)."""
+    if isinstance(value, dict):
+        return ("o", tuple(sorted((k, _structure(v)) for k, v in value.items())))
+    if isinstance(value, list):
+        return ("a", tuple(sorted({_structure(v) for v in value}, key=repr)))
+    if isinstance(value, bool):
+        return "b"
+    if isinstance(value, int):
+        return "i"
+    return type(value).__name__
+
+
+_VALID_STRUCTURES: dict[str, set] = {}
+
+
 def schema_errors(name: str, instance: Any) -> list[tuple[tuple, str]]:
     """(location, message) of every schema violation, sorted."""
+    cache = _VALID_STRUCTURES.get(name)
+    if cache is None:
+        structural = _keywords(validator(name).schema) <= _STRUCTURAL
+        cache = _VALID_STRUCTURES[name] = set() if structural else None  # type: ignore[assignment]
+        if cache is None:
+            _VALID_STRUCTURES.pop(name)
+    key = _structure(instance) if cache is not None else None
+    if key is not None and key in cache:
+        return []
     out = []
     for err in validator(name).iter_errors(instance):
         if err.context:  # anyOf/oneOf: name the alternative that came closest
             err = best_match(err.context) or err
         out.append((tuple(err.absolute_path), _short(err.message)))
+    if not out and key is not None:
+        cache.add(key)
     return sorted(out, key=lambda e: (json_path(e[0]), e[1]))
 
 
