@@ -333,7 +333,7 @@ class Event(BaseModel):
     type: str
     timestamp: datetime
     actors: list[str] = Field(default_factory=list)
-    artifact_ids: dict[str, str | list[str]] = Field(default_factory=dict)
+    artifact_ids: dict[str, str | list[str] | None] = Field(default_factory=dict, description="key -> artifact id or list of ids; null values are ignored.")
     facts: dict[str, Any] = Field(default_factory=dict)
 
 
