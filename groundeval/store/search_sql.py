@@ -55,7 +55,7 @@ class Scope:
     granted_list: list[str] = field(default_factory=list)
     broadcast_list: list[str] = field(default_factory=list)
     allowed_list: list[str] = field(default_factory=list)
-    cache: dict = field(default_factory=dict, compare=False, repr=False)  # derived per-scope SQL parameters
+    broadcast_types: list[str] = field(default_factory=list)
 
     def broken(self, artifact_id: str, subsystem: str, created_us: int | None, restricted: bool,
                gates: tuple[str, ...] | None = None) -> list[str]:
@@ -91,11 +91,14 @@ def scope_facts(store, actor: str | None, as_of: datetime, gates) -> Scope:
         """SELECT DISTINCT artifact_id FROM artifact_visibility
            WHERE (kind = 'actor' AND principal = ?) OR (kind = 'role' AND list_contains(?::VARCHAR[], principal))
            ORDER BY 1""", [actor, roles])] if actor else []
+    btypes = [r[0] for r in store.query(
+        "SELECT DISTINCT event_type FROM broadcasts WHERE list_contains(?::VARCHAR[], role) ORDER BY 1",
+        [roles])] if roles else []
     wanted = tuple(g for g in GATES if g in set(gates))
     return Scope(actor=actor, as_of=as_of, as_of_us=epoch_us(as_of), gates=wanted, roles=tuple(roles),
                  granted=frozenset(granted), broadcast_ids=frozenset(broadcast),
                  allowed_restricted=frozenset(allowed), granted_list=granted, broadcast_list=broadcast,
-                 allowed_list=allowed)
+                 allowed_list=allowed, broadcast_types=btypes)
 
 
 def known_subsystems(store) -> frozenset[str]:
@@ -226,7 +229,12 @@ _K1, _B = 1.2, 0.75
 
 
 def ensure_search_tables(store) -> bool:
-    """Build the companion tables once per database; False when the store is read-only."""
+    """Build the companion tables once per database; False when the store is read-only.
+
+    Each document row carries what the cone needs to decide it for any (actor, as-of):
+    subsystem, creation time, restriction with its principals (``vis``), and the first
+    time each broadcast event type referenced it (``bc``). Postings copy these, so the
+    gates filter the matched postings only, with a handful of small parameters."""
     if store in _SEARCH_READY:
         return _SEARCH_READY[store]
     store.ensure_fts()
@@ -235,19 +243,29 @@ def ensure_search_tables(store) -> bool:
             return _SEARCH_READY[store]
         con = store.con
         try:
-            con.execute("""CREATE TABLE IF NOT EXISTS rt_docs AS
+            con.execute("""CREATE TABLE IF NOT EXISTS search_docs AS
+                WITH vis AS (SELECT artifact_id, list(kind || chr(31) || principal ORDER BY kind, principal) AS vis
+                             FROM artifact_visibility GROUP BY artifact_id),
+                bc AS (SELECT artifact_id, list({'t': type, 'ts': ts} ORDER BY type) AS bc FROM (
+                           SELECT ea.artifact_id, e.type, min(epoch_us(e.ts)) AS ts
+                           FROM event_artifacts ea JOIN events e ON e.id = ea.event_id
+                           WHERE e.type IN (SELECT event_type FROM broadcasts)
+                           GROUP BY ea.artifact_id, e.type) GROUP BY artifact_id)
                 SELECT dc.docid, a.id, a.subsystem, a.created, coalesce(a.restricted, false) AS restricted,
+                       coalesce(vis.vis, []) AS vis, coalesce(bc.bc, []) AS bc,
                        a.title, a.actors, left(x.body, 600) AS head
                 FROM fts_main_artifact_text.docs dc JOIN artifacts a ON a.id = dc.name
-                JOIN artifact_text x ON x.id = a.id ORDER BY dc.docid""")
-            # postings carry their document's gate columns, so the gates filter matched postings only
-            con.execute(f"""CREATE TABLE IF NOT EXISTS rt_post AS
+                JOIN artifact_text x ON x.id = a.id
+                LEFT JOIN vis ON vis.artifact_id = a.id LEFT JOIN bc ON bc.artifact_id = a.id
+                ORDER BY dc.docid""")
+            con.execute("CREATE INDEX IF NOT EXISTS search_docs_docid ON search_docs (docid)")
+            con.execute(f"""CREATE TABLE IF NOT EXISTS search_postings AS
                 SELECT t.termid, t.docid, count(*)::DOUBLE AS tf,
                        ({_K1} * ((1 - {_B}) + {_B} * (any_value(dc.len) / any_value(st.avgdl)))) AS norm,
                        any_value(d.subsystem) AS subsystem, any_value(d.created) AS created,
-                       any_value(d.restricted) AS restricted
+                       any_value(d.restricted) AS restricted, any_value(d.vis) AS vis, any_value(d.bc) AS bc
                 FROM fts_main_artifact_text.terms t JOIN fts_main_artifact_text.docs dc ON dc.docid = t.docid
-                JOIN rt_docs d ON d.docid = t.docid, fts_main_artifact_text.stats st
+                JOIN search_docs d ON d.docid = t.docid, fts_main_artifact_text.stats st
                 GROUP BY t.termid, t.docid ORDER BY t.termid, t.docid""")
             ready = True
         except Exception:  # read-only database without the tables: rank with the index tables directly
@@ -256,15 +274,26 @@ def ensure_search_tables(store) -> bool:
         return ready
 
 
-def _docids(store, scope: Scope, ids: list[str]) -> str:
-    """The FTS docids of ``ids`` as one comma-joined string, computed once per scope."""
-    key = ("docids", tuple(ids) if len(ids) < 8 else id(ids))
-    if key not in scope.cache:
-        params: list[Any] = []
-        cond = _id_in(ids, params)
-        rows = store.query(f"SELECT a.docid FROM rt_docs a WHERE {cond} ORDER BY 1", params)
-        scope.cache[key] = ",".join(str(r[0]) for r in rows)
-    return scope.cache[key]
+def _postings_gate_filter(scope: Scope, params: list[Any]) -> list[str]:
+    """The cone over ``search_postings`` rows (alias ``p``): same three gates, small parameters."""
+    parts = []
+    if "horizon" in scope.gates:
+        parts.append("p.created <= ?::TIMESTAMPTZ")
+        params.append(utc_text(scope.as_of))
+    if "subsystem" in scope.gates:
+        params.append(scope.granted_list)
+        if scope.broadcast_types:
+            parts.append("(list_contains(?::VARCHAR[], p.subsystem) OR "
+                         "len(list_filter(p.bc, x -> list_contains(?::VARCHAR[], x.t) AND x.ts <= ?)) > 0)")
+            params += [scope.broadcast_types, scope.as_of_us]
+        else:
+            parts.append("list_contains(?::VARCHAR[], p.subsystem)")
+    if "actor" in scope.gates:
+        principals = sorted(([f"actor{_SEP}{scope.actor}"] if scope.actor else [])
+                            + [f"role{_SEP}{r}" for r in scope.roles])
+        parts.append("(NOT p.restricted OR list_has_any(p.vis, ?::VARCHAR[]))")
+        params.append(principals)
+    return parts
 
 
 def search_rows(store, scope: Scope, query: str, subsystem: str | None, limit: int) -> list[tuple]:
@@ -277,26 +306,32 @@ def search_rows(store, scope: Scope, query: str, subsystem: str | None, limit: i
             WHERE d.term IN (SELECT DISTINCT stem(unnest(fts_main_artifact_text.tokenize(?)), 'porter')))"""
     params: list[Any] = [query]
     if fast:
-        def docid_in(ids: list[str], params: list[Any]) -> str:
-            params.append(_docids(store, scope, ids))
-            return "p.docid IN (SELECT unnest(string_split(?, ','))::BIGINT)"
-
         where = []
         if subsystem is not None:
             where.append("p.subsystem = ?")
             params.append(subsystem)
-        where += _gate_filter(scope, params, horizon=False, alias="p", id_in=docid_in)
-        params += [limit, limit]
-        sql = f"""{terms},
+        where += _postings_gate_filter(scope, params)
+        params.append(limit)
+        # the best `limit` scores and every tie at the boundary (ties are then broken by id)
+        top = store.query(f"""{terms},
             s AS (SELECT p.docid, sum(q.idf * (p.tf * {_K1 + 1}) / (p.tf + p.norm)) AS score
-                  FROM rt_post p JOIN q ON p.termid = q.termid
-                  WHERE {' AND '.join(where) or 'true'} GROUP BY p.docid),
-            top AS (SELECT docid, score FROM s
-                    WHERE score >= (SELECT min(score) FROM (SELECT score FROM s ORDER BY score DESC LIMIT ?)))
-            SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, a.head
-            FROM top JOIN rt_docs a ON a.docid = top.docid
-            ORDER BY top.score DESC, a.id LIMIT ?"""
-        return store.query(sql, params)
+                  FROM search_postings p JOIN q ON p.termid = q.termid
+                  WHERE {' AND '.join(where) or 'true'} GROUP BY p.docid)
+            SELECT docid, score FROM s
+            WHERE score >= (SELECT min(score) FROM (SELECT score FROM s ORDER BY score DESC LIMIT ?))""", params)
+        if not top:
+            return []
+        score = dict(top)
+        docids = sorted(score)
+        # a point lookup through the docid index: joining would scan the wide table
+        cols = "SELECT docid, id, subsystem, epoch_us(created), title, actors, head FROM search_docs"
+        if len(docids) <= 256:
+            rows = store.query(f"{cols} WHERE docid IN ({', '.join('?' * len(docids))})", docids)
+        else:
+            rows = store.query(f"{cols} WHERE docid IN (SELECT unnest(string_split(?, ','))::BIGINT)",
+                               [",".join(map(str, docids))])
+        rows.sort(key=lambda r: (-score[r[0]], r[1]))
+        return [r[1:] for r in rows[:limit]]
     where = []
     if subsystem is not None:
         where.append("a.subsystem = ?")
