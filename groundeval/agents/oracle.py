@@ -74,7 +74,7 @@ class OracleAgent:
         truth = q.ground_truth
         if mode == "context":
             window = [item["artifact"]["id"] for item in episode.context()]
-            answer = self._answer(truth, set(window), _ContextEvents(episode.context()), q)
+            answer = self._answer(truth, set(window), _ContextEvents(episode.context()), q, context=True)
         elif mode == "zero-shot":
             answer = self._answer(truth, None, None, q)
         else:
@@ -114,8 +114,9 @@ class OracleAgent:
     # ------------------------------------------------------------------ the answer
 
     @staticmethod
-    def _answer(truth: Any, got: set[str] | None, events: Any, q: Any) -> dict[str, Any]:
-        """``got``: artifacts the agent validly read (None in zero-shot: answer from truth)."""
+    def _answer(truth: Any, got: set[str] | None, events: Any, q: Any, context: bool = False) -> dict[str, Any]:
+        """``got``: artifacts the agent validly read, or the window in context mode
+        (None in zero-shot: answer from truth)."""
         if isinstance(truth, PerspectiveTruth):
             evidence = sorted(set(truth.evidence_artifacts) & got) if got is not None else truth.evidence_artifacts
             return {"could_actor_have_known": bool(evidence), "evidence_artifacts": evidence,
@@ -136,7 +137,10 @@ class OracleAgent:
         if got is None:
             return {"exists": truth.exists, "evidence_artifacts": truth.evidence_artifacts}
         found = sorted(set(truth.evidence_artifacts) & got) if truth.exists else []
-        return {"exists": bool(found) if truth.evidence_artifacts else truth.exists, "evidence_artifacts": found}
+        exists = bool(found) if truth.evidence_artifacts else truth.exists
+        if context and not exists:  # in context mode, citing the checked search space is the proof
+            found = sorted(set(truth.expected_search_space) & got)
+        return {"exists": exists, "evidence_artifacts": found}
 
 
 class _ContextEvents(dict):

@@ -35,10 +35,11 @@ def pack(request, repo_root):
     return _load(request.param, repo_root)
 
 
-def _run(pack, agent: str, tmp_path, questions=None):
+def _run(pack, agent: str, tmp_path, questions=None, mode: str = "tool"):
     name, store, qs, cfg = pack
     items = qs.questions if questions is None else questions
-    traces = read_traces(run_questions(store, items, get_agent(agent), out_dir=tmp_path / agent, concurrency=2))
+    traces = read_traces(run_questions(store, items, get_agent(agent), out_dir=tmp_path / agent, concurrency=2,
+                                       mode=mode))
     by_id = {q.id: q for q in items}
     return [(by_id[t.question_id], t, score(by_id[t.question_id], t, cfg)) for t in traces]
 
@@ -55,6 +56,15 @@ def test_oracle_is_perfect_on_every_question(pack, tmp_path):
                  for q, _t, s in results if s.s_adj != 1.0]
     assert not imperfect, f"{pack[0]}: oracle below 1.0 on {len(imperfect)} questions: {imperfect[:3]}"
     assert all(t.status == "completed" and all(not c.flags for c in t.calls) for _q, t, _s in results)
+
+
+@pytest.mark.parametrize("name", ["tiny", "legal"])  # two packs: the suite's time budget
+def test_oracle_is_perfect_in_context_mode(name, repo_root, tmp_path):
+    """Citing exactly what the tool-mode perfect path fetches is perfect in context mode."""
+    results = _run(_load(name, repo_root), "oracle", tmp_path, mode="context")
+    imperfect = [(q.track, q.bucket, s.traj_components, s.citation_rates) for q, _t, s in results if s.s_adj != 1.0]
+    assert not imperfect
+    assert all(t.mode == "context" and [c.tool for c in t.calls] == ["submit_answer"] for _q, t, _s in results)
 
 
 def test_leaky_breaks_gates_on_perspective(pack, tmp_path):
