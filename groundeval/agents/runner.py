@@ -98,19 +98,32 @@ def run_episode(store: Any, question: Question, agent: Any, *, mode: str = "tool
             worker.start()
             worker.join(timeout + GRACE_S)
             abandoned = worker.is_alive()
-    trace = episode.trace.model_copy(deep=True) if abandoned else episode.trace
+    trace = _snapshot(episode) if abandoned else episode.trace
     exc = box.get("error")
     if isinstance(exc, EpisodeStopped) or (isinstance(exc, ProviderError) and exc.fatal):
         raise exc
     late = deadline is not None and time.monotonic() >= deadline
     if abandoned or isinstance(exc, EpisodeTimeout) or (isinstance(exc, ProviderError) and late):
-        trace.status = "timeout"
-        trace.messages.append({"role": "runner", "error": f"episode timed out after {timeout}s"})
+        status, detail = "timeout", f"episode timed out after {timeout}s"
     elif exc is not None:
-        trace.status = "error"
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        trace.messages.append({"role": "runner", "error": detail})
+        status, detail = "error", "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    else:
+        return trace
+    if trace.final_answer is None:  # an accepted answer stands, whatever happened after it
+        trace.status = status
+    trace.messages.append({"role": "runner", "error": detail})
     return trace
+
+
+def _snapshot(episode: Any) -> Trace:
+    """A copy of the trace an abandoned agent thread may still be writing to."""
+    lock = getattr(episode, "_lock", None)
+    held = lock.acquire(timeout=1.0) if lock is not None else False
+    try:
+        return episode.trace.model_copy(deep=True)
+    finally:
+        if held:
+            lock.release()
 
 
 # --------------------------------------------------------------------------- traces file

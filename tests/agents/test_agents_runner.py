@@ -121,6 +121,21 @@ def test_agent_exception_is_an_error_trace_and_the_run_goes_on(store, tmp_path):
     assert "agent bug" in traces[0].messages[-1]["error"] and len(traces[0].calls) == 1
 
 
+class SubmitsThenRaises(OracleAgent):
+    name = "oracle"
+
+    def run(self, episode):
+        super().run(episode)
+        raise RuntimeError("cleanup failed")
+
+
+def test_an_accepted_answer_stands_when_the_agent_fails_afterwards(store, tmp_path):
+    (trace,) = read_traces(run_questions(store, perspective_questions(1, store.digest), SubmitsThenRaises(),
+                                         out_dir=tmp_path))
+    assert trace.status == "completed" and trace.final_answer is not None
+    assert "cleanup failed" in trace.messages[-1]["error"]
+
+
 class Sleepy:
     name = "sleepy"
 
