@@ -187,6 +187,7 @@ class Gate:
         if not wanted:
             return
         from ..agents.runner import run_questions
+        from ..errors import ContractError
         from ..scoring.score import score
         from ..trace.io import read_traces
 
@@ -201,7 +202,10 @@ class Gate:
             produced = run_questions(self.store, wanted, self.agent, mode=s.mode, out_dir=self.out_dir,
                                      concurrency=s.concurrency, timeout=s.timeout, max_steps=s.max_steps,
                                      overwrite=True, pack=str(s.pack))
-        except Exception as exc:  # the agent or its provider broke the whole run: every item reports it
+        except ContractError as exc:  # e.g. a provider refusing the key: a user-facing message already
+            self.run_error = str(exc)
+            return
+        except Exception as exc:  # the agent broke the whole run: every item reports it
             self.run_error = f"{type(exc).__name__}: {exc}"
             return
         for trace in read_traces(produced):

@@ -47,8 +47,23 @@ class Regressing:
         OracleAgent().run(episode)
 
 
+class Broken:
+    """An adapter whose provider rejects the key: the whole run stops."""
+
+    name = "broken"
+
+    def run(self, episode):
+        from groundeval.agents.http import ProviderError
+
+        raise ProviderError("invalid API key", status=401, fatal=True)
+
+
 def passing():
     return Passing()
+
+
+def broken():
+    return Broken()
 
 
 def regressing():
@@ -156,6 +171,16 @@ def test_keyword_selection_runs_only_what_is_selected(project, tiny_questions):
     assert sorted(s["question_id"] for s in scores) == silence
     report = json.loads((project.path / "out" / "report.json").read_text())
     assert report["overall"]["n"] == len(silence)
+
+
+def test_a_run_that_cannot_start_fails_every_item_with_the_reason(project, tiny_questions):
+    silence = [q for q in tiny_questions if q.track == "silence"]
+    result = _gate(project, "broken", "-k", "silence")
+    result.assert_outcomes(failed=len(silence) + 1)
+    text = result.stdout.str()
+    reasons = [line for line in result.stdout.lines if line.startswith("the agent run failed: ")]
+    assert len(reasons) == len(silence) + 1
+    assert text.count("invalid API key") >= len(silence) + 1 and "Traceback" not in text
 
 
 def test_thresholds_come_from_pyproject(pytester: pytest.Pytester, tiny_questions):
