@@ -55,9 +55,8 @@ class EventInfo:
 
 @dataclass
 class EventGraph:
-    """Deterministically sorted records plus their networkx view."""
+    """Deterministically sorted records plus their networkx view (built on first use)."""
 
-    graph: nx.MultiDiGraph
     causal_edges: list[CausalEdge]
     distractors: list[Distractor]
     absences: list[SilenceRecord]
@@ -65,6 +64,15 @@ class EventGraph:
     ambiguous: list[AmbiguousTrigger]
     events: dict[str, EventInfo] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    _graph: nx.MultiDiGraph | None = field(default=None, repr=False)
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """Events as nodes; ``causal``, ``distractor`` and ``response`` edges keyed by spec."""
+        if self._graph is None:
+            self._graph = _networkx(self.events, self.causal_edges, self.distractors, self.presences,
+                                    self.absences)
+        return self._graph
 
 
 def _define(prefix: str, kind: str, src_type: str, dst_type: str, joins: list[tuple[str, str]],
@@ -166,7 +174,6 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     absences.sort()
     ambiguous.sort()
 
-    g = _networkx(events, edges, distractors, presences, absences)
     stats = {
         "causal_edges": len(edges), "distractors": len(distractors), "absences": len(absences),
         "presences": len(presences), "duplicate_presences": duplicates,
@@ -174,7 +181,7 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
                       sorted({a.reason for a in ambiguous})},
         "multi_cause_effects": sum(1 for v in causes_of.values() if len(v) > 1),
     }
-    return EventGraph(g, edges, distractors, absences, presences, ambiguous, events, stats)
+    return EventGraph(edges, distractors, absences, presences, ambiguous, events, stats)
 
 
 def needs_fts(store: Store) -> bool:

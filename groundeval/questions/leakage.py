@@ -40,23 +40,29 @@ def _contains(text: str, tokens: frozenset[str], needle: str) -> bool:
     return _token_re(needle).search(text) is not None
 
 
+@lru_cache(maxsize=256)
+def _vocab_re(vocabulary: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One alternation of every term (and its underscore-free spelling) as whole tokens."""
+    terms = sorted({v for t in vocabulary for v in (t, t.replace("_", " ")) if v.strip()}, key=lambda v: (-len(v), v))
+    if not terms:
+        return None
+    return re.compile(r"(?<![\w-])(" + "|".join(re.escape(t) for t in terms) + r")(?![\w-])", re.IGNORECASE)
+
+
+_PHRASES = re.compile("|".join(re.escape(p) for p in LEAKING_PHRASES))
+
+
 def leaks(text: str, *, ids: Iterable[str] = (), vocabulary: Iterable[str] = ()) -> list[str]:
     """Reasons the text leaks (empty when clean)."""
-    reasons = []
     low = text.lower()
+    reasons = [f"leaking phrase {m!r}" for m in sorted(set(_PHRASES.findall(low)))]
     tokens = frozenset(_TOKEN.findall(low))
-    for phrase in LEAKING_PHRASES:
-        if phrase in low:
-            reasons.append(f"leaking phrase {phrase!r}")
     for token in sorted({t for t in ids if t and t.strip()}):
         if _contains(text, tokens, token):
             reasons.append(f"contains id {token!r}")
-    for word in sorted({v for v in vocabulary if v and v.strip()}):
-        first = _TOKEN.findall(word.lower())[:1]
-        if first and first[0] not in tokens and first[0].replace("_", " ").split()[0] not in tokens:
-            continue  # cheap pre-check: the term's first word is absent
-        if _token_re(word).search(text) or _token_re(word.replace("_", " ")).search(text):
-            reasons.append(f"contains ground-truth term {word!r}")
+    pattern = _vocab_re(tuple(sorted(set(vocabulary))))
+    if pattern is not None:
+        reasons += [f"contains ground-truth term {m!r}" for m in sorted({m.lower() for m in pattern.findall(text)})]
     return reasons
 
 
