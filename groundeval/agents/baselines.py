@@ -15,7 +15,7 @@ from typing import Any
 from ..questions.model import CounterfactualTruth, PerspectiveTruth
 from .answers import default_answer, fit
 from .base import mode_of
-from .oracle import SEARCH_LIMIT, Observed, search_query
+from .oracle import SEARCH_LIMIT, Observed
 
 ID_TOKEN = re.compile(r"\b[A-Za-z][A-Za-z0-9]*-\d+\b")
 
