@@ -14,6 +14,7 @@ chosen among a few fixed variants by the episode's structure, with parameters on
 from __future__ import annotations
 
 import json
+import re
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -296,49 +297,122 @@ def _postings_gate_filter(scope: Scope, params: list[Any]) -> list[str]:
     return parts
 
 
+class TermIndex:
+    """The BM25 index's term dictionary in memory (term → termid, idf), loaded once per store.
+
+    A search then turns its words into termids without SQL: the query is tokenized in
+    Python exactly as the index's ``tokenize`` macro does for ASCII text (lower case,
+    ``(\\.|[^a-z0-9])+`` → space, split), other text by the macro itself, and each word's
+    Porter stem is memoised (unseen words are stemmed by one ``stem()`` query)."""
+
+    MAX_MEMO = 100_000
+
+    def __init__(self, store):
+        self.terms: dict[str, tuple[int, float]] = {term: (termid, idf) for term, termid, idf in store.query(
+            "SELECT d.term, d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1)"
+            " FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st ORDER BY d.termid")}
+        # ranking breaks ties by docid in SQL, which equals the artifact-id order only if
+        # the index numbered the documents in id order; otherwise searches take the slow path
+        self.docids_in_id_order = store.query(
+            "SELECT count(*) FROM (SELECT docid, row_number() OVER (ORDER BY docid) AS a,"
+            " row_number() OVER (ORDER BY name) AS b FROM fts_main_artifact_text.docs) WHERE a <> b")[0][0] == 0
+        self._stems: dict[str, str] = {}
+
+    def words(self, store, query: str) -> list[str]:
+        if query.isascii():
+            return _ASCII_SEP.sub(" ", query.lower()).split(" ")
+        return store.query("SELECT fts_main_artifact_text.tokenize(?)", [query])[0][0]
+
+    def query_terms(self, store, query: str) -> list[tuple[int, float]]:
+        """(termid, idf) of the query's distinct stems that the index knows, by termid."""
+        words = set(self.words(store, query))
+        unseen = sorted(w for w in words if w not in self._stems)
+        if unseen:
+            if len(self._stems) + len(unseen) > self.MAX_MEMO:
+                self._stems = {}
+            self._stems.update(store.query("SELECT w, stem(w, 'porter') FROM unnest(?::VARCHAR[]) AS t(w)",
+                                           [unseen]))
+        stems = {self._stems[w] for w in words}
+        return sorted(self.terms[t] for t in stems if t in self.terms)
+
+
+_ASCII_SEP = re.compile(r"(\.|[^a-z0-9])+")
+_TERM_INDEXES: "weakref.WeakKeyDictionary[Any, TermIndex]" = weakref.WeakKeyDictionary()
+
+# up to this many query terms, each term's postings are read by its own equality scan
+# (DuckDB filters inside the scan, reading only that term's rows); beyond, one scan
+# with a list filter (it reads every column of the row groups it cannot skip)
+_MAX_TERM_SCANS = 8
+
+
+def term_index(store) -> TermIndex | None:
+    """The store's :class:`TermIndex` once its search tables exist, else None."""
+    if not ensure_search_tables(store):
+        return None
+    idx = _TERM_INDEXES.get(store)
+    if idx is None:
+        with _SEARCH_LOCK:
+            idx = _TERM_INDEXES.get(store)
+            if idx is None:
+                idx = _TERM_INDEXES[store] = TermIndex(store)
+    return idx
+
+
 def search_rows(store, scope: Scope, query: str, subsystem: str | None, limit: int) -> list[tuple]:
     """BM25-ranked artifacts inside the scope's gates: ``(id, subsystem, created_us, title,
     actors, body_head)``, best first, ties by id. The query text is a parameter."""
-    fast = ensure_search_tables(store)
-    terms = """WITH q AS (
-            SELECT d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1) AS idf
-            FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st
-            WHERE d.term IN (SELECT DISTINCT stem(unnest(fts_main_artifact_text.tokenize(?)), 'porter')))"""
+    idx = term_index(store)
+    if idx is not None and idx.docids_in_id_order:
+        return _ranked_postings(store, scope, idx.query_terms(store, query), subsystem, limit)
+    return _ranked_index_tables(store, scope, query, subsystem, limit)
+
+
+def _ranked_postings(store, scope: Scope, terms: list[tuple[int, float]], subsystem: str | None,
+                     limit: int) -> list[tuple]:
+    """One query: the terms' postings inside the gates, summed per document, the best
+    ``limit`` (ties by docid = id order) joined to their display columns."""
+    if not terms:
+        return []
+    cols = f"docid, ? * (tf * {_K1 + 1}) / (tf + norm) AS sc, subsystem, created, restricted, vis, bc"
+    params: list[Any] = []
+    if len(terms) <= _MAX_TERM_SCANS:
+        postings = " UNION ALL ".join([f"SELECT {cols} FROM search_postings WHERE termid = ?"] * len(terms))
+        for termid, idf in terms:
+            params += [idf, termid]
+    else:
+        cols = cols.replace("?", "list_extract(?::DOUBLE[], list_position(?::BIGINT[], termid))", 1)
+        postings = f"SELECT {cols} FROM search_postings WHERE list_contains(?::BIGINT[], termid)"
+        ids = [t for t, _ in terms]
+        params += [[idf for _, idf in terms], ids, ids]
+    where = []
+    if subsystem is not None:
+        where.append("p.subsystem = ?")
+        params.append(subsystem)
+    where += _postings_gate_filter(scope, params)
+    params.append(limit)
+    return store.query(f"""
+        SELECT d.id, d.subsystem, epoch_us(d.created), d.title, d.actors, d.head
+        FROM (SELECT docid, sum(sc) AS score FROM ({postings}) p
+              WHERE {' AND '.join(where) or 'true'}
+              GROUP BY docid ORDER BY score DESC, docid LIMIT ?) top
+        JOIN search_docs d ON d.docid = top.docid
+        ORDER BY top.score DESC, top.docid""", params)
+
+
+def _ranked_index_tables(store, scope: Scope, query: str, subsystem: str | None, limit: int) -> list[tuple]:
+    """The same ranking straight from the FTS index tables (read-only stores without the
+    companion tables); the gates filter the artifacts table."""
     params: list[Any] = [query]
-    if fast:
-        where = []
-        if subsystem is not None:
-            where.append("p.subsystem = ?")
-            params.append(subsystem)
-        where += _postings_gate_filter(scope, params)
-        params.append(limit)
-        # the best `limit` scores and every tie at the boundary (ties are then broken by id)
-        top = store.query(f"""{terms},
-            s AS (SELECT p.docid, sum(q.idf * (p.tf * {_K1 + 1}) / (p.tf + p.norm)) AS score
-                  FROM search_postings p JOIN q ON p.termid = q.termid
-                  WHERE {' AND '.join(where) or 'true'} GROUP BY p.docid)
-            SELECT docid, score FROM s
-            WHERE score >= (SELECT min(score) FROM (SELECT score FROM s ORDER BY score DESC LIMIT ?))""", params)
-        if not top:
-            return []
-        score = dict(top)
-        docids = sorted(score)
-        # a point lookup through the docid index: joining would scan the wide table
-        cols = "SELECT docid, id, subsystem, epoch_us(created), title, actors, head FROM search_docs"
-        if len(docids) <= 256:
-            rows = store.query(f"{cols} WHERE docid IN ({', '.join('?' * len(docids))})", docids)
-        else:
-            rows = store.query(f"{cols} WHERE docid IN (SELECT unnest(string_split(?, ','))::BIGINT)",
-                               [",".join(map(str, docids))])
-        rows.sort(key=lambda r: (-score[r[0]], r[1]))
-        return [r[1:] for r in rows[:limit]]
     where = []
     if subsystem is not None:
         where.append("a.subsystem = ?")
         params.append(subsystem)
     where += _gate_filter(scope, params, horizon=False)
     params.append(limit)
-    sql = f"""{terms},
+    sql = f"""WITH q AS (
+            SELECT d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1) AS idf
+            FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st
+            WHERE d.term IN (SELECT DISTINCT stem(unnest(fts_main_artifact_text.tokenize(?)), 'porter'))),
         tf AS (SELECT t.docid, t.termid, count(*) AS tf FROM fts_main_artifact_text.terms t
                WHERE t.termid IN (SELECT termid FROM q) GROUP BY t.docid, t.termid),
         s AS (SELECT tf.docid, sum(q.idf * (tf.tf * {_K1 + 1}) /

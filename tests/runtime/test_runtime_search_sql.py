@@ -26,3 +26,37 @@ def test_runtime_bm25_matches_duckdb(tiny_store, monkeypatch, fast):
     for q in QUERIES:
         got = [r[0] for r in search_rows(tiny_store, scope, q, None, 20)]
         assert got == reference(tiny_store, q), q
+
+
+LONG = ("checkout payment retry login slow cache staffing postmortem escalated resolved incident "
+        "INC-42 ZD-7 acme")
+
+
+def test_runtime_bm25_many_terms_single_scan_matches_duckdb(tiny_store):
+    """More distinct terms than per-term scans: the list-filter variant ranks the same."""
+    idx = search_sql.term_index(tiny_store)
+    assert len(idx.query_terms(tiny_store, LONG)) > search_sql._MAX_TERM_SCANS
+    scope = scope_facts(tiny_store, None, at(20), [])
+    assert [r[0] for r in search_rows(tiny_store, scope, LONG, None, 20)] == reference(tiny_store, LONG)
+
+
+@pytest.mark.parametrize("query", QUERIES + [LONG, "  Mixed.Case--words\tINC-42 \n", "a.b.c", "", "...",
+                                              "Ünïcødé ß İstanbul ﬁle"])
+def test_runtime_query_words_equal_fts_tokenize(tiny_store, query):
+    idx = search_sql.term_index(tiny_store)
+    want = tiny_store.query("SELECT fts_main_artifact_text.tokenize(?)", [query])[0][0]
+    assert idx.words(tiny_store, query) == want
+
+
+def test_runtime_docid_order_fallback_ranks_the_same(tiny_store, monkeypatch):
+    """If the index did not number documents in id order, searches use the index tables."""
+    idx = search_sql.term_index(tiny_store)
+    assert idx.docids_in_id_order  # the tiny pack's index does
+    monkeypatch.setattr(idx, "docids_in_id_order", False)
+    called = []
+    real = search_sql._ranked_index_tables
+    monkeypatch.setattr(search_sql, "_ranked_index_tables", lambda *a: called.append(1) or real(*a))
+    scope = scope_facts(tiny_store, None, at(20), [])
+    for q in QUERIES:
+        assert [r[0] for r in search_rows(tiny_store, scope, q, None, 20)] == reference(tiny_store, q), q
+    assert called
