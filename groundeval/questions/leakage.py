@@ -49,6 +49,12 @@ def _vocab_re(vocabulary: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w-])(" + "|".join(re.escape(t) for t in terms) + r")(?![\w-])", re.IGNORECASE)
 
 
+@lru_cache(maxsize=256)
+def _first_words(vocabulary: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(w for t in vocabulary for v in (t, t.replace("_", " "))
+                     for w in _TOKEN.findall(v.lower())[:1])
+
+
 _PHRASES = re.compile("|".join(re.escape(p) for p in LEAKING_PHRASES))
 
 
@@ -60,8 +66,9 @@ def leaks(text: str, *, ids: Iterable[str] = (), vocabulary: Iterable[str] = ())
     for token in sorted({t for t in ids if t and t.strip()}):
         if _contains(text, tokens, token):
             reasons.append(f"contains id {token!r}")
-    pattern = _vocab_re(tuple(sorted(set(vocabulary))))
-    if pattern is not None:
+    vocab = tuple(sorted(set(vocabulary)))
+    pattern = _vocab_re(vocab)
+    if pattern is not None and tokens & _first_words(vocab):  # cheap pre-check before the regex
         reasons += [f"contains ground-truth term {m!r}" for m in sorted({m.lower() for m in pattern.findall(text)})]
     return reasons
 
