@@ -265,9 +265,10 @@ class GraphSQL:
                            GROUP BY qt.qid, tm.docid, qt.termid),
                     st AS (SELECT num_docs, avgdl FROM fts_main_artifact_text.stats),
                     sc AS (SELECT tf.qid, d.name AS id,
-                                  sum(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
-                                      * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl)))))
-                                      AS score
+                                  -- integer sum of 1e-9 units: exact, so ties are the same every run
+                                  sum(round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
+                                      * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl))))
+                                      * 1e9)::BIGINT) AS score
                            FROM tf JOIN fts_main_artifact_text.docs d ON d.docid = tf.docid, st
                            GROUP BY tf.qid, d.name),
                     top AS (SELECT sc.qid, sc.id, sc.score FROM sc JOIN ge_q q ON q.qid = sc.qid

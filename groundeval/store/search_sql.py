@@ -228,6 +228,16 @@ _SEARCH_READY: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionar
 # gate columns keyed by the index's integer docid (no string join per query).
 _K1, _B = 1.2, 0.75
 
+# Scores are summed as integers of 1e-9: DuckDB's parallel ``sum`` over doubles is not
+# order-fixed in the last bit, so equal scores could tie or not from run to run; an
+# integer sum is exact, so ties (broken by id) are the same on every run.
+SCORE_SCALE = 1_000_000_000
+
+
+def bm25_part_sql(idf: str, tf: str, norm: str) -> str:
+    """One posting's BM25 contribution as a fixed-point integer (SQL over the given columns)."""
+    return f"round({idf} * ({tf} * {_K1 + 1}) / ({tf} + {norm}) * {SCORE_SCALE})::BIGINT"
+
 
 def ensure_search_tables(store) -> bool:
     """Build the companion tables once per database; False when the store is read-only.
@@ -373,7 +383,7 @@ def _ranked_postings(store, scope: Scope, terms: list[tuple[int, float]], subsys
     ``limit`` (ties by docid = id order) joined to their display columns."""
     if not terms:
         return []
-    cols = f"docid, ? * (tf * {_K1 + 1}) / (tf + norm) AS sc, subsystem, created, restricted, vis, bc"
+    cols = f"docid, {bm25_part_sql('?', 'tf', 'norm')} AS sc, subsystem, created, restricted, vis, bc"
     params: list[Any] = []
     if len(terms) <= _MAX_TERM_SCANS:
         postings = " UNION ALL ".join([f"SELECT {cols} FROM search_postings WHERE termid = ?"] * len(terms))
@@ -415,8 +425,8 @@ def _ranked_index_tables(store, scope: Scope, query: str, subsystem: str | None,
             WHERE d.term IN (SELECT DISTINCT stem(unnest(fts_main_artifact_text.tokenize(?)), 'porter'))),
         tf AS (SELECT t.docid, t.termid, count(*) AS tf FROM fts_main_artifact_text.terms t
                WHERE t.termid IN (SELECT termid FROM q) GROUP BY t.docid, t.termid),
-        s AS (SELECT tf.docid, sum(q.idf * (tf.tf * {_K1 + 1}) /
-                     (tf.tf + {_K1} * ((1 - {_B}) + {_B} * (dc.len / st.avgdl)))) AS score
+        s AS (SELECT tf.docid, sum({bm25_part_sql(
+                  'q.idf', 'tf.tf::DOUBLE', f'({_K1} * ((1 - {_B}) + {_B} * (dc.len / st.avgdl)))')}) AS score
               FROM tf JOIN q ON q.termid = tf.termid JOIN fts_main_artifact_text.docs dc ON dc.docid = tf.docid,
                    fts_main_artifact_text.stats st GROUP BY tf.docid)
         SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, left(x.body, 600)

@@ -60,3 +60,36 @@ def test_runtime_docid_order_fallback_ranks_the_same(tiny_store, monkeypatch):
     for q in QUERIES:
         assert [r[0] for r in search_rows(tiny_store, scope, q, None, 20)] == reference(tiny_store, q), q
     assert called
+
+
+@pytest.fixture(scope="module")
+def twins_store(tmp_path_factory, tiny_pack):
+    """The tiny pack plus identical artifacts (equal BM25 scores for every query), whose
+    files are written out of id order."""
+    import shutil
+
+    from groundeval.store.store import Store
+
+    pack = tmp_path_factory.mktemp("twins") / "pack"
+    shutil.copytree(tiny_pack, pack)
+    text = ('{"title": "Quokka wombat numbat", "timestamp": "2026-03-01T10:00:00Z", "actors": ["alice"],'
+            ' "body": "Quokka wombat numbat bilby survey notes."}')
+    for name in ["TW-9", "TW-10", "TW-1", "TW-100", "TW-05"]:
+        (pack / "artifacts" / "jira" / f"{name}.json").write_text(text + "\n")
+    store = Store.open(pack)
+    store.ensure_fts()
+    yield store
+    store.close()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("query", ["quokka", "quokka wombat numbat", "quokka wombat numbat bilby survey"])
+def test_runtime_equal_scores_rank_by_artifact_id(twins_store, monkeypatch, fast, query):
+    """Hits with equal scores (sums of 3+ terms included) come in artifact-id order, every run."""
+    if not fast:
+        monkeypatch.setattr(search_sql, "ensure_search_tables", lambda store: False)
+    scope = scope_facts(twins_store, None, at(20), [])
+    runs = {tuple(r[0] for r in search_rows(twins_store, scope, query, None, 20)) for _ in range(5)}
+    assert len(runs) == 1
+    got = list(runs.pop())
+    assert got == sorted(f"TW-{n}" for n in ["9", "10", "1", "100", "05"])
