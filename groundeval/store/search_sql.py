@@ -234,6 +234,16 @@ _K1, _B = 1.2, 0.75
 SCORE_SCALE = 1_000_000_000
 
 
+# each term's inverse document frequency, as match_bm25 computes it
+_IDF_SQL = ("SELECT d.term, d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1) AS idf"
+            " FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st")
+
+
+def _sql_text(value: str) -> str:
+    """A string literal for DDL built from the store's own data (never agent text)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
 def bm25_part_sql(idf: str, tf: str, norm: str) -> str:
     """One posting's BM25 contribution as a fixed-point integer (SQL over the given columns)."""
     return f"round({idf} * ({tf} * {_K1 + 1}) / ({tf} + {norm}) * {SCORE_SCALE})::BIGINT"
@@ -242,10 +252,15 @@ def bm25_part_sql(idf: str, tf: str, norm: str) -> str:
 def ensure_search_tables(store) -> bool:
     """Build the companion tables once per database; False when the store is read-only.
 
-    Each document row carries what the cone needs to decide it for any (actor, as-of):
-    subsystem, creation time, restriction with its principals (``vis``), and the first
-    time each broadcast event type referenced it (``bc``). Postings copy these, so the
-    gates filter the matched postings only, with a handful of small parameters."""
+    ``search_docs`` holds, per document, what the cone needs to decide it for any (actor,
+    as-of) — subsystem, creation time, restriction with its principals (``vis``), the
+    first time each broadcast event type referenced it (``bc``) — and its display columns.
+    ``search_postings_v2`` (sorted by term) copies the gate facts as scalars only — list
+    columns cost ~0.3 ms per scan to read even for a few rows: creation time in µs, an id
+    of the document's principal set (``search_vis_v2``; 0 = unrestricted) and one column
+    per broadcast event type (``search_bc_types_v2``) — next to the posting's fixed-point
+    BM25 contribution, which depends on the term and document only. The gates then filter
+    the matched postings in SQL with a handful of small parameters."""
     if store in _SEARCH_READY:
         return _SEARCH_READY[store]
     store.ensure_fts()
@@ -253,6 +268,7 @@ def ensure_search_tables(store) -> bool:
         if store in _SEARCH_READY:
             return _SEARCH_READY[store]
         con = store.con
+        norm = f"({_K1} * ((1 - {_B}) + {_B} * (any_value(dc.len) / any_value(st.avgdl))))"
         try:
             con.execute("""CREATE TABLE IF NOT EXISTS search_docs AS
                 WITH vis AS (SELECT artifact_id, list(kind || chr(31) || principal ORDER BY kind, principal) AS vis
@@ -270,13 +286,26 @@ def ensure_search_tables(store) -> bool:
                 LEFT JOIN vis ON vis.artifact_id = a.id LEFT JOIN bc ON bc.artifact_id = a.id
                 ORDER BY dc.docid""")
             con.execute("CREATE INDEX IF NOT EXISTS search_docs_docid ON search_docs (docid)")
-            con.execute(f"""CREATE TABLE IF NOT EXISTS search_postings AS
-                SELECT t.termid, t.docid, count(*)::DOUBLE AS tf,
-                       ({_K1} * ((1 - {_B}) + {_B} * (any_value(dc.len) / any_value(st.avgdl)))) AS norm,
-                       any_value(d.subsystem) AS subsystem, any_value(d.created) AS created,
-                       any_value(d.restricted) AS restricted, any_value(d.vis) AS vis, any_value(d.bc) AS bc
+            # distinct principal sets of restricted documents: an episode decides each set once
+            con.execute("""CREATE TABLE IF NOT EXISTS search_vis_v2 AS
+                SELECT (row_number() OVER (ORDER BY vis))::INTEGER AS vis_id, vis
+                FROM (SELECT DISTINCT vis FROM search_docs WHERE restricted) ORDER BY vis_id""")
+            # one column per broadcast event type: the first time it referenced the document
+            con.execute("""CREATE TABLE IF NOT EXISTS search_bc_types_v2 AS
+                SELECT (row_number() OVER (ORDER BY event_type) - 1)::INTEGER AS col, event_type
+                FROM (SELECT DISTINCT event_type FROM broadcasts) ORDER BY col""")
+            bc_cols = "".join(
+                f", list_extract(list_filter(any_value(d.bc), x -> x.t = {_sql_text(etype)}), 1).ts AS bc_{col}"
+                for col, etype in con.execute("SELECT col, event_type FROM search_bc_types_v2 ORDER BY col").fetchall())
+            con.execute(f"""CREATE TABLE IF NOT EXISTS search_postings_v2 AS
+                SELECT t.termid, t.docid,
+                       {bm25_part_sql('any_value(q.idf)', 'count(*)::DOUBLE', norm)} AS part,
+                       any_value(d.subsystem) AS subsystem, epoch_us(any_value(d.created)) AS created_us,
+                       CASE WHEN any_value(d.restricted) THEN any_value(v.vis_id) ELSE 0 END AS vis_id{bc_cols}
                 FROM fts_main_artifact_text.terms t JOIN fts_main_artifact_text.docs dc ON dc.docid = t.docid
-                JOIN search_docs d ON d.docid = t.docid, fts_main_artifact_text.stats st
+                JOIN ({_IDF_SQL}) q ON q.termid = t.termid
+                JOIN search_docs d ON d.docid = t.docid LEFT JOIN search_vis_v2 v ON v.vis = d.vis,
+                fts_main_artifact_text.stats st
                 GROUP BY t.termid, t.docid ORDER BY t.termid, t.docid""")
             ready = True
         except Exception:  # read-only database without the tables: rank with the index tables directly
@@ -285,26 +314,33 @@ def ensure_search_tables(store) -> bool:
         return ready
 
 
-def _postings_gate_filter(scope: Scope, params: list[Any]) -> list[str]:
-    """The cone over ``search_postings`` rows (alias ``p``): same three gates, small parameters."""
+def _postings_gate_filter(scope: Scope, idx: "TermIndex", params: list[Any]) -> list[str]:
+    """The cone over ``search_postings_v2`` rows (alias ``p``): same three gates, scalar
+    columns only, decided by a few small parameters."""
     parts = []
     if "horizon" in scope.gates:
-        parts.append("p.created <= ?::TIMESTAMPTZ")
-        params.append(utc_text(scope.as_of))
+        parts.append("p.created_us <= ?")
+        params.append(scope.as_of_us)
     if "subsystem" in scope.gates:
         params.append(scope.granted_list)
-        if scope.broadcast_types:
-            parts.append("(list_contains(?::VARCHAR[], p.subsystem) OR "
-                         "len(list_filter(p.bc, x -> list_contains(?::VARCHAR[], x.t) AND x.ts <= ?)) > 0)")
-            params += [scope.broadcast_types, scope.as_of_us]
-        else:
-            parts.append("list_contains(?::VARCHAR[], p.subsystem)")
+        cols = sorted(idx.bc_cols[t] for t in scope.broadcast_types if t in idx.bc_cols)
+        parts.append("(" + " OR ".join(["list_contains(?::VARCHAR[], p.subsystem)"]
+                                       + [f"p.bc_{c} <= ?" for c in cols]) + ")")
+        params += [scope.as_of_us] * len(cols)
     if "actor" in scope.gates:
-        principals = sorted(([f"actor{_SEP}{scope.actor}"] if scope.actor else [])
-                            + [f"role{_SEP}{r}" for r in scope.roles])
-        parts.append("(NOT p.restricted OR list_has_any(p.vis, ?::VARCHAR[]))")
-        params.append(principals)
+        allowed = idx.allowed_vis(scope)
+        if not allowed:
+            parts.append("p.vis_id = 0")
+        elif len(allowed) <= _MAX_LIST_PARAM:
+            parts.append("(p.vis_id = 0 OR list_contains(?::INTEGER[], p.vis_id))")
+            params.append(allowed)
+        else:  # binding a list costs ~0.1 ms per element: one string, split once
+            parts.append("(p.vis_id = 0 OR list_contains(string_split(?, ',')::INTEGER[], p.vis_id))")
+            params.append(",".join(map(str, allowed)))
     return parts
+
+
+_MAX_LIST_PARAM = 8
 
 
 class TermIndex:
@@ -313,20 +349,44 @@ class TermIndex:
     A search then turns its words into termids without SQL: the query is tokenized in
     Python exactly as the index's ``tokenize`` macro does for ASCII text (lower case,
     ``(\\.|[^a-z0-9])+`` → space, split), other text by the macro itself, and each word's
-    Porter stem is memoised (unseen words are stemmed by one ``stem()`` query)."""
+    Porter stem is memoised (unseen words are stemmed by one ``stem()`` query).
+
+    It also keeps the broadcast columns of the postings, which principal sets each
+    (actor, roles) may see, and — for corpora under ``DISPLAY_CACHE_BYTES`` — the hits'
+    display columns, so a search is one ranking query without a join."""
 
     MAX_MEMO = 100_000
+    DISPLAY_CACHE_BYTES = 64 * 1024 * 1024
 
     def __init__(self, store):
-        self.terms: dict[str, tuple[int, float]] = {term: (termid, idf) for term, termid, idf in store.query(
-            "SELECT d.term, d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1)"
-            " FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st ORDER BY d.termid")}
+        self.terms: dict[str, tuple[int, float]] = {
+            term: (termid, idf) for term, termid, idf in store.query(_IDF_SQL + " ORDER BY d.termid")}
         # ranking breaks ties by docid in SQL, which equals the artifact-id order only if
         # the index numbered the documents in id order; otherwise searches take the slow path
         self.docids_in_id_order = store.query(
             "SELECT count(*) FROM (SELECT docid, row_number() OVER (ORDER BY docid) AS a,"
             " row_number() OVER (ORDER BY name) AS b FROM fts_main_artifact_text.docs) WHERE a <> b")[0][0] == 0
+        self.bc_cols: dict[str, int] = dict(
+            (t, c) for c, t in store.query("SELECT col, event_type FROM search_bc_types_v2 ORDER BY col"))
+        self._vis_sets = [(vid, frozenset(vis)) for vid, vis in store.query(
+            "SELECT vis_id, vis FROM search_vis_v2 ORDER BY vis_id")]
+        self._allowed: dict[tuple, list[int]] = {}
+        size = store.query("SELECT coalesce(sum(length(id) + length(coalesce(title, '')) + length(coalesce(head, ''))"
+                           " + 64), 0) FROM search_docs")[0][0]
+        self.display: dict[int, tuple] | None = None
+        if size <= self.DISPLAY_CACHE_BYTES:
+            self.display = {row[0]: row[1:] for row in store.query(
+                "SELECT docid, id, subsystem, epoch_us(created), title, actors, head FROM search_docs ORDER BY docid")}
         self._stems: dict[str, str] = {}
+
+    def allowed_vis(self, scope: Scope) -> list[int]:
+        """Principal-set ids (sorted) naming the scope's actor or one of its roles."""
+        key = (scope.actor, scope.roles)
+        out = self._allowed.get(key)
+        if out is None:
+            mine = ({f"actor{_SEP}{scope.actor}"} if scope.actor else set()) | {f"role{_SEP}{r}" for r in scope.roles}
+            out = self._allowed[key] = [vid for vid, vis in self._vis_sets if vis & mine]
+        return out
 
     def words(self, store, query: str) -> list[str]:
         if query.isascii():
@@ -373,39 +433,38 @@ def search_rows(store, scope: Scope, query: str, subsystem: str | None, limit: i
     actors, body_head)``, best first, ties by id. The query text is a parameter."""
     idx = term_index(store)
     if idx is not None and idx.docids_in_id_order:
-        return _ranked_postings(store, scope, idx.query_terms(store, query), subsystem, limit)
+        return _ranked_postings(store, scope, idx, idx.query_terms(store, query), subsystem, limit)
     return _ranked_index_tables(store, scope, query, subsystem, limit)
 
 
-def _ranked_postings(store, scope: Scope, terms: list[tuple[int, float]], subsystem: str | None,
-                     limit: int) -> list[tuple]:
+def _ranked_postings(store, scope: Scope, idx: TermIndex, terms: list[tuple[int, float]],
+                     subsystem: str | None, limit: int) -> list[tuple]:
     """One query: the terms' postings inside the gates, summed per document, the best
-    ``limit`` (ties by docid = id order) joined to their display columns."""
+    ``limit`` (ties by docid = id order), with display columns from memory or a join."""
     if not terms:
         return []
-    cols = f"docid, {bm25_part_sql('?', 'tf', 'norm')} AS sc, subsystem, created, restricted, vis, bc"
-    params: list[Any] = []
-    if len(terms) <= _MAX_TERM_SCANS:
-        postings = " UNION ALL ".join([f"SELECT {cols} FROM search_postings WHERE termid = ?"] * len(terms))
-        for termid, idf in terms:
-            params += [idf, termid]
+    ids = [t for t, _ in terms]
+    cols = "SELECT docid, part, subsystem, created_us, vis_id" + "".join(
+        f", bc_{c}" for c in sorted(idx.bc_cols.values())) + " FROM search_postings_v2"
+    if len(ids) <= _MAX_TERM_SCANS:
+        postings = " UNION ALL ".join([f"{cols} WHERE termid = ?"] * len(ids))
+        params: list[Any] = list(ids)
     else:
-        cols = cols.replace("?", "list_extract(?::DOUBLE[], list_position(?::BIGINT[], termid))", 1)
-        postings = f"SELECT {cols} FROM search_postings WHERE list_contains(?::BIGINT[], termid)"
-        ids = [t for t, _ in terms]
-        params += [[idf for _, idf in terms], ids, ids]
+        postings = f"{cols} WHERE list_contains(?::BIGINT[], termid)"
+        params = [ids]
     where = []
     if subsystem is not None:
         where.append("p.subsystem = ?")
         params.append(subsystem)
-    where += _postings_gate_filter(scope, params)
+    where += _postings_gate_filter(scope, idx, params)
     params.append(limit)
+    top = (f"SELECT docid, sum(part) AS score FROM ({postings}) p WHERE {' AND '.join(where) or 'true'}"
+           " GROUP BY docid ORDER BY score DESC, docid LIMIT ?")
+    if idx.display is not None:
+        return [idx.display[docid] for docid, _score in store.query(top, params)]
     return store.query(f"""
         SELECT d.id, d.subsystem, epoch_us(d.created), d.title, d.actors, d.head
-        FROM (SELECT docid, sum(sc) AS score FROM ({postings}) p
-              WHERE {' AND '.join(where) or 'true'}
-              GROUP BY docid ORDER BY score DESC, docid LIMIT ?) top
-        JOIN search_docs d ON d.docid = top.docid
+        FROM ({top}) top JOIN search_docs d ON d.docid = top.docid
         ORDER BY top.score DESC, top.docid""", params)
 
 

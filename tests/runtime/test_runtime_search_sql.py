@@ -93,3 +93,25 @@ def test_runtime_equal_scores_rank_by_artifact_id(twins_store, monkeypatch, fast
     assert len(runs) == 1
     got = list(runs.pop())
     assert got == sorted(f"TW-{n}" for n in ["9", "10", "1", "100", "05"])
+
+
+@pytest.mark.parametrize("actor", ["alice", "bob", "carol", "dave", None])
+def test_runtime_long_principal_set_lists_gate_the_same(tiny_store, monkeypatch, actor):
+    """Many allowed principal sets travel as one string parameter; the gate is unchanged."""
+    scope = scope_facts(tiny_store, actor, at(20), ["horizon", "subsystem", "actor"])
+    queries = QUERIES + ["staffing confidential", "bob alice dm"]
+    want = [search_rows(tiny_store, scope, q, None, 20) for q in queries]
+    monkeypatch.setattr(search_sql, "_MAX_LIST_PARAM", 0)
+    assert [search_rows(tiny_store, scope, q, None, 20) for q in queries] == want
+    assert want == [search_sql._ranked_index_tables(tiny_store, scope, q, None, 20) for q in queries]
+
+
+def test_runtime_display_join_equals_display_cache(tiny_store, monkeypatch):
+    """Large corpora join the display columns in SQL; small ones read them from memory."""
+    idx = search_sql.term_index(tiny_store)
+    assert idx.display is not None
+    scope = scope_facts(tiny_store, "bob", at(20), ["horizon", "subsystem", "actor"])
+    want = [search_rows(tiny_store, scope, q, None, 20) for q in QUERIES]
+    monkeypatch.setattr(idx, "display", None)
+    assert [search_rows(tiny_store, scope, q, None, 20) for q in QUERIES] == want
+    assert any(want)
