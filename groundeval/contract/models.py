@@ -284,7 +284,8 @@ class EvaluationConfig(_Strict):
     max_silence_questions: int = Field(40, ge=0)
     max_per_actor: int = Field(5, ge=1, description="Cap of questions per actor and track.")
     max_per_event_type: int = Field(5, ge=1, description="Cap of questions per event type and track.")
-    counterfactual_negative_ratio: float = Field(0.3, ge=0, le=1)
+    counterfactual_negative_ratio: float = Field(
+        0.5, ge=0, le=1, description="Share of no_causal_link questions; 0.5 keeps always-yes/always-no at chance.")
     gates: dict[str, list[Gate]] = Field(default_factory=_default_gates)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     seed: int = 42

@@ -118,7 +118,10 @@ def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float
         if c.unique is not None:
             used_unique.add(c.unique)
 
-    picked, trimmed = _trim(picked)
+    labels = {c.bucket: c.label for c in cands}
+    rs_all = sum(bucket_ratios.values()) or 1.0
+    requested_yes = sum(r for b, r in bucket_ratios.items() if labels.get(b)) / rs_all
+    picked, trimmed = _trim(picked, max(SHORTCUT_LIMIT, requested_yes, 1.0 - requested_yes))
     n_bucket = Counter(c.bucket for c in picked)
     n_diff = Counter(c.difficulty for c in picked)
     n = len(picked)
@@ -148,28 +151,36 @@ def _majority(picked: list[Candidate], key) -> float:
     return sum(max(g.values()) for g in groups.values()) / len(picked)
 
 
-def _shortcut(picked: list[Candidate]) -> float:
-    """How far the best per-actor / per-type majority exceeds what the label ratio allows."""
+def _shortcut(picked: list[Candidate], limit: float) -> tuple[float, float]:
+    """How far trivial strategies exceed ``limit``: first always-yes/always-no against the
+    label split, then per-actor / per-type majorities against the split they could exploit
+    (compared in that order, so fixing the split is never traded for a group majority)."""
     if not picked:
-        return 0.0
-    base = max(SHORTCUT_LIMIT, _majority(picked, lambda c: None))
-    return max(0.0, max(_majority(picked, lambda c: c.actor), _majority(picked, lambda c: c.event_type)) - base)
+        return 0.0, 0.0
+    overall = _majority(picked, lambda c: None)
+    group = max(_majority(picked, lambda c: c.actor), _majority(picked, lambda c: c.event_type))
+    return max(0.0, overall - limit), max(0.0, group - max(limit, overall))
 
 
-def _trim(picked: list[Candidate]) -> tuple[list[Candidate], int]:
-    """Drop the fewest picks (latest first) until no actor or event type predicts the
-    label better than ``SHORTCUT_LIMIT`` (or the overall majority, if the configured
-    ratios make that higher): small groups with odd sizes otherwise leak a majority."""
+def _rounded(score: tuple[float, float]) -> tuple[float, float]:
+    return round(score[0], 12), round(score[1], 12)
+
+
+def _trim(picked: list[Candidate], limit: float) -> tuple[list[Candidate], int]:
+    """Drop the fewest picks (latest first) until no trivial strategy beats ``limit``
+    (``SHORTCUT_LIMIT``, or the label split the configured ratios request, if higher):
+    a bucket's shortfall refilled from the other label, or small groups with odd sizes,
+    otherwise leak a majority."""
     picked = list(picked)
     trimmed = 0
     while len(picked) > 2:
-        now = _shortcut(picked)
-        if now <= 1e-12:
+        now = _shortcut(picked, limit)
+        if max(now) <= 1e-12:
             break
-        best, best_score = None, now
+        best, best_score = None, _rounded(now)
         for i in range(len(picked) - 1, -1, -1):
-            score = _shortcut(picked[:i] + picked[i + 1:])
-            if score < best_score - 1e-12:
+            score = _rounded(_shortcut(picked[:i] + picked[i + 1:], limit))
+            if score < best_score:
                 best, best_score = i, score
         if best is None:
             break
