@@ -293,7 +293,11 @@ class PackContext:
 
     @cached_property
     def graph(self) -> Any:
-        """The event graph (issue 3), or ``None`` (with :attr:`graph_error`) when it cannot be built."""
+        """The event graph (issue 3), or ``None`` (with :attr:`graph_error`) when it cannot be built.
+
+        Built without search spaces: ranking every silence record's query selectors is
+        the costliest part of the graph, and the rules only ask whether a space is empty
+        (see :func:`verifier.rules.semantics.empty_search_spaces`)."""
         if self.store is None or self.manifest is None:
             return None
         try:
@@ -302,7 +306,7 @@ class PackContext:
             self.graph_error = f"groundeval.graph is not available ({exc})"
             return None
         try:
-            return build_graph(self.store)
+            return build_graph(self.store, search_spaces=False)
         except ContractError as exc:
             self.graph_error = f"the graph rejects the contract: {exc}"
         except Exception as exc:  # noqa: BLE001 - reported as a finding, never raised

@@ -78,8 +78,7 @@ def silence_pairs(ctx: PackContext) -> Iterable:
                           file=ctx.manifest_file, line=line, path=path)
     locs = sql.event_locations(ctx.store, [r.trigger_event_id for r in [*g.absences, *g.ambiguous]]
                                + [r.response_event_id for r in g.ambiguous if r.response_event_id])
-    for rec in g.absences:
-        if not rec.expected_search_space:
+    for rec in empty_search_spaces(ctx.store, g.absences, g.events):
             yield finding("GE303", f"{rec.spec}: the absence after trigger {rec.trigger_event_id} has an empty "
                           "expected search space", **_event_where(locs, rec.trigger_event_id))
     reasons = {
@@ -95,6 +94,45 @@ def silence_pairs(ctx: PackContext) -> Iterable:
             delta = resp[2] - trig[2]
             text += f" ({_duration(delta)} {'after' if delta >= 0 else 'before'} it)"
         yield finding("GE306", f"{rec.spec}: {text}", **_event_where(locs, rec.trigger_event_id))
+
+
+def empty_search_spaces(store, records: list, events: dict) -> list:
+    """The records whose expected search space (as the generator fills it) is empty.
+
+    The space is the trigger's artifacts, the id templates that resolve to an existing
+    artifact and the BM25 hits of query templates. The first two are cheap and usually
+    settle it, so only records left empty by them are ranked, with the generator's own
+    :func:`~groundeval.graph.build.with_search_spaces`."""
+    from groundeval.contract.paths import render_template
+    from groundeval.graph.build import with_search_spaces
+    from groundeval.store.graph_sql import GraphSQL
+
+    specs = {s.key: s for s in store.manifest.evaluation.silence_pairs}
+    checks: list[tuple[int, str, str | None]] = []  # (record index, artifact id, subsystem or None)
+    undecided: list[int] = []
+    for n, rec in enumerate(records):
+        info = events[rec.trigger_event_id]
+        if info.artifacts:  # found artifacts of the trigger itself
+            continue
+        undecided.append(n)
+        spec = specs[rec.spec]
+        for sel in spec.search_space_selectors:
+            if sel.id_template is not None:
+                aid = render_template(sel.id_template, info.record)
+                if aid:
+                    checks.append((n, aid, sel.subsystem))
+        for tmpl in spec.search_space:
+            aid = render_template(tmpl, info.record)
+            if aid:
+                checks.append((n, aid, None))
+    if not undecided:
+        return []
+    exists = GraphSQL(store.cursor).existing_in([(a, s) for _, a, s in checks]) if checks else set()
+    hit = {n for n, a, s in checks if (a, s) in exists}
+    rest = [records[n] for n in undecided if n not in hit]
+    ranked = [r for r in rest if any(sel.query_template for sel in specs[r.spec].search_space_selectors)]
+    filled = {(r.spec, r.trigger_event_id): r for r in with_search_spaces(store, ranked, events)} if ranked else {}
+    return [r for r in rest if not filled.get((r.spec, r.trigger_event_id), r).expected_search_space]
 
 
 def _duration(delta_us: int) -> str:
