@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import networkx as nx
 
@@ -53,6 +53,45 @@ class EventInfo:
         return self._record
 
 
+class EventIndex(Mapping[str, EventInfo]):
+    """The events the graph's records involve, fetched from the store on demand.
+
+    Most callers need a few hundred of them (the sampled pools), so nothing is read
+    while the graph is built: :meth:`load` fetches a batch, and the first lookup of an
+    id not loaded yet fetches every involved event at once (one query, not one per id)."""
+
+    def __init__(self, gs: GraphSQL | None, ids: Callable[[], set[str]]):
+        self._gs, self._ids_of, self._ids = gs, ids, None
+        self._loaded: dict[str, EventInfo] = {}
+
+    @property
+    def ids(self) -> set[str]:
+        if self._ids is None:
+            self._ids = self._ids_of()
+        return self._ids
+
+    def load(self, ids: Iterable[str]) -> None:
+        """Fetch these events (those not loaded yet) in one query."""
+        missing = {i for i in ids if i not in self._loaded}
+        if missing and self._gs is not None:
+            for r in self._gs.events_info(missing):
+                self._loaded[r[0]] = EventInfo(r[0], r[1], r[2], r[3], list(r[4]), list(r[5]), list(r[6]), r[7])
+
+    def __getitem__(self, eid: str) -> EventInfo:
+        if eid not in self._loaded and eid in self.ids:
+            self.load(self.ids)
+        return self._loaded[eid]
+
+    def __contains__(self, eid: object) -> bool:
+        return eid in self.ids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.ids))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
 @dataclass
 class EventGraph:
     """Deterministically sorted records plus their networkx view (built on first use)."""
@@ -62,7 +101,7 @@ class EventGraph:
     absences: list[SilenceRecord]
     presences: list[SilenceRecord]
     ambiguous: list[AmbiguousTrigger]
-    events: dict[str, EventInfo] = field(default_factory=dict)
+    events: Mapping[str, EventInfo] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
     _graph: nx.MultiDiGraph | None = field(default=None, repr=False)
 
@@ -112,66 +151,75 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     def name(src: str) -> str:
         return ev.causal_links[int(src[1:])].name
 
-    raw_edges = [(name(src), c, e) for src, c, e in gs.causal_edges()]
-    linked = {(c, e) for _, c, e in raw_edges}
-    raw_distractors = [(name(src), c, e) for src, c, e in gs.next_effects() if (c, e) not in linked]
+    spec_by_name = {s.name: s for s in ev.causal_links}
+    raw_edges = [(name(src), c, e, cts, ets) for src, c, e, cts, ets in gs.causal_edges()]
+    linked = {(c, e) for _, c, e, _, _ in raw_edges}
+    raw_distractors = [(name(src), c, e, cts, ets) for src, c, e, cts, ets in gs.next_effects()
+                       if (c, e) not in linked]
 
     # -- silence
-    presences_raw: list[tuple[int, str, str]] = []  # (spec index, trigger, response)
-    absences_raw: list[tuple[int, str]] = []
+    presences_raw: list[tuple[int, str, int, str, int]] = []  # (spec index, trigger, its µs, response, its µs)
+    absences_raw: list[tuple[int, str, int]] = []
     ambiguous: list[AmbiguousTrigger] = []
-    for src, tid, missing, presence, before, outside in gs.silence_status():
+    for src, tid, missing, presence, before, outside, tts, pts in gs.silence_status():
         i = int(src[1:])
         key = ev.silence_pairs[i].key
         if missing:
             ambiguous.append(AmbiguousTrigger(key, tid, "missing_join_key"))
         elif presence is not None:
-            presences_raw.append((i, tid, presence))
+            presences_raw.append((i, tid, tts, presence, pts))
         elif before is not None:
             ambiguous.append(AmbiguousTrigger(key, tid, "response_before_trigger", before))
         elif outside is not None:
             ambiguous.append(AmbiguousTrigger(key, tid, "response_outside_gap", outside))
         else:
-            absences_raw.append((i, tid))
-
-    involved = {x for _, c, e in raw_edges + raw_distractors for x in (c, e)}
-    involved |= {x for _, t, r in presences_raw for x in (t, r)} | {t for _, t in absences_raw}
-    events = {r[0]: EventInfo(r[0], r[1], r[2], r[3], list(r[4]), list(r[5]), list(r[6]), r[7])
-              for r in gs.events_info(involved)}
+            absences_raw.append((i, tid, tts))
 
     causes_of: dict[str, set[str]] = {}
-    for _, c, e in raw_edges:
+    for _, c, e, _, _ in raw_edges:
         causes_of.setdefault(e, set()).add(c)
-    spec_by_name = {s.name: s for s in ev.causal_links}
-    edges = sorted(CausalEdge(n, c, e, spec_by_name[n].cause_event_type, spec_by_name[n].effect_event_type,
-                              events[c].ts_us, events[e].ts_us, len(causes_of[e]) > 1) for n, c, e in set(raw_edges))
-    distractors = sorted(Distractor(n, c, e, spec_by_name[n].cause_event_type, spec_by_name[n].effect_event_type,
-                                    events[c].ts_us, events[e].ts_us) for n, c, e in set(raw_distractors))
+    # Sorting plain tuples in field order equals sorting the records, and is much cheaper.
+    edges = []
+    for n, c, e, cts, ets in sorted(set(raw_edges)):
+        spec = spec_by_name[n]
+        edges.append(CausalEdge(n, c, e, spec.cause_event_type, spec.effect_event_type, cts, ets,
+                                len(causes_of[e]) > 1))
+    distractors = []
+    for n, c, e, cts, ets in sorted(set(raw_distractors)):
+        spec = spec_by_name[n]
+        distractors.append(Distractor(n, c, e, spec.cause_event_type, spec.effect_event_type, cts, ets))
 
     # A response answering several triggers of one spec is one presence (earliest trigger).
-    presences_raw.sort(key=lambda p: (p[0], p[2], events[p[1]].ts_us, p[1]))
+    presences_raw.sort(key=lambda p: (p[0], p[3], p[2], p[1]))
     seen: set[tuple[int, str]] = set()
     duplicates = 0
     kept = []
-    for i, t, r in presences_raw:
+    for i, t, tts, r, rts in presences_raw:
         if (i, r) in seen:
             duplicates += 1
             continue
         seen.add((i, r))
-        kept.append((i, t, r))
+        kept.append((i, t, tts, r, rts))
 
     presences, absences = [], []
-    for i, t, r in [(i, t, r) for i, t, r in kept] + [(i, t, None) for i, t in absences_raw]:
+    for i, t, tts, r, rts in kept + [(i, t, tts, None, None) for i, t, tts in absences_raw]:
         spec = ev.silence_pairs[i]
         rec = SilenceRecord(spec.key, "presence" if r else "absence", t, spec.trigger_event_type,
-                            spec.response_event_type, events[t].ts_us, gap_us(spec.max_gap_days), r,
-                            events[r].ts_us if r else None, (), tuple(sorted(set(spec.search_space_subsystems))))
+                            spec.response_event_type, tts, gap_us(spec.max_gap_days), r, rts, (),
+                            tuple(sorted(set(spec.search_space_subsystems))))
         (presences if r else absences).append(rec)
+
+    def involved() -> set[str]:
+        out = {x for _, c, e, _, _ in raw_edges + raw_distractors for x in (c, e)}
+        out |= {x for _, t, _, r, _ in presences_raw for x in (t, r)} | {t for _, t, _ in absences_raw}
+        return out
+
+    events = EventIndex(gs, involved)
     if search_spaces:
         presences = with_search_spaces(store, presences, events, gs)
         absences = with_search_spaces(store, absences, events, gs)
-    presences.sort()
-    absences.sort()
+    presences.sort(key=_silence_order)
+    absences.sort(key=_silence_order)
     ambiguous.sort()
 
     stats = {
@@ -182,6 +230,13 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
         "multi_cause_effects": sum(1 for v in causes_of.values() if len(v) > 1),
     }
     return EventGraph(edges, distractors, absences, presences, ambiguous, events, stats)
+
+
+def _silence_order(r: SilenceRecord) -> tuple:
+    """The dataclass order of a record as a plain tuple (sorting tuples is much cheaper)."""
+    return (r.spec, r.kind, r.trigger_event_id, r.trigger_type, r.response_type, r.trigger_ts_us,
+            r.gap_microseconds, r.response_event_id or "", r.response_ts_us or 0, r.expected_search_space,
+            r.expected_subsystems)
 
 
 def needs_fts(store: Store) -> bool:

@@ -37,11 +37,13 @@ def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[tuple[Any, boo
 
 
 def candidates(eg: EventGraph, ev: EvaluationConfig, ambiguous_ids: set[str],
-               artifacts: dict[str, tuple[str, int | None]], seed: int) -> tuple[list[Candidate], dict[str, int]]:
+               artifacts: dict[str, tuple[str, int | None]], seed: int,
+               pairs: list[tuple[Any, bool]] | None = None) -> tuple[list[Candidate], dict[str, int]]:
+    """Candidates from ``pairs`` (default: :func:`pool`)."""
     skipped: dict[str, int] = {}
     specs = {s.name: s for s in ev.causal_links}
     gates = ev.gates.get("counterfactual", [])
-    pairs = pool(eg, ev, seed)
+    pairs = pool(eg, ev, seed) if pairs is None else pairs
     out = []
     for rec, positive in pairs:
         spec = specs[rec.spec]

@@ -125,10 +125,16 @@ def generate(store: Store, *, seed: int | None = None, prose: Prose | None = Non
         store.ensure_fts()  # first: loading the extension replaces the thread's cursor
     eg = build_graph(store, search_spaces=False)
     gs = GraphSQL(store.cursor)
-    s_records = with_search_spaces(store, silence.pool(eg, ev, seed), eg.events, gs)
+    # Only the sampled pools are ever read: fetch just their events, in one query.
+    c_pool = counterfactual.pool(eg, ev, seed)
+    s_pool = silence.pool(eg, ev, seed)
+    used = {x for r, _ in c_pool for x in (r.cause_event_id, r.effect_event_id)}
+    used |= {x for r in s_pool for x in (r.trigger_event_id, r.response_event_id) if x}
+    eg.events.load(used)
+    s_records = with_search_spaces(store, s_pool, eg.events, gs)
     display = {a: s.display_name or a for a, s in store.manifest.access.actors.items()}
-    ambiguous_ids = gs.non_unique_descriptions(eg.events)
-    art_ids = {a for e in eg.events.values() for a in e.artifacts}
+    ambiguous_ids = gs.non_unique_descriptions(used)
+    art_ids = {a for e in used for a in eg.events[e].artifacts}
     art_ids |= {a for r in s_records for a in r.expected_search_space}
     artifacts = gs.artifacts_info(art_ids)
     mechanisms = sorted({s.name for s in ev.causal_links})
@@ -136,7 +142,7 @@ def generate(store: Store, *, seed: int | None = None, prose: Prose | None = Non
                          if len(v.replace("_", " ").split()) >= 2})
 
     p_cands, p_skip = perspective.candidates(gs, ev, set(), display)
-    c_cands, c_skip = counterfactual.candidates(eg, ev, ambiguous_ids, artifacts, seed)
+    c_cands, c_skip = counterfactual.candidates(eg, ev, ambiguous_ids, artifacts, seed, c_pool)
     s_cands, s_skip = silence.candidates(eg, ev, ambiguous_ids, artifacts, s_records)
     difficulty = {"easy": ev.easy_ratio, "medium": ev.medium_ratio, "hard": ev.hard_ratio}
     plan = [

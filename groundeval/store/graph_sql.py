@@ -112,15 +112,20 @@ class GraphSQL:
                               ("nj", "INTEGER"), ("real", "BOOLEAN")], specs)
         self.put("ge_joins", [("src", "VARCHAR"), ("j", "INTEGER"), ("a_side", "VARCHAR"), ("b_side", "VARCHAR")],
                  joins)
+        # Keys are extracted once per distinct (type, path): many sides share one.
+        self.cur.execute(
+            """CREATE OR REPLACE TEMP TABLE ge_pathkeys AS
+               WITH d AS (SELECT DISTINCT type, p1, p2, const FROM ge_sidedef)
+               SELECT type, p1, p2, const, event_id, ts, unnest(ks) AS k FROM (
+                   SELECT d.*, e.id AS event_id, e.ts,
+                          CASE WHEN d.const THEN ['*'] ELSE ge_keys_of(coalesce(
+                              CASE WHEN json_type(e.raw, d.p1) <> 'NULL' THEN json_extract(e.raw, d.p1) END,
+                              CASE WHEN json_type(e.raw, d.p2) <> 'NULL' THEN json_extract(e.raw, d.p2) END)) END AS ks
+                   FROM d JOIN events e ON e.type = d.type)""")
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_keys AS
-               SELECT DISTINCT side, event_id, ts, k FROM (
-                   SELECT d.side, e.id AS event_id, e.ts,
-                          unnest(CASE WHEN d.const THEN ['*'] ELSE ge_keys_of(coalesce(
-                              CASE WHEN json_type(e.raw, d.p1) <> 'NULL' THEN json_extract(e.raw, d.p1) END,
-                              CASE WHEN json_type(e.raw, d.p2) <> 'NULL' THEN json_extract(e.raw, d.p2) END)) END) AS k
-                   FROM ge_sidedef d JOIN events e ON e.type = d.type)
-               WHERE k IS NOT NULL ORDER BY side, k, event_id""")
+               SELECT s.side, k.event_id, k.ts, k.k FROM ge_sidedef s JOIN ge_pathkeys k USING (type, p1, p2, const)
+               WHERE k.k IS NOT NULL ORDER BY side, k, event_id""")
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_src AS
                SELECT d.src, e.id AS event_id, e.ts FROM ge_srcdef d JOIN events e ON e.type = d.type
@@ -141,19 +146,21 @@ class GraphSQL:
         JOIN ge_keys b ON b.side = j.b_side AND b.k = a.k
         WHERE b.event_id <> a.event_id {window}"""
 
-    def causal_edges(self) -> list[tuple[str, str, str]]:
-        """(src, cause_id, effect_id): for every causal spec, the earliest effect (by time,
+    def causal_edges(self) -> list[tuple[str, str, str, int, int]]:
+        """(src, cause_id, effect_id, cause_us, effect_us): for every causal spec, the earliest effect (by time,
         then id) strictly after the cause and within the gap on which every join holds."""
         pairs = self._PAIRS.format(kind="c", window="AND b.ts > a.ts AND b.ts <= a.ts + to_microseconds(s.gap)")
         return self.q(
             f"""WITH pj AS (SELECT DISTINCT * FROM ({pairs})),
-                     p AS (SELECT src, aid, bid, any_value(bts) AS bts, count(*) AS n FROM pj GROUP BY src, aid, bid)
-                SELECT p.src, p.aid, p.bid FROM p JOIN ge_specs s ON s.src = p.src WHERE p.n = s.nj
+                     p AS (SELECT src, aid, any_value(ats) AS ats, bid, any_value(bts) AS bts, count(*) AS n
+                           FROM pj GROUP BY src, aid, bid)
+                SELECT p.src, p.aid, p.bid, epoch_us(p.ats), epoch_us(p.bts)
+                FROM p JOIN ge_specs s ON s.src = p.src WHERE p.n = s.nj
                 QUALIFY row_number() OVER (PARTITION BY p.src, p.aid ORDER BY p.bts, p.bid) = 1
                 ORDER BY 1, 2""")
 
-    def next_effects(self) -> list[tuple[str, str, str]]:
-        """(src, cause_id, effect_id): the very next effect-type event (by time, then id)
+    def next_effects(self) -> list[tuple[str, str, str, int, int]]:
+        """(src, cause_id, effect_id, cause_us, effect_us): the very next effect-type event (by time, then id)
         strictly after each cause and within the gap, when both sides resolve every join
         but some join fails — temporal adjacency without a shared id. Specs with real
         joins only."""
@@ -166,19 +173,19 @@ class GraphSQL:
                     n AS (SELECT c.src, c.cid, c.cts, ef.eid, ef.ets, c.gap FROM c
                           ASOF JOIN ef ON c.dst_type = ef.type AND c.cts < ef.ets),
                     w AS (SELECT * FROM n WHERE ets <= cts + to_microseconds(gap)),
-                    jj AS (SELECT w.src, w.cid, w.eid, j.j,
+                    jj AS (SELECT w.src, w.cid, w.eid, w.cts, w.ets, j.j,
                                   EXISTS (SELECT 1 FROM ge_keys k WHERE k.side = j.a_side AND k.event_id = w.cid) AS ha,
                                   EXISTS (SELECT 1 FROM ge_keys k WHERE k.side = j.b_side AND k.event_id = w.eid) AS hb,
                                   EXISTS (SELECT 1 FROM ge_keys ka JOIN ge_keys kb ON ka.k = kb.k
                                           WHERE ka.side = j.a_side AND ka.event_id = w.cid
                                             AND kb.side = j.b_side AND kb.event_id = w.eid) AS shared
                            FROM w JOIN ge_joins j ON j.src = w.src)
-               SELECT src, cid, eid FROM jj GROUP BY src, cid, eid
+               SELECT src, cid, eid, epoch_us(any_value(cts)), epoch_us(any_value(ets)) FROM jj GROUP BY src, cid, eid
                HAVING bool_and(ha AND hb) AND NOT bool_and(shared) ORDER BY 1, 2""")
 
     def silence_status(self) -> list[tuple]:
         """Per silence spec and trigger: (src, trigger_id, missing_key, presence_id,
-        before_id, outside_id). ``presence`` is the earliest joined response strictly after
+        before_id, outside_id, trigger_us, presence_us). ``presence`` is the earliest joined response strictly after
         the trigger within the gap; ``before`` the latest joined response at or before it;
         ``outside`` the earliest joined response after the gap."""
         pairs = self._PAIRS.format(kind="s", window="")
@@ -190,7 +197,7 @@ class GraphSQL:
                      jn AS (SELECT p.*, s.gap FROM p JOIN s ON s.src = p.src WHERE p.n = s.nj),
                      g AS (SELECT src, tid,
                                   min({{'t': rts, 'i': rid}}) FILTER (WHERE rts > tts
-                                      AND rts <= tts + to_microseconds(gap)).i AS presence,
+                                      AND rts <= tts + to_microseconds(gap)) AS pr,
                                   max({{'t': rts, 'i': rid}}) FILTER (WHERE rts <= tts).i AS before,
                                   min({{'t': rts, 'i': rid}}) FILTER (WHERE rts > tts
                                       + to_microseconds(gap)).i AS outside
@@ -198,7 +205,7 @@ class GraphSQL:
                      hk AS (SELECT j.src, k.event_id AS tid, count(DISTINCT j.j) AS n
                             FROM ge_joins j JOIN ge_keys k ON k.side = j.a_side GROUP BY j.src, k.event_id)
                 SELECT x.src, x.event_id, s.real AND coalesce(hk.n, 0) < s.nj AS missing,
-                       g.presence, g.before, g.outside
+                       g.pr.i, g.before, g.outside, epoch_us(x.ts), epoch_us(g.pr.t)
                 FROM ge_src x JOIN s ON s.src = x.src
                 LEFT JOIN g ON g.src = x.src AND g.tid = x.event_id
                 LEFT JOIN hk ON hk.src = x.src AND hk.tid = x.event_id
@@ -240,42 +247,72 @@ class GraphSQL:
                JOIN artifacts x ON x.id = q.id AND (q.sub = '' OR x.subsystem = q.sub) ORDER BY 1, 2""")
         return {(r[0], r[1] or None) for r in rows}
 
+    RARE_DF = 100  # terms in at most this many documents are "rare" (see ``bm25_batch``)
+
     def bm25_batch(self, queries: list[tuple[int, str, str, int]]) -> list[tuple[int, str]]:
         """Ranked BM25 hits for many ``(qid, subsystem, query, limit)`` at once.
 
         The same scoring as the FTS extension's ``match_bm25`` (k=1.2, b=0.75, any
-        term), computed set-wise over the index tables instead of once per query, and
-        once per distinct (subsystem, limit, stemmed terms): the tokenizer drops digits,
-        so "postmortem INC-42" and "postmortem INC-43" are one query. Only hits inside
-        the query's subsystem count; ties break by artifact id."""
+        term), computed set-wise over the index tables. Only hits inside the query's
+        subsystem count; ties break by artifact id; each term's part is rounded to an
+        exact 1e-9 integer, so a score is an exact sum whatever the grouping.
+
+        Scoring every query against every posting of its common terms grows with
+        queries x postings ("escalation ZD-00015" for 10K tickets), so terms are split:
+        the frequent ones (df > ``RARE_DF``) of queries sharing a subsystem and the same
+        frequent-term set are scored once per such group and ranked; a query then only
+        scores the documents its rare terms hit, and takes the rest from the top
+        ``limit + (documents its rare terms hit)`` of its group's ranking — a document
+        no rare term hits scores its group score, and at most that many rank above it,
+        so the result is exact."""
         if not queries:
             return []
         self.put("ge_q", [("qid", "INTEGER"), ("subsystem", "VARCHAR"), ("query", "VARCHAR"), ("lim", "INTEGER")],
                  queries)
+        fts = "fts_main_artifact_text"
+        self.cur.execute(
+            f"""CREATE OR REPLACE TEMP TABLE ge_bq AS
+                WITH tok AS (SELECT DISTINCT qid, stem(t, 'porter') AS t FROM
+                               (SELECT qid, unnest({fts}.tokenize(query)) AS t FROM ge_q))
+                SELECT q.qid, q.subsystem, q.lim, d.termid, d.df, d.df <= ? AS rare
+                FROM ge_q q JOIN tok ON tok.qid = q.qid JOIN {fts}.dict d ON d.term = tok.t""", [self.RARE_DF])
+        self.cur.execute(
+            f"""CREATE OR REPLACE TEMP TABLE ge_bw AS
+                WITH terms AS (SELECT DISTINCT termid, df FROM ge_bq),
+                     st AS (SELECT num_docs, avgdl FROM {fts}.stats),
+                     tf AS (SELECT tm.termid, tm.docid, any_value(t.df) AS df, count(*) AS tf
+                            FROM terms t JOIN {fts}.terms tm ON tm.termid = t.termid GROUP BY tm.termid, tm.docid)
+                SELECT tf.termid, tf.docid, d.name AS id, x.subsystem,
+                       -- integer 1e-9 units: exact, so sums and ties are the same every run
+                       round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
+                             * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl))))
+                             * 1e9)::BIGINT AS w
+                FROM tf JOIN {fts}.docs d ON d.docid = tf.docid JOIN artifacts x ON x.id = d.name, st""")
         return self.q(
-            """WITH tok AS (SELECT DISTINCT qid, stem(t, 'porter') AS t FROM
-                              (SELECT qid, unnest(fts_main_artifact_text.tokenize(query)) AS t FROM ge_q)),
-                    sig AS (SELECT q.qid, q.subsystem, q.lim, list_sort(list(tok.t)) AS sig
-                            FROM ge_q q JOIN tok ON tok.qid = q.qid GROUP BY q.qid, q.subsystem, q.lim),
-                    rep AS (SELECT subsystem, lim, sig, min(qid) AS rep FROM sig GROUP BY subsystem, lim, sig),
-                    qt AS (SELECT tok.qid, d.termid, d.df FROM tok JOIN fts_main_artifact_text.dict d ON d.term = tok.t
-                           WHERE tok.qid IN (SELECT rep FROM rep)),
-                    tf AS (SELECT qt.qid, tm.docid, qt.termid, any_value(qt.df) AS df, count(*) AS tf
-                           FROM qt JOIN fts_main_artifact_text.terms tm ON tm.termid = qt.termid
-                           GROUP BY qt.qid, tm.docid, qt.termid),
-                    st AS (SELECT num_docs, avgdl FROM fts_main_artifact_text.stats),
-                    sc AS (SELECT tf.qid, d.name AS id,
-                                  -- integer sum of 1e-9 units: exact, so ties are the same every run
-                                  sum(round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
-                                      * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl))))
-                                      * 1e9)::BIGINT) AS score
-                           FROM tf JOIN fts_main_artifact_text.docs d ON d.docid = tf.docid, st
-                           GROUP BY tf.qid, d.name),
-                    top AS (SELECT sc.qid, sc.id, sc.score FROM sc JOIN ge_q q ON q.qid = sc.qid
-                            JOIN artifacts x ON x.id = sc.id AND x.subsystem = q.subsystem
-                            QUALIFY row_number() OVER (PARTITION BY sc.qid ORDER BY sc.score DESC, sc.id) <= q.lim)
-               SELECT sig.qid, top.id FROM sig JOIN rep USING (subsystem, lim, sig) JOIN top ON top.qid = rep.rep
-               ORDER BY sig.qid, top.score DESC, top.id""")
+            """WITH qg AS (SELECT qid, subsystem, lim,
+                                  list_sort(list(termid) FILTER (WHERE NOT rare)) AS fsig
+                           FROM ge_bq GROUP BY qid, subsystem, lim),
+                    grp AS (SELECT DISTINCT subsystem, fsig FROM qg),
+                    gterm AS (SELECT subsystem, fsig, unnest(fsig) AS termid FROM grp),
+                    gsc AS (SELECT g.subsystem, g.fsig, w.id, sum(w.w) AS score
+                            FROM gterm g JOIN ge_bw w ON w.termid = g.termid AND w.subsystem = g.subsystem
+                            GROUP BY g.subsystem, g.fsig, w.id),
+                    grank AS (SELECT *, row_number() OVER (PARTITION BY subsystem, fsig ORDER BY score DESC, id) AS rn
+                              FROM gsc),
+                    rq AS (SELECT q.qid, w.id, sum(w.w) AS score FROM ge_bq q
+                           JOIN ge_bw w ON w.termid = q.termid AND w.subsystem = q.subsystem
+                           WHERE q.rare GROUP BY q.qid, w.id),
+                    nr AS (SELECT qg.*, (SELECT count(*) FROM rq WHERE rq.qid = qg.qid) AS n FROM qg),
+                    cand AS (SELECT rq.qid, rq.id, rq.score + coalesce(g.score, 0) AS score
+                             FROM rq JOIN qg ON qg.qid = rq.qid
+                             LEFT JOIN gsc g ON g.subsystem = qg.subsystem AND g.fsig = qg.fsig AND g.id = rq.id
+                             UNION ALL
+                             SELECT nr.qid, g.id, g.score FROM nr
+                             JOIN grank g ON g.subsystem = nr.subsystem AND g.fsig = nr.fsig AND g.rn <= nr.lim + nr.n
+                             WHERE NOT EXISTS (SELECT 1 FROM rq WHERE rq.qid = nr.qid AND rq.id = g.id)),
+                    top AS (SELECT c.qid, c.id, c.score FROM cand c JOIN qg ON qg.qid = c.qid
+                            QUALIFY row_number() OVER (PARTITION BY c.qid ORDER BY c.score DESC, c.id) <= qg.lim)
+               SELECT qid, id FROM top ORDER BY qid, score DESC, id""")
 
     # ------------------------------------------------------------------ perspective
 
