@@ -260,11 +260,12 @@ class GraphSQL:
         Scoring every query against every posting of its common terms grows with
         queries x postings ("escalation ZD-00015" for 10K tickets), so terms are split:
         the frequent ones (df > ``RARE_DF``) of queries sharing a subsystem and the same
-        frequent-term set are scored once per such group and ranked; a query then only
-        scores the documents its rare terms hit, and takes the rest from the top
-        ``limit + (documents its rare terms hit)`` of its group's ranking — a document
-        no rare term hits scores its group score, and at most that many rank above it,
-        so the result is exact."""
+        frequent-term set are scored once per such group and ranked; a query then fully
+        scores only the documents its rare terms hit, and takes the others from the top
+        ``limit`` of its group's ranking. Exact: a document no rare term hits scores its
+        group score; every document above it in the group ranking scores at least as
+        much for the query too (rare parts only add), so if it belongs in the query's top
+        ``limit``, so do all those above it, and it is within the group's top ``limit``."""
         if not queries:
             return []
         self.put("ge_q", [("qid", "INTEGER"), ("subsystem", "VARCHAR"), ("query", "VARCHAR"), ("lim", "INTEGER")],
@@ -302,14 +303,13 @@ class GraphSQL:
                     rq AS (SELECT q.qid, w.id, sum(w.w) AS score FROM ge_bq q
                            JOIN ge_bw w ON w.termid = q.termid AND w.subsystem = q.subsystem
                            WHERE q.rare GROUP BY q.qid, w.id),
-                    nr AS (SELECT qg.*, (SELECT count(*) FROM rq WHERE rq.qid = qg.qid) AS n FROM qg),
                     cand AS (SELECT rq.qid, rq.id, rq.score + coalesce(g.score, 0) AS score
                              FROM rq JOIN qg ON qg.qid = rq.qid
                              LEFT JOIN gsc g ON g.subsystem = qg.subsystem AND g.fsig = qg.fsig AND g.id = rq.id
                              UNION ALL
-                             SELECT nr.qid, g.id, g.score FROM nr
-                             JOIN grank g ON g.subsystem = nr.subsystem AND g.fsig = nr.fsig AND g.rn <= nr.lim + nr.n
-                             WHERE NOT EXISTS (SELECT 1 FROM rq WHERE rq.qid = nr.qid AND rq.id = g.id)),
+                             SELECT qg.qid, g.id, g.score FROM qg
+                             JOIN grank g ON g.subsystem = qg.subsystem AND g.fsig = qg.fsig AND g.rn <= qg.lim
+                             WHERE NOT EXISTS (SELECT 1 FROM rq WHERE rq.qid = qg.qid AND rq.id = g.id)),
                     top AS (SELECT c.qid, c.id, c.score FROM cand c JOIN qg ON qg.qid = c.qid
                             QUALIFY row_number() OVER (PARTITION BY c.qid ORDER BY c.score DESC, c.id) <= qg.lim)
                SELECT qid, id FROM top ORDER BY qid, score DESC, id""")
