@@ -43,11 +43,13 @@ def _agent(agent: Any, agent_options: dict[str, Any] | None) -> Any:
     return agent
 
 
-def verify_pack(pack: str | Path, out_dir: Path | None = None, *, level: int = 4) -> Any:
-    """Run the verifier; errors become one :class:`ContractError` listing every finding."""
+def verify_pack(pack: str | Path, out_dir: Path | None = None, *, level: int = 4, store: Any = None) -> Any:
+    """Run the verifier; errors become one :class:`ContractError` listing every finding.
+
+    ``store`` (an open store of ``pack``) lets the verifier skip loading the pack again."""
     from verifier import verify
 
-    result = verify(str(pack), level=level)
+    result = verify(str(pack), level=level, store=store)
     if out_dir is not None:
         _write_json(out_dir / VERIFICATION, result.to_dict())
     errors = result.errors
@@ -163,18 +165,28 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stage("verify")
-    verify_pack(pack, out, level=level)
-    agent_obj = _agent(agent, agent_options)
-    stage("generate")
-    store = Store.open(pack)
+    # One load serves every stage: the verifier runs on this store when the pack's records
+    # all pass its shape checks, and its dry run's questions are the ones generated here.
     try:
+        store = Store.open(pack)
+    except ContractError:
+        store = None  # the verifier reports every problem, not just the first
+    try:
+        checked = verify_pack(pack, out, level=level, store=store)
+        agent_obj = _agent(agent, agent_options)
+        stage("generate")
+        if store is None:
+            store = Store.open(pack)
         from .agents.runner import run_questions
         from .questions.generate import generate
         from .questions.io import read_questions, write_questions
 
         saved = out / QUESTIONS
         config = store.manifest.evaluation.scoring
-        qs = generate(store, seed=seed)
+        if checked.shared_store and checked.questions is not None and seed in (None, checked.questions.metadata.seed):
+            qs = checked.questions  # generate(store) on this very store, moments ago
+        else:
+            qs = generate(store, seed=seed)
         if resume and saved.exists() and read_questions(saved) != qs:
             raise ContractError.single(str(saved), "differs from the questions this pack generates now; "
                                        "cannot resume — run without --resume")
@@ -184,7 +196,8 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
                                     resume=resume, overwrite=not resume, timeout=timeout, max_steps=max_steps,
                                     pack=str(pack), questions_source="generated", on_progress=on_progress)
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     stage("score")
     from .scoring.io import write_scores
 

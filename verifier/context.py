@@ -27,7 +27,7 @@ from groundeval.contract.manifest import (LEGACY_NAMES, PackPaths, _resolve_sour
 from groundeval.contract.models import Manifest
 from groundeval.errors import ContractError, Problem
 from groundeval.store import ingest
-from groundeval.store.store import SCHEMA_VERSION, Store, _digest, _load_policy
+from groundeval.store.store import SCHEMA_VERSION, Store, _digest, _fingerprint, _load_policy
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -104,8 +104,10 @@ class Record:
 class PackContext:
     """A pack as far as it can be read. Raises :class:`ContractError` only when there is no pack."""
 
-    def __init__(self, pack: str | Path):
+    def __init__(self, pack: str | Path, store: Store | None = None):
         self.pack = Path(pack)
+        self.offered = store  # a Store.open of the same pack, adopted when nothing was set aside
+        self.shared_store = False
         self.manifest_path = find_manifest(pack).resolve()
         self.problems: list[tuple[str, Problem]] = []  # (rule id, problem) found while reading
         self.raw: dict[str, Any] | None = None
@@ -123,6 +125,7 @@ class PackContext:
         self.store: Store | None = None
         self.stats: dict[str, Any] = {}
         self.graph_error: str | None = None
+        self.questions: Any = None  # the level 4 dry run's QuestionSet
         self.con = duckdb.connect()
         self._read_manifest()
         self._resolve_sources()
@@ -240,6 +243,9 @@ class PackContext:
         for t in ("ev_stage", "art_stage"):
             if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [t]).fetchone()[0]:
                 return []
+        if self._can_adopt():
+            self.store, self.shared_store = self.offered, True
+            return []
         manifest = self.manifest or Manifest(name=self.manifest_path.parent.name or "pack")
         if not self.timezone_ok:
             manifest = manifest.model_copy(update={"timezone": "UTC"})
@@ -289,6 +295,24 @@ class PackContext:
         self.store = Store(con, manifest, paths)
         return leftover
 
+    def _can_adopt(self) -> bool:
+        """Whether the offered store holds exactly what :meth:`build_store` would load:
+        same manifest and unchanged sources, every record passed the shape checks, no duplicate ids."""
+        store = self.offered
+        if store is None or store.paths is None or self.manifest is None or not self.timezone_ok:
+            return False
+        if self.bad or self.problems or store.manifest != self.manifest:
+            return False
+        same = [(store.paths.manifest_path, self.manifest_path), (store.paths.events_path, self.events_path),
+                (store.paths.artifacts_path, self.artifacts_path)]
+        if any(Path(a).resolve() != Path(b).resolve() for a, b in same):
+            return False
+        ids = [rec.ident for rec in self.artifacts]
+        if None in ids or len(set(ids)) != len(ids):
+            return False
+        loaded = store.query("SELECT value FROM meta WHERE key = 'fingerprint'")
+        return bool(loaded) and loaded[0][0] == _fingerprint(store.paths)  # sources unchanged since
+
     # ------------------------------------------------------------------ derived, cached
 
     @cached_property
@@ -314,7 +338,8 @@ class PackContext:
         return None
 
     def close(self) -> None:
-        if self.store is not None:
+        """Close what the context opened; an adopted store stays open for its owner."""
+        if self.store is not None and not self.shared_store:
             self.store.close()
         else:
             self.con.close()

@@ -11,6 +11,8 @@ import traceback
 from collections import defaultdict
 from pathlib import Path
 
+from groundeval.store.store import Store
+
 from .context import PackContext
 from .model import LEVELS, Finding, VerificationResult
 from .drift import facts_of
@@ -87,8 +89,13 @@ def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
     return _cap(findings), sorted(set(ran))
 
 
-def verify(pack_path: str | Path, level: int = 4) -> VerificationResult:
+def verify(pack_path: str | Path, level: int = 4, *, store: Store | None = None) -> VerificationResult:
     """Verify a pack up to ``level`` (1 shape, 2 references, 3 semantics, 4 dry run).
+
+    ``store`` may be a :meth:`Store.open` of the same pack: when every record passes
+    the shape checks, levels 2+ run on it instead of loading the pack a second time
+    (the caller keeps it open), and ``result.shared_store`` says so. At level 4,
+    ``result.questions`` is the generated :class:`QuestionSet`.
 
     Raises :class:`groundeval.errors.ContractError` only when there is no pack to
     read (no such path, no manifest); every other problem is a finding.
@@ -96,7 +103,7 @@ def verify(pack_path: str | Path, level: int = 4) -> VerificationResult:
     if level not in LEVELS:
         raise ValueError(f"level must be one of {sorted(LEVELS)}")
     load_all()
-    ctx = PackContext(pack_path)
+    ctx = PackContext(pack_path, store=store)
     try:
         findings, ran = run_checks(ctx, level)
         facts = facts_of(ctx)
@@ -104,4 +111,5 @@ def verify(pack_path: str | Path, level: int = 4) -> VerificationResult:
     finally:
         ctx.close()
     return VerificationResult(pack=str(pack_path), level=level, findings=findings, facts=facts,
-                              stats=stats, rules_run=ran, manifest=ctx.manifest_file)
+                              stats=stats, rules_run=ran, manifest=ctx.manifest_file,
+                              questions=ctx.questions, shared_store=ctx.shared_store)

@@ -58,6 +58,9 @@ class VerificationResult:
     stats: dict[str, Any] = field(default_factory=dict)
     rules_run: list[str] = field(default_factory=list)
     manifest: str | None = None
+    # Not serialised: the level 4 question set, and whether the caller's store was used.
+    questions: Any = field(default=None, repr=False, compare=False)
+    shared_store: bool = field(default=False, compare=False)
 
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)

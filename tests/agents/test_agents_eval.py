@@ -94,3 +94,22 @@ def test_user_agent_from_module_factory():
     assert agent.name == "slow-oracle" and callable(agent.run)
     llm = get_agent("openai:qwen2.5", base_url="http://127.0.0.1:1/v1", temperature=0.5, top_secret=None)
     assert llm.name == "openai:qwen2.5" and llm.settings()["temperature"] == 0.5
+
+
+@pytest.mark.parametrize("seed", [None, 11])
+def test_eval_questions_are_exactly_what_generate_writes(tiny_pack, tmp_path, seed):
+    """The verifier's dry run hands its questions to the run: they must be generate(store)'s, byte for byte."""
+    from groundeval.questions.generate import generate
+    from groundeval.questions.io import write_questions
+    from groundeval.store.store import Store
+
+    api.evaluate(tiny_pack, "lazy", tmp_path / "e", seed=seed)
+    store = Store.open(tiny_pack)
+    try:
+        write_questions(generate(store, seed=seed), tmp_path / "fresh.json")
+    finally:
+        store.close()
+    assert (tmp_path / "e" / "questions.json").read_bytes() == (tmp_path / "fresh.json").read_bytes()
+    verification = json.loads((tmp_path / "e" / "verification.json").read_text())
+    assert verification["stats"]["generation"]["total"] == len(
+        json.loads((tmp_path / "fresh.json").read_text())["questions"])

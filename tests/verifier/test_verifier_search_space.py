@@ -3,10 +3,14 @@ match the generator's full search space (trigger artifacts, id templates, BM25 h
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import verifier
-from conftest import REPO, TINY, PackDraft
+
+REPO = Path(__file__).resolve().parents[2]
+from conftest import TINY, PackDraft
 from groundeval.graph.build import build_graph, with_search_spaces
 from groundeval.store.store import Store
 from verifier.rules.semantics import empty_search_spaces

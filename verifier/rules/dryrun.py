@@ -111,6 +111,7 @@ def dry_run(ctx: PackContext) -> Iterable:
             yield finding("GE406", p.message, file=p.file, line=p.line, record=p.record,
                           path=f"$.{p.field}" if p.field else None)
         return
+    ctx.questions = qs
     stats = generation_stats(qs.questions)
     try:
         from groundeval.questions.audit import shortcut_audit
