@@ -138,27 +138,54 @@ def perspective_candidates(store, actors: list[str], pivots: int) -> dict[str, i
     (spread over their history); per case the cone decides the bucket:
     positive = all gates pass, temporal = only the horizon fails,
     permission = created in time but the subsystem or actor gate fails.
-    """
-    from .cone import gate_sql
 
+    The gates of :func:`~groundeval.store.cone.gate_sql`, resolved once per pivot
+    (roles held, subsystems granted, artifacts broadcast or listed to it) and then
+    joined to the corpus by plain keys: the pivots times the corpus make ~1M cases
+    at 22.5K events, too many for per-case subqueries.
+    """
     if not actors:
         return {"positive": 0, "negative_permission": 0, "negative_temporal": 0}
-    pairs = """(
+    rows = store.query("""
         WITH mine AS (
             SELECT DISTINCT ea.actor, e.ts FROM event_actors ea JOIN events e ON e.id = ea.event_id
             WHERE ea.actor IN (SELECT unnest(?::VARCHAR[]))
         ), ranked AS (
             SELECT actor, ts, ntile(?) OVER (PARTITION BY actor ORDER BY ts) AS tile FROM mine
-        ), piv AS (SELECT actor, min(ts) AS as_of FROM ranked GROUP BY actor, tile)
-        SELECT piv.actor || chr(31) || epoch_us(piv.as_of)::VARCHAR AS key, piv.actor, piv.as_of,
-               x.id AS artifact_id
-        FROM piv CROSS JOIN artifacts x WHERE x.created IS NOT NULL
-    )"""
-    rows = store.query(f"""
+        ), p AS (
+            SELECT row_number() OVER (ORDER BY actor, as_of) AS pid, actor, as_of
+            FROM (SELECT DISTINCT actor, min(ts) AS as_of FROM ranked GROUP BY actor, tile)
+        ), pr AS (
+            SELECT DISTINCT p.pid, ar.role FROM p
+            JOIN actor_roles ar ON ar.actor = p.actor AND ar.since <= p.as_of AND p.as_of < ar.until
+        ), psub AS (
+            SELECT DISTINCT pr.pid, g.subsystem FROM pr JOIN p ON p.pid = pr.pid
+            JOIN grants g ON g.role = pr.role AND g.since <= p.as_of AND p.as_of < g.until
+        ), pbc AS (
+            SELECT DISTINCT pr.pid, ea.artifact_id FROM pr JOIN p ON p.pid = pr.pid
+            JOIN broadcasts b ON b.role = pr.role
+            JOIN events e ON e.type = b.event_type AND e.ts <= p.as_of
+            JOIN event_artifacts ea ON ea.event_id = e.id
+        ), pvis AS (
+            SELECT p.pid, v.artifact_id FROM p
+            JOIN artifact_visibility v ON v.kind = 'actor' AND v.principal = p.actor
+            UNION
+            SELECT pr.pid, v.artifact_id FROM pr
+            JOIN artifact_visibility v ON v.kind = 'role' AND v.principal = pr.role
+        ), cases AS (
+            SELECT coalesce(x.created <= p.as_of, false) AS horizon_ok,
+                   (s.pid IS NOT NULL OR b.pid IS NOT NULL) AS subsystem_ok,
+                   coalesce(NOT x.restricted, false) OR (v.pid IS NOT NULL) AS actor_ok
+            FROM p CROSS JOIN artifacts x
+            LEFT JOIN psub s ON s.pid = p.pid AND s.subsystem = x.subsystem
+            LEFT JOIN pbc b ON b.pid = p.pid AND b.artifact_id = x.id
+            LEFT JOIN pvis v ON v.pid = p.pid AND v.artifact_id = x.id
+            WHERE x.created IS NOT NULL
+        )
         SELECT count(*) FILTER (WHERE horizon_ok AND subsystem_ok AND actor_ok),
                count(*) FILTER (WHERE horizon_ok AND NOT (subsystem_ok AND actor_ok)),
                count(*) FILTER (WHERE NOT horizon_ok AND subsystem_ok AND actor_ok)
-        FROM ({gate_sql(pairs)})""", [sorted(actors), max(1, int(pivots))])
+        FROM cases""", [sorted(actors), max(1, int(pivots))])
     pos, perm, temp = rows[0]
     return {"positive": pos, "negative_permission": perm, "negative_temporal": temp}
 
