@@ -151,8 +151,12 @@ class PackContext:
             self.problems.append(("GE101", Problem(self.manifest_file, f"cannot read manifest: {exc}")))
             return
         try:
-            data = yaml.safe_load(text)
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
+            loader = yaml.SafeLoader(text)  # one parse: the node locates findings, its data is safe_load's
+            try:
+                node = loader.get_single_node()
+                data = loader.construct_document(node) if node is not None else None
+            finally:
+                loader.dispose()
         except (yaml.YAMLError, ValueError, RecursionError) as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark else getattr(exc, "lineno", None)
