@@ -117,15 +117,19 @@ class GraphSQL:
             """CREATE OR REPLACE TEMP TABLE ge_pathkeys AS
                WITH d AS (SELECT DISTINCT type, p1, p2, const FROM ge_sidedef)
                SELECT type, p1, p2, const, event_id, ts, unnest(ks) AS k FROM (
-                   SELECT d.*, e.id AS event_id, e.ts,
-                          CASE WHEN d.const THEN ['*'] ELSE ge_keys_of(coalesce(
-                              CASE WHEN json_type(e.raw, d.p1) <> 'NULL' THEN json_extract(e.raw, d.p1) END,
-                              CASE WHEN json_type(e.raw, d.p2) <> 'NULL' THEN json_extract(e.raw, d.p2) END)) END AS ks
-                   FROM d JOIN events e ON e.type = d.type)""")
+                   SELECT type, p1, p2, const, event_id, ts,
+                          CASE WHEN const THEN ['*'] ELSE ge_keys_of(coalesce(
+                              CASE WHEN json_type(v1) <> 'NULL' THEN v1 END,
+                              CASE WHEN json_type(v2) <> 'NULL' THEN v2 END)) END AS ks
+                   FROM (SELECT d.*, e.id AS event_id, e.ts,
+                                -- each raw document is parsed once per path (twice only for two candidates)
+                                CASE WHEN NOT d.const THEN json_extract(e.raw, d.p1) END AS v1,
+                                CASE WHEN NOT d.const AND d.p2 <> d.p1 THEN json_extract(e.raw, d.p2) END AS v2
+                         FROM d JOIN events e ON e.type = d.type))""")
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_keys AS
                SELECT s.side, k.event_id, k.ts, k.k FROM ge_sidedef s JOIN ge_pathkeys k USING (type, p1, p2, const)
-               WHERE k.k IS NOT NULL ORDER BY side, k, event_id""")
+               WHERE k.k IS NOT NULL""")
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_src AS
                SELECT d.src, e.id AS event_id, e.ts FROM ge_srcdef d JOIN events e ON e.type = d.type
