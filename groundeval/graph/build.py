@@ -22,6 +22,7 @@ Definitions (the differential test checks them against a brute-force reference):
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -148,14 +149,11 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     gs.load(defs["sides"], defs["sources"], defs["matches"], defs["specs"], defs["joins"])
 
     # -- causal edges and distractors
-    def name(src: str) -> str:
-        return ev.causal_links[int(src[1:])].name
-
+    names = [s.name for s in ev.causal_links]
     spec_by_name = {s.name: s for s in ev.causal_links}
-    raw_edges = [(name(src), c, e, cts, ets) for src, c, e, cts, ets in gs.causal_edges()]
+    raw_edges = _by_spec(gs.causal_edges(), names)
     linked = {(c, e) for _, c, e, _, _ in raw_edges}
-    raw_distractors = [(name(src), c, e, cts, ets) for src, c, e, cts, ets in gs.next_effects()
-                       if (c, e) not in linked]
+    raw_distractors = [r for r in _by_spec(gs.next_effects(), names) if (r[1], r[2]) not in linked]
 
     # -- silence
     presences_raw: list[tuple[int, str, int, str, int]] = []  # (spec index, trigger, its µs, response, its µs)
@@ -178,16 +176,9 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     causes_of: dict[str, set[str]] = {}
     for _, c, e, _, _ in raw_edges:
         causes_of.setdefault(e, set()).add(c)
-    # Sorting plain tuples in field order equals sorting the records, and is much cheaper.
-    edges = []
-    for n, c, e, cts, ets in sorted(set(raw_edges)):
-        spec = spec_by_name[n]
-        edges.append(CausalEdge(n, c, e, spec.cause_event_type, spec.effect_event_type, cts, ets,
-                                len(causes_of[e]) > 1))
-    distractors = []
-    for n, c, e, cts, ets in sorted(set(raw_distractors)):
-        spec = spec_by_name[n]
-        distractors.append(Distractor(n, c, e, spec.cause_event_type, spec.effect_event_type, cts, ets))
+    types = {n: (spec.cause_event_type, spec.effect_event_type) for n, spec in spec_by_name.items()}
+    edges = [CausalEdge(n, c, e, *types[n], cts, ets, len(causes_of[e]) > 1) for n, c, e, cts, ets in raw_edges]
+    distractors = [Distractor(n, c, e, *types[n], cts, ets) for n, c, e, cts, ets in raw_distractors]
 
     # A response answering several triggers of one spec is one presence (earliest trigger).
     presences_raw.sort(key=lambda p: (p[0], p[3], p[2], p[1]))
@@ -201,13 +192,15 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
         seen.add((i, r))
         kept.append((i, t, tts, r, rts))
 
+    fixed = [(sp.key, sp.trigger_event_type, sp.response_event_type, gap_us(sp.max_gap_days),
+              tuple(sorted(set(sp.search_space_subsystems)))) for sp in ev.silence_pairs]
     presences, absences = [], []
-    for i, t, tts, r, rts in kept + [(i, t, tts, None, None) for i, t, tts in absences_raw]:
-        spec = ev.silence_pairs[i]
-        rec = SilenceRecord(spec.key, "presence" if r else "absence", t, spec.trigger_event_type,
-                            spec.response_event_type, tts, gap_us(spec.max_gap_days), r, rts, (),
-                            tuple(sorted(set(spec.search_space_subsystems))))
-        (presences if r else absences).append(rec)
+    for i, t, tts, r, rts in kept:
+        key, ttype, rtype, gap, subs = fixed[i]
+        presences.append(SilenceRecord(key, "presence", t, ttype, rtype, tts, gap, r, rts, (), subs))
+    for i, t, tts in absences_raw:
+        key, ttype, rtype, gap, subs = fixed[i]
+        absences.append(SilenceRecord(key, "absence", t, ttype, rtype, tts, gap, None, None, (), subs))
 
     def involved() -> set[str]:
         out = {x for _, c, e, _, _ in raw_edges + raw_distractors for x in (c, e)}
@@ -230,6 +223,17 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
         "multi_cause_effects": sum(1 for v in causes_of.values() if len(v) > 1),
     }
     return EventGraph(edges, distractors, absences, presences, ambiguous, events, stats)
+
+
+def _by_spec(rows: list[tuple], names: list[str]) -> list[tuple]:
+    """SQL rows ``(src, cause, effect, cause_us, effect_us)``, unique per (src, cause) and
+    ordered by them, as ``(spec name, ...)`` in record order (name, cause, effect)."""
+    out = [(names[int(src[1:])], c, e, cts, ets) for src, c, e, cts, ets in rows]
+    if len(set(names)) == len(names):
+        out.sort(key=itemgetter(0))  # stable: each spec's rows keep their SQL order
+    else:
+        out = sorted(set(out))
+    return out
 
 
 def _silence_order(r: SilenceRecord) -> tuple:

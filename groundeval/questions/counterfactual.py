@@ -8,13 +8,15 @@ an agent find those events.
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 from typing import Any
 
 from ..contract.models import EvaluationConfig
 from ..contract.paths import render_template
 from ..graph.build import EventGraph
 from ..store.store import to_utc
-from .balance import Candidate, difficulty_of, seeded_hash
+from .balance import Candidate, difficulty_of
 from .model import NO_MECHANISM, CounterfactualTruth
 from .text import describe, names
 
@@ -30,9 +32,15 @@ def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[tuple[Any, boo
         groups.setdefault((rec.spec, positive), []).append(rec)
     out = []
     for (spec, positive) in sorted(groups):
-        ranked = sorted(groups[(spec, positive)], key=lambda r: (
-            seeded_hash(seed, "counterfactual", spec, r.cause_event_id, r.effect_event_id), r))
-        out += [(r, positive) for r in ranked[:keep]]
+        # seeded_hash(seed, "counterfactual", spec, cause, effect), with the shared prefix hashed once
+        prefix = hashlib.sha256(f"{seed}\x1fcounterfactual\x1f{spec}\x1f".encode())
+
+        def order(r: Any) -> tuple[str, Any]:
+            h = prefix.copy()
+            h.update(f"{r.cause_event_id}\x1f{r.effect_event_id}".encode())
+            return h.hexdigest(), r
+
+        out += [(r, positive) for r in heapq.nsmallest(keep, groups[(spec, positive)], key=order)]
     return out
 
 

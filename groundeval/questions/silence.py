@@ -9,13 +9,15 @@ are presences whose response has no artifact to cite.
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 from typing import Any
 
 from ..contract.models import EvaluationConfig
 from ..graph.build import EventGraph
 from ..store.store import to_utc
 from ..graph.records import SilenceRecord
-from .balance import Candidate, difficulty_of, seeded_hash
+from .balance import Candidate, difficulty_of
 from .model import SilenceTruth
 from .text import describe, format_gap, humanize, names
 
@@ -28,10 +30,16 @@ def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[SilenceRecord]
     groups: dict[tuple[str, str], list[SilenceRecord]] = {}
     for r in eg.presences + eg.absences:
         groups.setdefault((r.spec, r.kind), []).append(r)
-    for key in sorted(groups):
-        ranked = sorted(groups[key], key=lambda r: (seeded_hash(seed, "silence", r.spec, r.trigger_event_id),
-                                                    r.trigger_event_id))
-        out += ranked[:keep]
+    for spec, kind in sorted(groups):
+        # seeded_hash(seed, "silence", spec, trigger), with the shared prefix hashed once
+        prefix = hashlib.sha256(f"{seed}\x1fsilence\x1f{spec}\x1f".encode())
+
+        def order(r: SilenceRecord) -> tuple[str, str]:
+            h = prefix.copy()
+            h.update(r.trigger_event_id.encode())
+            return h.hexdigest(), r.trigger_event_id
+
+        out += heapq.nsmallest(keep, groups[(spec, kind)], key=order)
     return sorted(out)
 
 
