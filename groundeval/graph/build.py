@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from operator import itemgetter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import networkx as nx
@@ -211,8 +211,8 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     if search_spaces:
         presences = with_search_spaces(store, presences, events, gs)
         absences = with_search_spaces(store, absences, events, gs)
-    presences.sort(key=_silence_order)
-    absences.sort(key=_silence_order)
+    presences.sort()
+    absences.sort()
     ambiguous.sort()
 
     stats = {
@@ -236,13 +236,6 @@ def _by_spec(rows: list[tuple], names: list[str]) -> list[tuple]:
     return out
 
 
-def _silence_order(r: SilenceRecord) -> tuple:
-    """The dataclass order of a record as a plain tuple (sorting tuples is much cheaper)."""
-    return (r.spec, r.kind, r.trigger_event_id, r.trigger_type, r.response_type, r.trigger_ts_us,
-            r.gap_microseconds, r.response_event_id or "", r.response_ts_us or 0, r.expected_search_space,
-            r.expected_subsystems)
-
-
 def needs_fts(store: Store) -> bool:
     """Whether any silence selector ranks by BM25 (the FTS index must be loaded first)."""
     return any(sel.query_template for sp in store.manifest.evaluation.silence_pairs
@@ -261,7 +254,7 @@ def with_search_spaces(store: Store, records: list[SilenceRecord], events: dict[
         gs = GraphSQL(store.cursor)
     index = {s.key: i for i, s in enumerate(store.manifest.evaluation.silence_pairs)}
     spaces = _search_spaces(store, gs, [(index[r.spec], r.trigger_event_id) for r in records], events)
-    return [replace(r, expected_search_space=spaces[(index[r.spec], r.trigger_event_id)][0],
+    return [r._replace(expected_search_space=spaces[(index[r.spec], r.trigger_event_id)][0],
                     expected_subsystems=spaces[(index[r.spec], r.trigger_event_id)][1]) for r in records]
 
 

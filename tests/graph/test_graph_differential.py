@@ -186,6 +186,16 @@ def test_graph_matches_reference(tmp_path_factory, contract):
     assert {(p.trigger_event_id, p.response_event_id) for p in eg.presences} == presences
     assert {a.trigger_event_id for a in eg.absences} == absences
     assert {(a.trigger_event_id, a.reason, a.response_event_id) for a in eg.ambiguous} == ambiguous
+    # records are sorted and carry their events' times (fetched with the records, not per event)
+    times = {e["id"]: _us(_ts(e)) for e in events}
+    for records in (eg.causal_edges, eg.distractors, eg.presences, eg.absences, eg.ambiguous):
+        assert records == sorted(records)
+    for r in eg.causal_edges + eg.distractors:
+        assert (r.cause_ts_us, r.effect_ts_us) == (times[r.cause_event_id], times[r.effect_event_id])
+        assert eg.events[r.effect_event_id].ts_us == r.effect_ts_us  # lazy event lookup
+    for r in eg.presences + eg.absences:
+        assert r.trigger_ts_us == times[r.trigger_event_id]
+        assert r.response_ts_us == (times[r.response_event_id] if r.response_event_id else None)
     # search space: only real artifacts, never placeholders; includes the trigger's own
     ids = {a for a in artifacts}
     for rec in eg.absences + eg.presences:
