@@ -91,7 +91,7 @@ def test_sigint_stops_cleanly_keeping_finished_episodes(questions_file, tiny_pac
     qs, qpath = questions_file
     out = tmp_path / "run"
     traces_path = out / "traces.jsonl"
-    proc = _start_and_wait(_cmd(qpath, tiny_pack, out), _env(0.2), traces_path, 2)
+    proc = _start_and_wait(_cmd(qpath, tiny_pack, out), _env(0.5), traces_path, 2)  # slow: room for the signal
     proc.send_signal(signal.SIGINT)
     _stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130, stderr
