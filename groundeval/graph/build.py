@@ -242,7 +242,7 @@ def needs_fts(store: Store) -> bool:
                for sel in sp.search_space_selectors)
 
 
-def with_search_spaces(store: Store, records: list[SilenceRecord], events: dict[str, EventInfo],
+def with_search_spaces(store: Store, records: list[SilenceRecord], events: Mapping[str, EventInfo],
                        gs: GraphSQL | None = None) -> list[SilenceRecord]:
     """The records with their expected search space filled: the trigger's artifacts, id
     templates that resolve to an existing artifact, and the ranked BM25 hits of query
@@ -252,6 +252,8 @@ def with_search_spaces(store: Store, records: list[SilenceRecord], events: dict[
         if needs_fts(store):
             store.ensure_fts()
         gs = GraphSQL(store.cursor)
+    if isinstance(events, EventIndex):
+        events.load(r.trigger_event_id for r in records)  # just the triggers, in one query
     index = {s.key: i for i, s in enumerate(store.manifest.evaluation.silence_pairs)}
     spaces = _search_spaces(store, gs, [(index[r.spec], r.trigger_event_id) for r in records], events)
     return [r._replace(expected_search_space=spaces[(index[r.spec], r.trigger_event_id)][0],
