@@ -27,7 +27,7 @@ from groundeval.contract.manifest import (LEGACY_NAMES, PackPaths, _resolve_sour
 from groundeval.contract.models import Manifest
 from groundeval.errors import ContractError, Problem
 from groundeval.store import ingest
-from groundeval.store.store import SCHEMA_VERSION, Store, _digest, _fingerprint, _load_policy
+from groundeval.store.store import Store, _fingerprint, finish_load
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -288,13 +288,7 @@ class PackContext:
         for t in ("ev_stage", "art_stage"):
             con.execute(f"DROP TABLE IF EXISTS _keep_{t}")
         ingest.build_tables(con)
-        _load_policy(con, manifest)
-        digest = _digest(con, manifest)
-        con.execute("SET TimeZone = 'UTC'")
-        con.execute("CREATE OR REPLACE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-        con.executemany("INSERT INTO meta VALUES (?, ?)", [
-            ["schema_version", SCHEMA_VERSION], ["digest", digest], ["fingerprint", ""],
-            ["manifest", manifest.model_dump_json()], ["name", manifest.name]])
+        finish_load(con, manifest)
         paths = PackPaths(manifest, self.manifest_path, self.events_path, self.artifacts_path, self.legacy)
         self.store = Store(con, manifest, paths)
         return leftover

@@ -158,14 +158,7 @@ class Store:
         con.execute("SET enable_progress_bar = false")
         con.execute("SET TimeZone = ?", [m.timezone])  # naive times take the pack's timezone
         ingest(con, paths.events_path, paths.artifacts_path)
-        _load_policy(con, m)
-        digest = _digest(con, m)
-        con.execute("SET TimeZone = 'UTC'")
-        con.execute("CREATE OR REPLACE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-        con.executemany("INSERT INTO meta VALUES (?, ?)", [
-            ["schema_version", SCHEMA_VERSION], ["digest", digest], ["fingerprint", fingerprint],
-            ["manifest", m.model_dump_json()], ["name", m.name],
-        ])
+        finish_load(con, m, fingerprint)
 
     # ------------------------------------------------------------------ access
 
@@ -234,6 +227,21 @@ class Store:
 
     def close(self) -> None:
         self.con.close()
+
+
+def finish_load(con: duckdb.DuckDBPyConnection, m: Manifest, fingerprint: str = "") -> None:
+    """Once the record tables exist: load the access policy, stamp the digest, write ``meta``.
+
+    Shared by :meth:`Store.open` and the verifier, which builds the record tables from
+    the records that passed its shape checks."""
+    _load_policy(con, m)
+    digest = _digest(con, m)
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("CREATE OR REPLACE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.executemany("INSERT INTO meta VALUES (?, ?)", [
+        ["schema_version", SCHEMA_VERSION], ["digest", digest], ["fingerprint", fingerprint],
+        ["manifest", m.model_dump_json()], ["name", m.name],
+    ])
 
 
 def _load_policy(con: duckdb.DuckDBPyConnection, m: Manifest) -> None:
