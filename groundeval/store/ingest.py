@@ -7,7 +7,9 @@ then typed into the final tables. Every problem carries file, line and field.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -182,7 +184,43 @@ def _problems(con, table: str, checks: list[tuple[str | None, str, str]]) -> lis
     """Run (field, message SQL, condition SQL) checks over ``table`` in one scan."""
     parts = [f"SELECT file, line, {('NULL' if f is None else repr(f))} AS field, {msg} AS message FROM {table}"
              f" WHERE {cond}" for f, msg, cond in checks]
-    return _collect(con, "SELECT * FROM (" + " UNION ALL ".join(parts) + ")")
+    problems = _collect(con, "SELECT * FROM (" + " UNION ALL ".join(parts) + ")")
+    return [_lone_surrogate(con, table, p) if p.message.startswith("malformed JSON") else p for p in problems]
+
+
+def _surrogate_field(value: Any, path: str = "") -> str | None:
+    """Dotted path of the first key or string holding a lone UTF-16 surrogate (``""`` for the record).
+
+    Keys are rendered with backslash escapes so the path itself prints."""
+    if isinstance(value, str):
+        return path if any("\ud800" <= c <= "\udfff" for c in value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        name = k if isinstance(k, int) else k.encode("utf-8", "backslashreplace").decode("utf-8")
+        sub = f"{path}[{name}]" if isinstance(k, int) else f"{path}.{name}" if path else name
+        if isinstance(k, str) and _surrogate_field(k) is not None:
+            return sub
+        found = _surrogate_field(v, sub)
+        if found is not None:
+            return found
+    return None
+
+
+def _lone_surrogate(con, table: str, problem: Problem) -> Problem:
+    """Name the field when DuckDB refused a record only for a lone surrogate escape (e.g. ``"\\ud800"``).
+
+    Such text is JSON by grammar but not Unicode, so the store cannot hold it; Python's
+    parser accepts it, which locates the field. Runs for the few refused records only."""
+    row = con.execute(f"SELECT text FROM {table} WHERE file = ? AND line IS NOT DISTINCT FROM ? LIMIT 1",
+                      [problem.file, problem.line]).fetchone()
+    try:
+        field = _surrogate_field(json.loads(row[0])) if row else None
+    except (ValueError, RecursionError):
+        field = None
+    if not field:
+        return problem
+    return Problem(file=problem.file, line=problem.line, field=field,
+                   message="not valid Unicode: a lone surrogate escape (\\uD800-\\uDFFF without its pair)")
 
 
 def _parse(con, stage: str, out: str, paths: list[str]) -> None:
