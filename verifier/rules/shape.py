@@ -14,7 +14,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-import duckdb
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
@@ -210,15 +209,26 @@ def manifest_shape(ctx: PackContext) -> Iterable:
 def unparseable_times(ctx: PackContext, texts: Iterable[str]) -> set[str]:
     """The subset of ``texts`` DuckDB (hence the loader) cannot read as a timestamp."""
     values = sorted(set(texts))
+    # A lone surrogate (JSON "\\ud800") is not Unicode: DuckDB can hold it neither as JSON nor as
+    # a parameter, and the loader refuses the record, so such a text is unparseable as is.
+    bad = {t for t in values if not is_unicode(t)}
+    values = [t for t in values if t not in bad]
     if not values:
-        return set()
+        return bad
     test = "WHERE try_cast(t AS TIMESTAMPTZ) IS NULL"
-    try:  # one JSON text parameter: a Python list costs the DuckDB client a lookup per element
-        rows = ctx.con.execute(f"SELECT t FROM unnest(from_json(?::JSON, '[\"VARCHAR\"]')) AS u(t) {test}",
-                               [json.dumps(values)]).fetchall()
-    except duckdb.Error:  # text JSON cannot carry (lone surrogates): the plain list
-        rows = ctx.con.execute(f"SELECT t FROM unnest(?::VARCHAR[]) AS u(t) {test}", [values]).fetchall()
-    return {r[0] for r in rows}
+    # one JSON text parameter: a Python list costs the DuckDB client a lookup per element
+    rows = ctx.con.execute(f"SELECT t FROM unnest(from_json(?::JSON, '[\"VARCHAR\"]')) AS u(t) {test}",
+                           [json.dumps(values)]).fetchall()
+    return bad | {r[0] for r in rows}
+
+
+def is_unicode(text: str) -> bool:
+    """False when ``text`` holds a lone UTF-16 surrogate (which has no UTF-8 form)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _where(rec: Record) -> dict[str, Any]:
