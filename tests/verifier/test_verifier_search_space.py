@@ -80,3 +80,28 @@ def test_cheap_empty_space_matches_on_bundled_packs(pack):
         assert _cheap_empty(store) == _full_empty(store)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("pack", ["tiny", "cybersecurity"])
+def test_only_trigger_events_are_fetched(pack, monkeypatch):
+    """At 1M events the lazy index must not load every involved event for GE303."""
+    from groundeval.store.graph_sql import GraphSQL
+
+    fetched: list[set[str]] = []
+    real = GraphSQL.events_info
+
+    def spy(self, ids):
+        ids = set(ids)
+        fetched.append(ids)
+        return real(self, ids)
+
+    store = Store.open(REPO / "domain_packs" / pack)
+    try:
+        g = build_graph(store, search_spaces=False)
+        triggers = {r.trigger_event_id for r in g.absences}
+        assert len(g.events) > len(triggers)  # a full load would fetch more than the triggers
+        monkeypatch.setattr(GraphSQL, "events_info", spy)
+        empty_search_spaces(store, g.absences, g.events)
+        assert fetched and set().union(*fetched) <= triggers
+    finally:
+        store.close()

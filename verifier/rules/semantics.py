@@ -7,7 +7,7 @@ verifier judges exactly the links and absences the question generator will use.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from groundeval.store import verify_sql as sql
 
@@ -96,7 +96,7 @@ def silence_pairs(ctx: PackContext) -> Iterable:
         yield finding("GE306", f"{rec.spec}: {text}", **_event_where(locs, rec.trigger_event_id))
 
 
-def empty_search_spaces(store, records: list, events: dict) -> list:
+def empty_search_spaces(store, records: list, events: Mapping) -> list:
     """The records whose expected search space (as the generator fills it) is empty.
 
     The space is the trigger's artifacts, the id templates that resolve to an existing
@@ -104,10 +104,12 @@ def empty_search_spaces(store, records: list, events: dict) -> list:
     settle it, so only records left empty by them are ranked, with the generator's own
     :func:`~groundeval.graph.build.with_search_spaces`."""
     from groundeval.contract.paths import render_template
-    from groundeval.graph.build import with_search_spaces
+    from groundeval.graph.build import EventIndex, with_search_spaces
     from groundeval.store.graph_sql import GraphSQL
 
     specs = {s.key: s for s in store.manifest.evaluation.silence_pairs}
+    if isinstance(events, EventIndex):  # lazy: fetch just these triggers, not every involved event
+        events.load(sorted({r.trigger_event_id for r in records}))
     checks: list[tuple[int, str, str | None]] = []  # (record index, artifact id, subsystem or None)
     undecided: list[int] = []
     for n, rec in enumerate(records):
