@@ -23,7 +23,7 @@ import yaml
 from pydantic import ValidationError
 
 from groundeval.contract.manifest import (LEGACY_NAMES, PackPaths, _resolve_source, _yaml_line, find_manifest,
-                                          legacy_to_native)
+                                          legacy_to_native, surrogate_problem)
 from groundeval.contract.models import Manifest
 from groundeval.errors import ContractError, Problem
 from groundeval.store import ingest
@@ -166,6 +166,10 @@ class PackContext:
         if not isinstance(data, dict):
             self.problems.append(("GE101", Problem(self.manifest_file, "expected a mapping at the top level",
                                                    line=1)))
+            return
+        surrogate = surrogate_problem(self.manifest_file, data, node)
+        if surrogate is not None:
+            self.problems.append(("GE101", surrogate))
             return
         self.node = node
         self.legacy = self.manifest_path.name in LEGACY_NAMES or ("access" not in data and "roles" in data)

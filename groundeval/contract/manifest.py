@@ -96,7 +96,40 @@ def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
         ) from None
     if not isinstance(data, dict):
         raise ContractError.single(str(path), "expected a mapping at the top level", line=1)
+    problem = surrogate_problem(str(path), data, node)
+    if problem is not None:
+        raise ContractError([problem])
     return data, node
+
+
+def _lone_surrogate(value: Any, loc: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """Location of the first string (key or value) holding a lone UTF-16 surrogate.
+
+    YAML accepts ``"\\ud800"``; nothing downstream can encode it, so it is bad input."""
+    if isinstance(value, str):
+        return loc if any("\ud800" <= ch <= "\udfff" for ch in value) else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _lone_surrogate(k, loc + (k,)) if isinstance(k, str) else None
+            found = found or _lone_surrogate(v, loc + (k,))
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _lone_surrogate(v, loc + (i,))
+            if found is not None:
+                return found
+    return None
+
+
+def surrogate_problem(file: str, data: Any, node: yaml.Node | None) -> Problem | None:
+    """The manifest's first lone surrogate as a located problem, or ``None``."""
+    bad = _lone_surrogate(data)
+    if bad is None:
+        return None
+    return Problem(file=file, line=_yaml_line(node, bad),
+                   field=".".join(str(p).encode("unicode_escape").decode() for p in bad),
+                   message="not valid Unicode: a lone surrogate escape (\\uD800-\\uDFFF without its pair)")
 
 
 def legacy_to_native(data: dict[str, Any], default_name: str) -> tuple[dict[str, Any], list[str]]:
