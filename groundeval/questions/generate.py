@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..store.graph_sql import GraphSQL
 from ..store.store import Store
-from ..graph.build import build_graph, needs_fts, with_search_spaces
+from ..graph.build import EventGraph, build_graph, needs_fts, with_search_spaces
 from . import counterfactual, perspective, silence
 from .answers import answer_schema
 from .audit import shortcut_audit
@@ -117,13 +117,17 @@ def _question(track: str, c: Candidate, template_id: str, mechanisms: list[str],
     return q.model_copy(update={"id": "q_" + hashlib.sha256(_canonical(body).encode()).hexdigest()[:16]})
 
 
-def generate(store: Store, *, seed: int | None = None, prose: Prose | None = None) -> QuestionSet:
-    """Generate the balanced three-track question set of a loaded pack."""
+def generate(store: Store, *, seed: int | None = None, prose: Prose | None = None,
+             graph: EventGraph | None = None) -> QuestionSet:
+    """Generate the balanced three-track question set of a loaded pack.
+
+    ``graph``: the pack's ``build_graph(store, search_spaces=False)``, when the caller
+    (the verifier) has built it already; the result is the same either way."""
     ev = store.manifest.evaluation
     seed = ev.seed if seed is None else seed
     if needs_fts(store):
         store.ensure_fts()  # first: loading the extension replaces the thread's cursor
-    eg = build_graph(store, search_spaces=False)
+    eg = graph if graph is not None else build_graph(store, search_spaces=False)
     gs = GraphSQL(store.cursor)
     # Only the sampled pools are ever read: fetch just their events, in one query.
     c_pool = counterfactual.pool(eg, ev, seed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import at, make_question
+from runtime_questions import at, make_question
 
 from groundeval.runtime.episode import REFUSAL, Episode
 from groundeval.store.cone import gate_flags

@@ -15,7 +15,7 @@ import time
 import anyio
 import jsonschema
 import pytest
-from conftest import at, make_question
+from runtime_questions import at, make_question
 from mcp import Client, StdioServerParameters
 
 from groundeval.contract.schemas import schema_for

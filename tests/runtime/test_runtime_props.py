@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-from conftest import make_question
+from runtime_questions import make_question
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

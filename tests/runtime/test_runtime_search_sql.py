@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import at
+from runtime_questions import at
 
 import groundeval.store.search_sql as search_sql
 from groundeval.store.search_sql import scope_facts, search_rows

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import verifier
-from conftest import TINY, PackDraft
+from verifier_drafts import TINY, PackDraft
 from groundeval.cli.main import main
 from groundeval.errors import ContractError
 from verifier.drift import apply_baseline, compare, load_baseline

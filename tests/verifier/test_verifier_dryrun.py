@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import verifier
-from conftest import TINY, PackDraft
+from verifier_drafts import TINY, PackDraft
 from groundeval.errors import ContractError
 from verifier.rules.dryrun import audit_problems
 

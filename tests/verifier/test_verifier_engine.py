@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import verifier
-from conftest import REPO, TINY, PackDraft
+from verifier_drafts import REPO, TINY, PackDraft
 from groundeval.errors import ContractError, Problem
 from groundeval.store import ingest
 from groundeval.store.store import Store

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import verifier
-from conftest import TINY, PackDraft
+from verifier_drafts import TINY, PackDraft
 
 json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False, width=16),
                         st.text(max_size=6), st.sampled_from(["alice", "engineer", "INC-42", "2026-03-01T00:00:00Z",

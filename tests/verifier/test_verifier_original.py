@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import verifier
-from conftest import ORIGINAL, PackDraft
+from verifier_drafts import ORIGINAL, PackDraft
 
 
 def test_original_pack_is_clean():

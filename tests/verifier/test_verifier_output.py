@@ -8,7 +8,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 import verifier
-from conftest import TINY, PackDraft
+from verifier_drafts import TINY, PackDraft
 from groundeval.cli.main import main
 from verifier import output
 from verifier.rules.registry import RULES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import TINY, PackDraft
+from verifier_drafts import TINY, PackDraft
 from groundeval.store import verify_sql
 from groundeval.store.cone import gate_sql
 from groundeval.store.store import Store

@@ -6,7 +6,7 @@ import pytest
 
 import verifier
 from verifier.rules import load_all
-from conftest import TINY, PackDraft
+from verifier_drafts import TINY, PackDraft
 from verifier.rules.registry import RULES
 
 load_all()
@@ -305,7 +305,7 @@ OTHER_TESTS = {
 
 
 def test_docs_list_every_rule():
-    from conftest import REPO
+    from verifier_drafts import REPO
 
     docs = (REPO / "docs" / "verifier.md").read_text()
     import verifier.drift  # noqa: F401  (registers the drift rules)

@@ -10,7 +10,7 @@ import pytest
 import verifier
 
 REPO = Path(__file__).resolve().parents[2]
-from conftest import TINY, PackDraft
+from verifier_drafts import TINY, PackDraft
 from groundeval.graph.build import build_graph, with_search_spaces
 from groundeval.store.store import Store
 from verifier.rules.semantics import empty_search_spaces

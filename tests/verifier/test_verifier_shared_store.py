@@ -10,7 +10,7 @@ import pytest
 import verifier
 
 REPO = Path(__file__).resolve().parents[2]
-from conftest import TINY, PackDraft
+from verifier_drafts import TINY, PackDraft
 from groundeval.questions.generate import generate
 from groundeval.questions.io import write_questions
 from groundeval.store.store import Store

@@ -8,7 +8,7 @@ import json
 import duckdb
 
 import verifier
-from conftest import TINY, PackDraft
+from verifier_drafts import TINY, PackDraft
 
 
 def test_unreadable_events_source(tmp_path):

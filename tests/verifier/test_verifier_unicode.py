@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import verifier
-from conftest import PackDraft
+from verifier_drafts import PackDraft
 
 LONE = "\ud800"
 

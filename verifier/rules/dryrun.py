@@ -105,7 +105,7 @@ def dry_run(ctx: PackContext) -> Iterable:
         yield finding("GE405", f"question generator unavailable: {exc}")
         return
     try:
-        qs = generate(ctx.store)
+        qs = generate(ctx.store, graph=ctx.graph)  # the graph level 3 built (None: generate builds it)
     except ContractError as exc:
         for p in exc.problems:
             yield finding("GE406", p.message, file=p.file, line=p.line, record=p.record,
