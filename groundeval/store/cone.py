@@ -59,7 +59,8 @@ def gate_sql(pairs: str) -> str:
     """
 
 
-def _utc_text(t: datetime) -> str:
+def utc_text(t: datetime) -> str:
+    """A time as a UTC ISO string for a SQL parameter (naive times are UTC)."""
     if t.tzinfo is None:
         t = t.replace(tzinfo=timezone.utc)
     return t.astimezone(timezone.utc).isoformat()
@@ -74,7 +75,7 @@ def gate_flags(store, actor: str | None, as_of: datetime, artifact_ids: Iterable
         return {}
     wanted = [g for g in GATES if g in set(gates)]
     pairs = ("(SELECT 'k' AS key, ?::VARCHAR AS actor, ?::TIMESTAMPTZ AS as_of, unnest(?::VARCHAR[]) AS artifact_id)")
-    rows = store.query(gate_sql(pairs), [actor or "", _utc_text(as_of), ids])
+    rows = store.query(gate_sql(pairs), [actor or "", utc_text(as_of), ids])
     out: dict[str, list[str] | None] = {}
     for _key, aid, found, _sub, h_ok, s_ok, a_ok in rows:
         if not found:
@@ -89,12 +90,12 @@ def roles_at(store, actor: str, as_of: datetime) -> list[str]:
     """Roles the actor holds at ``as_of`` (sorted; empty after a departure)."""
     return [r[0] for r in store.query(
         "SELECT DISTINCT role FROM actor_roles WHERE actor = ? AND since <= ?::TIMESTAMPTZ AND ?::TIMESTAMPTZ < until"
-        " ORDER BY role", [actor, _utc_text(as_of), _utc_text(as_of)])]
+        " ORDER BY role", [actor, utc_text(as_of), utc_text(as_of)])]
 
 
 def granted_subsystems(store, actor: str, as_of: datetime) -> list[str]:
     """Subsystems granted to the actor's roles at ``as_of`` (sorted)."""
-    t = _utc_text(as_of)
+    t = utc_text(as_of)
     return [r[0] for r in store.query(
         """SELECT DISTINCT g.subsystem FROM actor_roles ar JOIN grants g ON g.role = ar.role
            WHERE ar.actor = ? AND ar.since <= ?::TIMESTAMPTZ AND ?::TIMESTAMPTZ < ar.until

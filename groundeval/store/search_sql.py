@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .cone import GATES, granted_subsystems, roles_at
+from .cone import GATES, granted_subsystems, roles_at, utc_text
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -32,12 +32,6 @@ def epoch_us(t: datetime) -> int:
         t = t.replace(tzinfo=timezone.utc)
     d = t - _EPOCH
     return (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
-
-
-def utc_text(t: datetime) -> str:
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return t.astimezone(timezone.utc).isoformat()
 
 
 @dataclass(frozen=True)
