@@ -159,15 +159,20 @@ _INDEXES: "weakref.WeakKeyDictionary[Any, FetchIndex]" = weakref.WeakKeyDictiona
 _INDEX_LOCK = threading.Lock()
 
 
+def _per_store(cache: "weakref.WeakKeyDictionary", lock: threading.Lock, store, build):
+    """``cache[store]``, built once by ``build(store)`` even when threads race for it."""
+    value = cache.get(store)
+    if value is None:
+        with lock:
+            value = cache.get(store)
+            if value is None:
+                value = cache[store] = build(store)
+    return value
+
+
 def fetch_index(store) -> FetchIndex:
     """The store's :class:`FetchIndex`, built on first use (thread-safe)."""
-    idx = _INDEXES.get(store)
-    if idx is None:
-        with _INDEX_LOCK:
-            idx = _INDEXES.get(store)
-            if idx is None:
-                idx = _INDEXES[store] = FetchIndex(store)
-    return idx
+    return _per_store(_INDEXES, _INDEX_LOCK, store, FetchIndex)
 
 
 # ---------------------------------------------------------------------------- gate filters
@@ -413,13 +418,7 @@ def term_index(store) -> TermIndex | None:
     """The store's :class:`TermIndex` once its search tables exist, else None."""
     if not ensure_search_tables(store):
         return None
-    idx = _TERM_INDEXES.get(store)
-    if idx is None:
-        with _SEARCH_LOCK:
-            idx = _TERM_INDEXES.get(store)
-            if idx is None:
-                idx = _TERM_INDEXES[store] = TermIndex(store)
-    return idx
+    return _per_store(_TERM_INDEXES, _SEARCH_LOCK, store, TermIndex)
 
 
 def search_rows(store, scope: Scope, query: str, subsystem: str | None, limit: int) -> list[tuple]:
