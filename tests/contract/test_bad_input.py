@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from groundeval.cli.main import main
-
-
-@pytest.fixture()
-def pack(tmp_path, tiny_pack) -> Path:
-    dst = tmp_path / "pack"
-    shutil.copytree(tiny_pack, dst)
-    return dst
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    return exc.value.code, capsys.readouterr().err
+from contract_cli import run_cli
 
 
 def edit_line(path: Path, lineno: int, new: str) -> None:

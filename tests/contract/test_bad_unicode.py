@@ -7,27 +7,14 @@ and print no traceback. A proper surrogate pair (an emoji) is ordinary text.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
+from contract_cli import run_cli
 from groundeval.cli.main import main
 
 LONE = "\ud800"
-
-
-@pytest.fixture()
-def pack(tmp_path, tiny_pack) -> Path:
-    dst = tmp_path / "pack"
-    shutil.copytree(tiny_pack, dst)
-    return dst
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    return exc.value.code, capsys.readouterr().err
 
 
 def edit_event(pack: Path, lineno: int, mutate) -> None:
