@@ -223,7 +223,8 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
                   out_dir: str | Path, concurrency: int = 1, resume: bool = False, timeout: float | None = None,
                   max_steps: int = 30, overwrite: bool = False, pack: str | None = None,
                   questions_source: str | None = None,
-                  on_progress: Callable[[int, int], None] | None = None, trials: int = 1) -> Path:
+                  on_progress: Callable[[int, int], None] | None = None, trials: int = 1,
+                  execute: Callable[..., Trace] | None = None) -> Path:
     """Run ``agent`` on every question; returns the path of ``traces.jsonl`` in ``out_dir``.
 
     ``trials`` runs each question that many times (trial 0..K-1, one trace each; agents
@@ -233,7 +234,9 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
     without it an existing traces file is an error unless ``overwrite``.
     ``on_progress(done, total)`` is called after each finished episode.
     Ctrl-C (KeyboardInterrupt) stops dispatching, records the run as interrupted and
-    re-raises; what finished is kept.
+    re-raises; what finished is kept. ``execute`` runs one episode in place of
+    :func:`run_episode` (same arguments and result): :mod:`groundeval.distributed` passes one
+    that runs it on a Ray worker, so the bookkeeping here is the same for every backend.
     """
     if mode not in MODES:
         raise UsageError.single("--mode", f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
@@ -320,6 +323,8 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
     results: queue.Queue = queue.Queue()
     stop = threading.Event()
 
+    episode = execute or run_episode
+
     def worker() -> None:
         while not stop.is_set():
             try:
@@ -327,8 +332,8 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
             except queue.Empty:
                 return
             try:
-                results.put(("ok", run_episode(store, q, agent, mode=mode, max_steps=max_steps, timeout=timeout,
-                                               stop=stop, trial=k, seed=trial_seed(k, trials))))
+                results.put(("ok", episode(store, q, agent, mode=mode, max_steps=max_steps, timeout=timeout,
+                                           stop=stop, trial=k, seed=trial_seed(k, trials))))
             except EpisodeStopped:
                 return
             except BaseException as exc:  # noqa: BLE001 - a fatal provider error or an internal bug
