@@ -128,17 +128,32 @@ def iter_rescore_lines(traces_path: str | Path, questions: dict[str, Question],
     Re-scoring verifies its input: a second trace of the same (question, agent, mode, trial)
     is a located error (never scored twice), and so is a trace recorded on another
     contract than ``contract_digest`` (the questions' digest), all-zero digests included."""
-    from ..trace.io import TraceKeys, iter_trace_lines, parse_trace
+    from ..trace.io import TraceKeys, iter_trace_lines
 
     path = Path(traces_path)
     keys = TraceKeys(path)
     for n, line in iter_trace_lines(path):
-        trace = parse_trace(path, n, line)
-        if contract_digest is not None and trace.contract_digest != contract_digest:
-            raise ContractError.single(
-                str(path), f"was recorded on another contract (digest {trace.contract_digest[:16]!r}, the "
-                f"questions' is {contract_digest[:16]!r}); score it with the questions it answered",
-                line=n, record=trace.question_id, field="contract_digest")
+        trace = check_trace_line(path, n, line, contract_digest)
         keys.add(trace, n)
-        q = questions.get(trace.question_id)
-        yield trace, (score(q, trace, config, profile) if q is not None else None), line
+        yield trace, rescore_trace(trace, questions, config, profile), line
+
+
+def check_trace_line(path: str | Path, n: int, line: bytes, contract_digest: str | None = None) -> Trace:
+    """Line ``n`` of a traces file parsed, and checked against the questions' ``contract_digest``
+    (located errors). The per-line part of re-scoring, shared by the distributed backends."""
+    from ..trace.io import parse_trace
+
+    trace = parse_trace(path, n, line)
+    if contract_digest is not None and trace.contract_digest != contract_digest:
+        raise ContractError.single(
+            str(path), f"was recorded on another contract (digest {trace.contract_digest[:16]!r}, the "
+            f"questions' is {contract_digest[:16]!r}); score it with the questions it answered",
+            line=n, record=trace.question_id, field="contract_digest")
+    return trace
+
+
+def rescore_trace(trace: Trace, questions: dict[str, Question], config: ScoringConfig | None = None,
+                  profile: str | None = None) -> QuestionScore | None:
+    """The score of one trace, or None for a trace of a question not in ``questions``."""
+    q = questions.get(trace.question_id)
+    return score(q, trace, config, profile) if q is not None else None
