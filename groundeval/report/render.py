@@ -284,7 +284,8 @@ def _run_summary(run: dict[str, Any] | None, traces: Sequence[Trace] | None) -> 
 def render_html(report: RunReport, *, questions: Sequence[Question] | None = None,
                 traces: Sequence[Trace] | None = None, scores: Sequence[QuestionScore] | None = None,
                 run: dict[str, Any] | None = None, max_questions: int | None = MAX_HTML_QUESTIONS,
-                judge: Sequence[dict[str, Any]] | None = None) -> str:
+                judge: Sequence[dict[str, Any]] | None = None,
+                observed: Sequence[dict[str, Any]] | None = None) -> str:
     """The self-contained HTML report. ``run``: the run's ``run.json`` (agent name, model,
     provider), when known. At most ``max_questions`` questions are detailed (``None``: all).
     ``judge``: the records of a ``judge.jsonl`` (``groundeval judge``): a "Judge contrast"
@@ -299,11 +300,15 @@ def render_html(report: RunReport, *, questions: Sequence[Question] | None = Non
     items = _drilldown(detailed, qmap, tmap)
     judged = _judge_section(judge, scores or [], items) if judge else None
     template = _ENV.get_template("report.html.j2")
-    return template.render(
+    html = template.render(
         r=report, rows=_rows(report), charts=_track_charts(report), kinds=FLAG_KINDS,
         classes=FAILURE_CLASSES, items=items, run=_run_summary(run, traces),
         omitted=len(scores or []) - len(detailed), f=_f, pct=_pct, ci=_ci, num=_num, judge=judged,
     )
+    if observed:  # observed runs' timelines (groundeval.tasks.timeline), a partial of their own
+        head, end, tail = html.rpartition("</body>")
+        html = head + _ENV.get_template("observed_timeline.html.j2").render(runs=observed) + end + tail
+    return html
 
 
 def _judge_section(records: Sequence[dict[str, Any]], scores: Sequence[QuestionScore],
