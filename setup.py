@@ -37,7 +37,7 @@ setup(
               + ["groundeval.domain_packs"] + PACK_DIRS),
     package_dir={"groundeval.verifier": "verifier", "groundeval.domain_packs": "domain_packs"},
     package_data={
-        "": ["*.json", "*.j2", "*.html", "*.css", "*.js", "py.typed"],
+        "": ["*.json", "*.j2", "*.html", "*.css", "*.js", "*.yaml", "py.typed"],  # *.yaml: example task contracts
         **{pkg: ["*"] for pkg in PACK_DIRS},
     },
 )

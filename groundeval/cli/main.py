@@ -29,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "eval": "groundeval.cli.run:eval_",
     "synth": "groundeval.cli.synth:synth",
     "bench": "groundeval.cli.synth:bench",
+    "observe": "groundeval.cli.observe:observe",
+    "tasks": "groundeval.cli.observe:tasks",
 }
 
 

@@ -1,0 +1,201 @@
+"""A draft task contract from observed runs, and the checklist a person reviews it with.
+
+Observation shows what an agent did, not what it should do, so the draft never becomes
+ground truth by itself: it is written ``reviewed: false``, and each thing it inferred is
+listed (``inferred``) with a confidence and the reason, for the review checklist.
+
+What is inferred, from the calls of every run given:
+
+* roles: one per agent, allowed the tools that agent called (medium: an unobserved tool
+  the role may need is missing, a tool it misused is included);
+* write tools: tool names with a writing verb (low: a name is a guess);
+* the decision: the last write call of the runs (low when the runs disagree);
+* preconditions: read tools called before the decision in every run, with ``same_as``
+  where an argument carried the decision's value (medium);
+* evidence: a decision argument equal to a field of an earlier result (low);
+* once-per side effects: a write called at most once per argument value (medium);
+* handoffs: role changes seen (medium); the end state: the writes of a single run (low).
+
+Deterministic: the same runs give the same draft bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..tasks.model import (ArgRule, Decision, EndState, Evidence, Handoff, Inference, Precondition, Role,
+                           TaskContract, ToolSpec)
+from .model import ObservedRun
+
+__all__ = ["WRITE_VERBS", "draft_contract", "review_checklist"]
+
+WRITE_VERBS = ("add", "approve", "assign", "cancel", "charge", "close", "create", "delete", "escalate", "issue",
+               "merge", "pay", "post", "refund", "remove", "reset", "send", "set", "submit", "transfer", "update",
+               "write")
+
+
+def _is_write(tool: str) -> bool:
+    words = re.split(r"[^a-z]+", tool.lower())
+    return any(w in WRITE_VERBS for w in words if w)
+
+
+def _json_type(v: Any) -> str | None:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, dict):
+        return "object"
+    if isinstance(v, list):
+        return "array"
+    return None
+
+
+def _fields(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """(dotted path, scalar) of a result, depth-first in key order."""
+    out: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        for k in sorted(value, key=str):
+            out.extend(_fields(value[k], f"{prefix}{k}."))
+    elif not isinstance(value, list) and prefix:
+        out.append((prefix[:-1], value))
+    return out
+
+
+def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> TaskContract:
+    """The draft contract inferred from ``runs`` (``reviewed: false``)."""
+    inferred: list[Inference] = []
+    n = len(runs)
+    calls = [c for r in runs for c in r.calls]
+    agents: list[str] = []
+    for r in runs:
+        for c in r.calls:
+            name = c.agent or "agent"
+            if name not in agents:
+                agents.append(name)
+    roles = {a: Role(tools=sorted({c.tool for c in calls if (c.agent or "agent") == a})) for a in agents}
+    for a, role in roles.items():
+        inferred.append(Inference(item=f"role {a} may call {', '.join(role.tools)}", confidence="medium",
+                                  why=f"the tools agent {a} called in {n} observed run(s); add tools it may use but "
+                                      "did not, remove any it should not have called"))
+    tools: dict[str, ToolSpec] = {}
+    for name in sorted({c.tool for c in calls}):
+        mine = [c for c in calls if c.tool == name]
+        arg_names = sorted({k for c in mine for k in c.arguments})
+        rules = {}
+        for k in arg_names:
+            types = {_json_type(c.arguments.get(k)) for c in mine if k in c.arguments}
+            required = all(k in c.arguments for c in mine)
+            rules[k] = ArgRule(required=required, type=types.pop() if len(types) == 1 else None)
+        spec = ToolSpec(write=_is_write(name), arguments=rules)
+        if spec.write:
+            inferred.append(Inference(item=f"{name} writes records", confidence="low",
+                                      why="its name has a writing verb; the recording cannot show side effects"))
+            keys = [k for k in arg_names if k.endswith("_id") and all(k in c.arguments for c in mine)]
+            once = all(len([c for c in r.calls if c.tool == name and c.status == "ok"]) ==
+                       len({str([c.arguments.get(k) for k in keys]) for c in r.calls if c.tool == name and c.status == "ok"})
+                       for r in runs)
+            if keys and once:
+                spec.once_per = keys
+                inferred.append(Inference(item=f"{name} at most once per {', '.join(keys)}", confidence="medium",
+                                          why="no observed run repeated it for the same value"))
+        tools[name] = spec
+
+    decisions: list[Decision] = []
+    last_writes = []
+    for r in runs:
+        writes = [c for c in r.calls if tools[c.tool].write and c.status == "ok"]
+        last_writes.append(writes[-1] if writes else (r.calls[-1] if r.calls else None))
+    chosen = [c.tool for c in last_writes if c is not None]
+    if chosen:
+        tool = max(sorted(set(chosen)), key=chosen.count)
+        agree = chosen.count(tool)
+        pre: list[Precondition] = []
+        before_all: list[str] | None = None
+        for r, dc in zip(runs, last_writes):
+            if dc is None or dc.tool != tool:
+                continue
+            seen = [c.tool for c in r.calls if c.index < dc.index and c.status == "ok" and not tools[c.tool].write]
+            before_all = [t for t in dict.fromkeys(seen) if before_all is None or t in before_all]
+        for p_tool in before_all or []:
+            rules = {}
+            for r, dc in zip(runs, last_writes):
+                if dc is None or dc.tool != tool:
+                    continue
+                prior = [c for c in r.calls if c.index < dc.index and c.tool == p_tool]
+                for k, v in dc.arguments.items():
+                    if prior and all(c.arguments.get(k) == v for c in prior[-1:]):
+                        rules.setdefault(k, ArgRule(same_as=k))
+            pre.append(Precondition(tool=p_tool, arguments=dict(sorted(rules.items()))))
+            inferred.append(Inference(item=f"check {p_tool} before {tool}", confidence="medium",
+                                      why=f"called before every observed {tool}"
+                                          + (f", with the same {', '.join(sorted(rules))}" if rules else "")))
+        evidence: list[Evidence] = []
+        sample = next((dc for dc in last_writes if dc is not None and dc.tool == tool), None)
+        if sample is not None:
+            run = next(r for r in runs if sample in r.calls)
+            for k, v in sorted(sample.arguments.items()):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    continue
+                for c in reversed([c for c in run.calls if c.index < sample.index and c.status == "ok"]):
+                    hit = next((p for p, x in _fields(c.result) if not isinstance(x, bool) and x == v), None)
+                    if hit is not None:
+                        match = {a: ArgRule(same_as=a) for a in sorted(c.arguments) if sample.arguments.get(a) ==
+                                 c.arguments[a]}
+                        evidence.append(Evidence.model_validate({"from": c.tool, "match": match, "path": hit,
+                                                                 "field": k, "relation": "le"}))
+                        inferred.append(Inference(item=f"{tool}.{k} <= {c.tool} result {hit}", confidence="low",
+                                                  why="the observed value equals that result field; check the "
+                                                      "relation (equal? at most?)"))
+                        break
+        decisions.append(Decision(tool=tool, preconditions=pre, evidence=evidence))
+        inferred.append(Inference(item=f"the decision is {tool}", confidence="high" if agree == n else "low",
+                                  why=f"the last write in {agree} of {n} run(s)"))
+
+    handoffs = []
+    for r in runs:
+        prev = None
+        for c in r.calls:
+            a = c.agent or "agent"
+            if prev is not None and a != prev and Handoff.model_validate({"from": prev, "to": a}) not in handoffs:
+                handoffs.append(Handoff.model_validate({"from": prev, "to": a}))
+                inferred.append(Inference(item=f"handoff {prev} -> {a}", confidence="medium", why="observed"))
+            prev = a
+    end_state = None
+    if n == 1:
+        writes = [{"tool": c.tool, "arguments": c.arguments} for c in runs[0].calls
+                  if tools[c.tool].write and c.status == "ok"]
+        end_state = EndState(writes=writes, records=runs[0].end_state)
+        inferred.append(Inference(item="the expected end state is this run's writes", confidence="low",
+                                  why="one run shows one outcome; confirm it is the right one"))
+    return TaskContract(task=task, description=f"Drafted from {n} observed run(s): "
+                        + ", ".join(r.run_id for r in runs), reviewed=False, roles=roles, tools=tools,
+                        handoffs=handoffs, decisions=decisions, end_state=end_state, inferred=inferred)
+
+
+def review_checklist(contract: TaskContract, runs: Sequence[ObservedRun]) -> str:
+    """The Markdown checklist a reviewer works through before setting ``reviewed: true``."""
+    lines = [f"# Review: task contract `{contract.task}` (draft)", "",
+             f"Drafted from {len(runs)} observed run(s). Nothing here is ground truth until a person has checked it.",
+             "When every box is ticked, set `reviewed: true` in the contract; until then "
+             "`groundeval tasks score` refuses it (unless `--allow-unreviewed`).", "",
+             "## What was inferred", ""]
+    for inf in contract.inferred:
+        lines.append(f"- [ ] **{inf.confidence}** — {inf.item}. _{inf.why}._")
+    lines += ["", "## Also check", "",
+              "- [ ] Argument constraints: add `pattern`, `min`/`max`, `one_of` where the tools need them.",
+              "- [ ] Evidence: each decision field rests on the right result field, with the right relation.",
+              "- [ ] Forbidden tools and side effects the runs did not show (`forbidden_tools`, `max_calls`).",
+              "- [ ] The expected end state is the correct outcome, not merely the observed one.", ""]
+    problems = [p for r in runs for p in r.problems]
+    if problems:
+        lines += ["## Problems reading the recording", ""]
+        lines += [f"- {p.where}: {p.message}" for p in problems[:50]]
+        lines.append("")
+    return "\n".join(lines)
