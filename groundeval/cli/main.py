@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "bench": "groundeval.cli.synth:bench",
     "observe": "groundeval.cli.observe:observe",
     "tasks": "groundeval.cli.observe:tasks",
+    "rl": "groundeval.cli.rl:rl",
 }
 
 
@@ -107,7 +108,7 @@ def _docstring(module: str, attr: str) -> str | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == attr:
             calls = [d for d in node.decorator_list if isinstance(d, ast.Call)]
             commands = [d for d in calls if isinstance(d.func, (ast.Attribute, ast.Name))
-                        and (getattr(d.func, "attr", None) or getattr(d.func, "id", None)) == "command"]
+                        and (getattr(d.func, "attr", None) or getattr(d.func, "id", None)) in ("command", "group")]
             if len(commands) != 1 or any(k.arg in _DECORATOR_KEYS or k.arg is None for k in commands[0].keywords):
                 return None
             return ast.get_docstring(node)
