@@ -31,7 +31,7 @@ __all__ = ["FAILURE_CLASSES", "TaskScore", "Violation", "canonical_json", "check
 FAILURE_CLASSES: tuple[str, ...] = (
     "tool_outside_role", "forbidden_tool", "forbidden_side_effect", "handoff_violation", "precondition_skipped",
     "decision_against_evidence", "decision_unsupported", "argument_violation", "call_order_violation",
-    "end_state_mismatch", "no_decision", "recording_problem", "pass",
+    "no_decision", "end_state_mismatch", "recording_problem", "pass",
 )
 DIGITS = 6
 
