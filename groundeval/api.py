@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .contract.models import ScoringConfig
+    from .distributed import Backend
     from .scoring.model import QuestionScore, RunReport
     from .store.store import Store
     from .trace.model import Trace
@@ -113,10 +114,12 @@ def load_questions(path: str | Path) -> QuestionSet:
 
 def resolve_source(source: str | Path, *, pack: str | Path | None = None, questions: str | Path | None = None,
                    seed: int | None = None, force: bool = False,
-                   on_forced: Callable[[Any], None] | None = None) -> tuple[Any, QuestionSet, str, str]:
+                   on_forced: Callable[[Any], None] | None = None,
+                   db: str | Path | None = None) -> tuple[Any, QuestionSet, str, str]:
     """``source`` is a pack (folder, manifest or bundled name) or a questions file. Returns
     ``(store, questions, pack_path, questions_origin)``; generated questions when no file is given.
-    The pack must pass the verifier's cheap levels (see :func:`open_pack`)."""
+    The pack must pass the verifier's cheap levels (see :func:`open_pack`); ``db`` keeps its
+    store in that DuckDB file (reused while the pack is unchanged)."""
     from .contract.packs import resolve_pack
 
     given = resolve_pack(source)
@@ -132,7 +135,7 @@ def resolve_source(source: str | Path, *, pack: str | Path | None = None, questi
         assert qs is not None and questions is not None  # the source was a questions file
         pack_path = _pack_of(qs, Path(questions))
     source = pack_path
-    store = open_pack(source, force=force, on_forced=on_forced)
+    store = open_pack(source, db=db, force=force, on_forced=on_forced)
     if qs is None:
         from .questions.generate import generate
 
@@ -145,6 +148,13 @@ def resolve_source(source: str | Path, *, pack: str | Path | None = None, questi
                                        f"{qs.metadata.contract_digest[:12]}, pack {source} has "
                                        f"{store.digest[:12]}); regenerate it", field="metadata.contract_digest")
     return store, qs, str(source), origin
+
+
+def _backend(backend: str | Backend | None) -> tuple[Backend, bool]:
+    """The backend to use and whether this call owns it (made from a name: closed at the end)."""
+    from .distributed import get_backend
+
+    return get_backend(backend), isinstance(backend, str | None)
 
 
 def _pack_of(qs: QuestionSet, questions_path: Path) -> Path:
@@ -164,49 +174,69 @@ def run(source: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "too
         questions: str | Path | None = None, pack: str | Path | None = None, seed: int | None = None,
         agent_options: dict[str, Any] | None = None,
         on_progress: Callable[[int, int], None] | None = None, force: bool = False,
-        on_forced: Callable[[Any], None] | None = None, trials: int = 1) -> Path:
+        on_forced: Callable[[Any], None] | None = None, trials: int = 1,
+        backend: str | Backend = "local", db: str | Path | None = None) -> Path:
     """Run an agent over a pack or questions file; returns the traces file.
 
     ``trials`` runs every question that many times (one trace per question and trial).
     With ``resume`` the questions saved in ``out_dir`` are reused, so a resumed run
     answers exactly the set it started with. A pack the verifier rejects is refused
-    unless ``force`` (see :func:`open_pack`)."""
+    unless ``force`` (see :func:`open_pack`). ``backend="ray"`` (or a backend from
+    :func:`groundeval.distributed.get_backend`) runs the episodes on Ray workers, which open
+    the store read-only from ``db`` (docs/ray.md); the traces are the same either way."""
     from .agents.runner import run_questions
 
     out = Path(out_dir)
     saved = out / QUESTIONS
     if resume and questions is None and saved.exists() and not Path(source).suffix.lower() == ".json":
         questions = saved
-    store, qs, pack_path, origin = resolve_source(source, pack=pack, questions=questions, seed=seed, force=force,
-                                                  on_forced=on_forced)
+    be, owned = _backend(backend)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        if origin == "generated":  # keep them: a resumed run must answer the same set
-            from .questions.io import write_questions
+        db_file = be.store_file(db)
+        store, qs, pack_path, origin = resolve_source(source, pack=pack, questions=questions, seed=seed, force=force,
+                                                      on_forced=on_forced, db=db_file)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            if origin == "generated":  # keep them: a resumed run must answer the same set
+                from .questions.io import write_questions
 
-            write_questions(qs, saved)
-        return run_questions(store, qs, _agent(agent, agent_options), mode=mode, out_dir=out,
-                             concurrency=concurrency, resume=resume, overwrite=overwrite, timeout=timeout,
-                             max_steps=max_steps, pack=pack_path, questions_source=origin,
-                             on_progress=on_progress, trials=trials)
+                write_questions(qs, saved)
+            agent_obj = _agent(agent, agent_options)
+            with be.episodes(store, agent_obj, db=db_file, spec=agent if isinstance(agent, str) else None,
+                             options=agent_options, concurrency=concurrency) as ex:
+                path = run_questions(ex.store, qs, ex.agent, mode=mode, out_dir=out, concurrency=ex.concurrency,
+                                     resume=resume, overwrite=overwrite, timeout=timeout, max_steps=max_steps,
+                                     pack=pack_path, questions_source=origin, on_progress=on_progress,
+                                     trials=trials, execute=ex.execute)
+            _record_backend(path.parent, be, ex.workers, concurrency)
+            return path
+        finally:
+            store.close()
     finally:
-        store.close()
+        if owned:
+            be.close()
+
+
+def _record_backend(out: Path, be: Backend, workers: int, concurrency: int) -> None:
+    """run.json's settings name a non-local backend: its workers and the episodes each ran at once."""
+    if be.name == "local":
+        return
+    from .agents.runinfo import read_run_info, write_run_info
+
+    info = read_run_info(out / "run.json")
+    if info is not None:
+        info.settings.update({"backend": be.name, "workers": workers, "concurrency": concurrency})
+        write_run_info(out / "run.json", info)
 
 
 def score_run(questions: QuestionSet, traces: list[Any], *, config: Any = None, profile: str | None = None) -> list[Any]:
     """Score every trace of each question, in question order then trial order (a question
     without a trace has no score; ``missing_question_ids`` in the report lists it), under the
     scoring ``profile`` (default: groundeval's own formulas)."""
+    from .distributed import pairs_in_order
     from .scoring.profiles import score
 
-    by_id: dict[str, list[Any]] = {}
-    for t in traces:
-        by_id.setdefault(t.question_id, []).append(t)
-    out = []
-    for q in questions.questions:
-        for t in sorted(by_id.get(q.id, []), key=lambda t: t.trial):
-            out.append(score(q, t, config, profile))
-    return out
+    return [score(q, t, config, profile) for q, t in pairs_in_order(questions, traces)]
 
 
 def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "tool", concurrency: int = 1,
@@ -215,34 +245,53 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
              on_progress: Callable[[int, int], None] | None = None,
              on_stage: Callable[[str], None] | None = None, force: bool = False,
              on_forced: Callable[[Any], None] | None = None, trials: int = 1,
-             profile: str | None = None) -> EvalResult:
+             profile: str | None = None, backend: str | Backend = "local",
+             db: str | Path | None = None) -> EvalResult:
     """verify → generate → run → score → report, all files in ``out_dir``.
 
     ``trials`` runs every question that many times (the report then has pass@k and
-    pass^k); ``profile`` picks the scoring formulas (``default`` or ``paper``).
+    pass^k); ``profile`` picks the scoring formulas (``default`` or ``paper``);
+    ``backend="ray"`` runs the episodes and the scoring on Ray workers (see :func:`run`).
 
     The contract must verify without errors (``force`` goes on anyway, calling
     ``on_forced(result)``). An existing run in ``out_dir`` is replaced unless ``resume``."""
     from .contract.packs import resolve_pack
-    from .report.render import write_reports
-    from .scoring.aggregate import aggregate
     from .scoring.profiles import check as check_profile
-    from .store.store import Store
-    from .trace.io import read_traces
 
     try:
         profile = check_profile(profile)
     except ValueError as exc:
         raise UsageError.single("--profile", str(exc)) from None
     pack = resolve_pack(pack)
+    be, owned = _backend(backend)
+    try:
+        return _evaluate(pack, agent, Path(out_dir), be, db, mode=mode, concurrency=concurrency, timeout=timeout,
+                         max_steps=max_steps, seed=seed, level=level, resume=resume, agent_options=agent_options,
+                         on_progress=on_progress, on_stage=on_stage, force=force, on_forced=on_forced,
+                         trials=trials, profile=profile)
+    finally:
+        if owned:
+            be.close()
+
+
+def _evaluate(pack: Path, agent: Any, out: Path, be: Backend, db: str | Path | None, *, mode: str, concurrency: int,
+              timeout: float | None, max_steps: int, seed: int | None, level: int, resume: bool,
+              agent_options: dict[str, Any] | None, on_progress: Callable[[int, int], None] | None,
+              on_stage: Callable[[str], None] | None, force: bool, on_forced: Callable[[Any], None] | None,
+              trials: int, profile: str | None) -> EvalResult:
+    from .report.render import write_reports
+    from .scoring.aggregate import aggregate
+    from .store.store import Store
+    from .trace.io import read_traces
+
     stage = on_stage or (lambda _s: None)
-    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    db_file = be.store_file(db)
     stage("verify")
     # One load serves every stage: the verifier runs on this store when the pack's records
     # all pass its shape checks, and its dry run's questions are the ones generated here.
     try:
-        store = Store.open(pack)
+        store = Store.open(pack, db=db_file)
     except ContractError:
         store = None  # the verifier reports every problem, not just the first
     try:
@@ -250,7 +299,7 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
         agent_obj = _agent(agent, agent_options)
         stage("generate")
         if store is None:
-            store = Store.open(pack)
+            store = Store.open(pack, db=db_file)
         from .agents.runner import run_questions
         from .questions.generate import generate
         from .questions.io import read_questions, write_questions
@@ -266,10 +315,13 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
                                        "cannot resume — run without --resume")
         write_questions(qs, saved)
         stage("run")
-        traces_path = run_questions(store, qs, agent_obj, mode=mode, out_dir=out, concurrency=concurrency,
-                                    resume=resume, overwrite=not resume, timeout=timeout, max_steps=max_steps,
-                                    pack=str(pack), questions_source="generated", on_progress=on_progress,
-                                    trials=trials)
+        with be.episodes(store, agent_obj, db=db_file, spec=agent if isinstance(agent, str) else None,
+                         options=agent_options, concurrency=concurrency) as ex:
+            traces_path = run_questions(ex.store, qs, ex.agent, mode=mode, out_dir=out, concurrency=ex.concurrency,
+                                        resume=resume, overwrite=not resume, timeout=timeout, max_steps=max_steps,
+                                        pack=str(pack), questions_source="generated", on_progress=on_progress,
+                                        trials=trials, execute=ex.execute)
+        _record_backend(out, be, ex.workers, concurrency)
     finally:
         if store is not None:
             store.close()
@@ -277,7 +329,7 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
     from .scoring.io import write_scores
 
     traces = read_traces(traces_path)
-    scores = score_run(qs, traces, config=config, profile=profile)
+    scores = be.score(qs, traces, config, profile)
     write_scores(out / SCORES, scores)
     report = aggregate(qs.questions, traces, scores, seed=qs.metadata.seed, config=config,
                        zero_shot=True if mode == "zero-shot" else None, profile=profile)
@@ -327,9 +379,15 @@ def generate(contract: Store | str | Path, *, seed: int | None = None) -> Questi
 
 
 def score(questions: QuestionSet, traces: Sequence[Trace], *, config: ScoringConfig | None = None,
-          profile: str | None = None) -> list[QuestionScore]:
-    """Score saved traces against their questions (pure: no agent runs); see :func:`score_run`."""
-    return score_run(questions, list(traces), config=config, profile=profile)
+          profile: str | None = None, backend: str | Backend = "local") -> list[QuestionScore]:
+    """Score saved traces against their questions (pure: no agent runs); see :func:`score_run`.
+    ``backend="ray"`` scores them on Ray workers: the same scores, in the same order."""
+    be, owned = _backend(backend)
+    try:
+        return be.score(questions, list(traces), config, profile)
+    finally:
+        if owned:
+            be.close()
 
 
 def report(questions: QuestionSet, traces: Sequence[Trace], scores: Sequence[QuestionScore],

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import click
 
 from ..agents.base import MODES
-from .options import PACK, force_option, warn_forced
+from .options import PACK, backend_options, force_option, make_backend, warn_forced
 
 
 def _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout) -> dict[str, Any]:
@@ -104,23 +104,29 @@ def _interrupted(out: str) -> None:
 @click.option("--pack", type=PACK, default=None,
               help="The pack, when SOURCE is a questions file that does not locate it.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing traces.jsonl in OUT.")
+@backend_options()
 def run(source, agent, mode, concurrency, timeout, max_steps, seed, resume, trials, base_url, api_key_env,
-        temperature, max_tokens, retries, request_timeout, quiet, force, out, questions, pack, overwrite):
+        temperature, max_tokens, retries, request_timeout, quiet, force, out, questions, pack, overwrite,
+        backend, ray_address, workers, ray_runtime_env, db):
     """Run an agent over SOURCE (a pack or a questions file), appending OUT/traces.jsonl.
 
     Each finished episode is written at once; a killed or interrupted run keeps them and
-    --resume runs only the rest. Run metadata goes to OUT/run.json."""
+    --resume runs only the rest. Run metadata goes to OUT/run.json. With --backend ray the
+    episodes run on Ray workers (docs/ray.md); the traces are the same."""
     from .. import api
 
     opts = _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout)
+    be = make_backend(backend, ray_address, workers, ray_runtime_env)
     try:
         with _sigterm_as_interrupt(), _progress(quiet, f"run {agent}") as on_progress:
             path = api.run(source, agent, out, mode=mode, concurrency=concurrency, resume=resume,
                            overwrite=overwrite, timeout=timeout, max_steps=max_steps, questions=questions,
                            pack=pack, seed=seed, agent_options=opts, on_progress=on_progress, force=force,
-                           on_forced=warn_forced, trials=trials)
+                           on_forced=warn_forced, trials=trials, backend=be, db=db)
     except KeyboardInterrupt:
         _interrupted(out)
+    finally:
+        be.close()
     from ..agents.runinfo import read_run_info
 
     info = read_run_info(path.parent / "run.json")
@@ -158,8 +164,10 @@ def exit_for_run(out) -> None:
 @click.option("--level", type=click.IntRange(1, 4), default=4, show_default=True, help="Verifier level.")
 @click.option("--profile", type=click.Choice(["default", "paper"]), default="default", show_default=True,
               help="Scoring formulas: groundeval's own (default) or the original release's (paper).")
+@backend_options()
 def eval_(pack, agent, mode, concurrency, timeout, max_steps, seed, resume, trials, base_url, api_key_env,
-          temperature, max_tokens, retries, request_timeout, quiet, force, out, level, profile):
+          temperature, max_tokens, retries, request_timeout, quiet, force, out, level, profile,
+          backend, ray_address, workers, ray_runtime_env, db):
     """The main job: verify PACK, generate questions, run the agent, score and report — all in OUT."""
     from pathlib import Path
 
@@ -170,14 +178,17 @@ def eval_(pack, agent, mode, concurrency, timeout, max_steps, seed, resume, tria
         out = str(Path("out") / f"{Path(pack).resolve().name}-{safe}")
     opts = _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout)
     stages = (lambda s: None) if quiet else (lambda s: click.echo(f"· {s}", err=True))
+    be = make_backend(backend, ray_address, workers, ray_runtime_env)
     try:
         with _sigterm_as_interrupt(), _progress(quiet, f"run {agent}") as on_progress:
             result = api.evaluate(pack, agent, out, mode=mode, concurrency=concurrency, timeout=timeout,
                                   max_steps=max_steps, seed=seed, level=level, resume=resume, agent_options=opts,
                                   on_progress=on_progress, on_stage=stages, force=force, on_forced=warn_forced,
-                                  trials=trials, profile=profile)
+                                  trials=trials, profile=profile, backend=be, db=db)
     except KeyboardInterrupt:
         _interrupted(out)
+    finally:
+        be.close()
     click.echo(headline(result))
     exit_for_run(result.out_dir)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import ContractError, UsageError
-from .options import PACK
+from .options import PACK, backend_options, make_backend
 
 QUESTIONS_FILE, TRACES_FILE, REPORT_FILE = "questions.json", "traces.jsonl", "report.json"
 
@@ -39,15 +39,17 @@ def _check_pack_digest(pack: str, questions_path: Path, digest: str) -> None:
 
 
 def _rescore(traces_path: Path, questions: dict, config, digest: str | None = None,
-             profile: str | None = None) -> tuple[list, list, list[str]]:
-    from ..scoring.io import TraceRef, iter_rescore_lines
+             profile: str | None = None, backend=None) -> tuple[list, list, list[str]]:
+    from ..distributed import LocalBackend
+    from ..scoring.io import TraceRef
 
+    backend = backend or LocalBackend()
     traces, scores, unknown = [], [], []
     enabled = gc.isenabled()
     gc.disable()  # many small objects kept alive: generational GC would only rescan them
     try:
-        for trace, s, line in iter_rescore_lines(traces_path, questions, config, contract_digest=digest,
-                                                 profile=profile):
+        for trace, s, line in backend.rescore(traces_path, questions, config, contract_digest=digest,
+                                              profile=profile):
             traces.append(TraceRef(trace, line))  # the line, not the parsed trace: ~7x less memory
             if s is None:
                 unknown.append(trace.question_id)
@@ -98,21 +100,30 @@ def load_run(path: str | Path, *, config=None, samples: int = 1000, seed: int = 
 @click.option("--profile", type=click.Choice(["default", "paper"]), default="default", show_default=True,
               help="Scoring formulas: groundeval's own (default) or the original release's (paper), to compare "
                    "with published results. Reports name a non-default profile.")
+@backend_options(db=False)
 def score(traces: Path, questions_path: Path, out: Path | None, pack: str | None, zero_shot: Path | None,
-          seed: int | None, bootstrap: int, profile: str) -> None:
-    """Re-score saved TRACES (no agent runs): writes scores.jsonl and the reports."""
+          seed: int | None, bootstrap: int, profile: str, backend: str, ray_address: str | None,
+          workers: int | None, ray_runtime_env: str | None) -> None:
+    """Re-score saved TRACES (no agent runs): writes scores.jsonl and the reports.
+
+    With --backend ray the traces are parsed and scored on Ray workers (docs/ray.md);
+    the scores and reports are the same bytes."""
     from ..report.render import write_reports
     from ..scoring.aggregate import aggregate
     from ..scoring.io import SCORES_FILE, read_question_set, write_scores
 
+    be = make_backend(backend, ray_address, workers, ray_runtime_env)
     qs = read_question_set(questions_path)
     qmap = {q.id: q for q in qs.questions}
     config = _config(pack)
     digest = qs.metadata.contract_digest
     if pack is not None:
         _check_pack_digest(pack, questions_path, digest)
-    trace_list, scores, unknown = _rescore(traces, qmap, config, digest, profile)
-    zs = _rescore(zero_shot, qmap, config, digest, profile)[1] if zero_shot is not None else None
+    try:
+        trace_list, scores, unknown = _rescore(traces, qmap, config, digest, profile, be)
+        zs = _rescore(zero_shot, qmap, config, digest, profile, be)[1] if zero_shot is not None else None
+    finally:
+        be.close()
     out = out or traces.parent
     write_scores(out / SCORES_FILE, scores)
     report = aggregate(qs.questions, trace_list, scores, seed=qs.metadata.seed if seed is None else seed,

@@ -1,0 +1,130 @@
+"""The backend protocol — where episodes run and traces are scored — and the local backend.
+
+A backend changes *where* work happens, never *what* comes out: the runner's bookkeeping
+(resume, run.json, question order of ``traces.jsonl``) and the aggregate/report are the
+same code for every backend, and each backend scores with the same pure function, so
+traces, scores and reports are the same bytes whichever backend produced them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from ..errors import UsageError
+from ..extras import install_command
+
+BACKENDS = ("local", "ray")
+
+
+@dataclass
+class Episodes:
+    """How a run's episodes execute: ``run_questions(store, ..., agent, concurrency=concurrency,
+    execute=execute)`` (``execute`` None = in this process)."""
+
+    store: Any
+    agent: Any
+    concurrency: int
+    execute: Callable[..., Any] | None = None
+    workers: int = 1
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+
+    def store_file(self, db: str | Path | None) -> Path | None:
+        """The DuckDB file a run's store is loaded into (None: in memory)."""
+        ...
+
+    def episodes(self, store: Any, agent: Any, *, db: str | Path | None, spec: str | None,
+                 options: dict[str, Any] | None, concurrency: int) -> Any:
+        """A context manager yielding :class:`Episodes` for a run on ``store`` (loaded into ``db``,
+        the :meth:`store_file`); ``spec`` + ``options`` name the agent when it was given by name."""
+        ...
+
+    def score(self, questions: Any, traces: list[Any], config: Any = None,
+              profile: str | None = None) -> list[Any]:
+        """Every trace scored, in question order then trial order (see :func:`pairs_in_order`)."""
+        ...
+
+    def rescore(self, path: str | Path, questions: dict[str, Any], config: Any = None, *,
+                contract_digest: str | None = None,
+                profile: str | None = None) -> Iterator[tuple[Any, Any, bytes]]:
+        """``scoring.io.iter_rescore_lines``: (trace or its head, score or None, line) in file order."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+def pairs_in_order(questions: Any, traces: list[Any]) -> list[tuple[Any, Any]]:
+    """(question, trace) in question order then trial order; a question without a trace has none."""
+    by_id: dict[str, list[Any]] = {}
+    for t in traces:
+        by_id.setdefault(t.question_id, []).append(t)
+    return [(q, t) for q in questions.questions for t in sorted(by_id.get(q.id, []), key=lambda t: t.trial)]
+
+
+class LocalBackend:
+    """Everything in this process (episodes on threads, as ``--concurrency`` says): the default."""
+
+    name = "local"
+
+    def store_file(self, db: str | Path | None) -> Path | None:
+        return None if db is None else Path(db)
+
+    @contextmanager
+    def episodes(self, store: Any, agent: Any, *, db: str | Path | None = None, spec: str | None = None,
+                 options: dict[str, Any] | None = None, concurrency: int = 1) -> Iterator[Episodes]:
+        yield Episodes(store=store, agent=agent, concurrency=concurrency)
+
+    def score(self, questions: Any, traces: list[Any], config: Any = None, profile: str | None = None) -> list[Any]:
+        from ..scoring.profiles import score
+
+        return [score(q, t, config, profile) for q, t in pairs_in_order(questions, traces)]
+
+    def rescore(self, path: str | Path, questions: dict[str, Any], config: Any = None, *,
+                contract_digest: str | None = None,
+                profile: str | None = None) -> Iterator[tuple[Any, Any, bytes]]:
+        from ..scoring.io import iter_rescore_lines
+
+        return iter_rescore_lines(path, questions, config, contract_digest=contract_digest, profile=profile)
+
+    def close(self) -> None:
+        pass
+
+
+def ray_missing() -> str | None:
+    """Why the Ray backend cannot run here (None when it can)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError as exc:
+        return f"the 'ray' backend needs the 'ray' extra (module '{exc.name or 'ray'}' is not installed): " \
+               f"{install_command('ray')}"
+    return None
+
+
+def get_backend(backend: str | Backend | None = None, *, address: str | None = None, workers: int | None = None,
+                runtime_env: dict[str, Any] | None = None, flag: str = "--backend") -> Backend:
+    """A backend by name (``local`` or ``ray``) or the given instance. ``address`` (else the
+    ``RAY_ADDRESS`` variable, else a local Ray instance), ``workers`` and ``runtime_env`` are
+    the Ray backend's; a missing Ray is a :class:`UsageError` naming the install command."""
+    if backend is None or backend == "local":
+        return LocalBackend()
+    if not isinstance(backend, str):
+        if isinstance(backend, Backend):
+            return backend
+        raise UsageError.single(flag, f"expected a backend name ({', '.join(BACKENDS)}) or a Backend, "
+                                f"not {type(backend).__name__}")
+    if backend != "ray":
+        raise UsageError.single(flag, f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    missing = ray_missing()
+    if missing is not None:
+        raise UsageError.single(flag, missing)
+    from .ray_backend import RayBackend
+
+    return RayBackend(address=address, workers=workers, runtime_env=runtime_env)
