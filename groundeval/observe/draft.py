@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import ContractError
 from ..tasks.model import (ArgRule, Decision, EndState, Evidence, Handoff, Inference, Precondition, Role,
                            TaskContract, ToolSpec)
 from .model import ObservedRun
@@ -73,6 +74,9 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
     inferred: list[Inference] = []
     n = len(runs)
     calls = [c for r in runs for c in r.calls]
+    if not calls:
+        where = "; ".join(p.where for r in runs for p in r.problems[:1]) or ", ".join(r.run_id for r in runs)
+        raise ContractError.single(where or "runs", "no tool calls were observed: there is nothing to draft from")
     agents: list[str] = []
     for r in runs:
         for c in r.calls:

@@ -154,7 +154,7 @@ def _span(raw: Any, where: str, order: int, problems: list[ImportProblem]) -> Sp
     parent = _hex(raw.get("parentSpanId", raw.get("parent_id", raw.get("parent_span_id")))) or None
     try:
         start = _time_ns(raw.get("startTimeUnixNano", raw.get("start_time")))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         problems.append(ImportProblem(where=where, message="unreadable start time; ordered by position in the file"))
         start = 0
     attrs = _attributes(raw.get("attributes"), where, problems)
@@ -177,13 +177,22 @@ def spans_from_documents(docs: Iterable[Any], source: str) -> tuple[list[Span], 
         if s is not None:
             spans.append(s)
 
+    def items(x: Any, where: str) -> list[Any]:
+        if isinstance(x, list):
+            return x
+        if x is not None:
+            problems.append(ImportProblem(where=where, message="expected a JSON list here"))
+        return []
+
     for d, doc in enumerate(docs):
         if isinstance(doc, dict) and "resourceSpans" in doc:
-            for r, rs in enumerate(doc.get("resourceSpans") or []):
+            at = f"{source}: document {d + 1} resourceSpans"
+            for r, rs in enumerate(items(doc["resourceSpans"], at)):
                 scopes = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans")) if isinstance(rs, dict) else None
-                for s, ss in enumerate(scopes or []):
-                    for i, raw in enumerate((ss.get("spans") if isinstance(ss, dict) else None) or []):
-                        add(raw, f"{source}: document {d + 1} resourceSpans[{r}].scopeSpans[{s}].spans[{i}]")
+                for s, ss in enumerate(items(scopes, f"{at}[{r}].scopeSpans")):
+                    spans_at = f"{at}[{r}].scopeSpans[{s}].spans"
+                    for i, raw in enumerate(items(ss.get("spans") if isinstance(ss, dict) else None, spans_at)):
+                        add(raw, f"{spans_at}[{i}]")
         elif isinstance(doc, dict) and isinstance(doc.get("spans"), list):
             for i, raw in enumerate(doc["spans"]):
                 add(raw, f"{source}: document {d + 1} spans[{i}]")
