@@ -31,12 +31,12 @@ from ..store.cone import GATES
 from ..store.store import iso, to_utc
 from ..store.witness import is_witness
 from ..trace.model import Submission, ToolCall, Trace
-from ..trace.text import escape, has_surrogate, surrogate_paths
+from ..trace.text import escape, surrogate_paths
 from ..tracks import get as get_track
 from .search_sql import context_rows, fetch_index, known_subsystems, scope_facts, search_rows
-from .tools import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
+from .tools import DEFAULT_LIMIT, MODES, FetchArgs, SearchArgs, SubmitArgs, ToolArgs, not_unicode, validate_arguments
 
-MODES = ("tool", "context", "zero-shot")
+__all__ = ["MODES", "REFUSAL", "REFUSAL_STATUS", "Episode", "recordable"]
 # one reply for "gated" and "no such id" alike
 REFUSAL = "No artifact with this id is available to you for this question."
 REFUSAL_STATUS = "not_found"
@@ -55,10 +55,11 @@ _TOOLS_BY_MODE = {
     "context": ("submit_answer",),
     "zero-shot": ("submit_answer",),
 }
-_ARGS = {
-    "search_artifacts": ({"query"}, {"query", "subsystem", "limit"}),
-    "fetch_artifact": ({"artifact_id"}, {"artifact_id"}),
-    "submit_answer": ({"answer"}, {"answer"}),
+# each tool's arguments model (tools.py): the one source of the checks and the declared schemas
+_ARGS: dict[str, type[ToolArgs]] = {
+    "search_artifacts": SearchArgs,
+    "fetch_artifact": FetchArgs,
+    "submit_answer": SubmitArgs,
 }
 
 
@@ -92,11 +93,6 @@ def _too_deep(value: Any, limit: int) -> bool:
                 return True
             stack.extend((item, d + 1) for item in (v.values() if isinstance(v, dict) else v))
     return False
-
-
-def _not_unicode(paths: list[str]) -> str:
-    return ("text that is not valid Unicode (a lone surrogate) at " + ", ".join(paths)
-            + "; recorded escaped (each surrogate as \\uXXXX, backslashes doubled)")
 
 
 def _snippet(text: str | None, query: str) -> str:
@@ -243,7 +239,7 @@ class Episode:
             try:
                 if escaped:
                     paths = [recordable(str(p)) for p in escaped[:10]]
-                    outcome = _invalid(_not_unicode(paths))
+                    outcome = _invalid(not_unicode(paths))
                     if name == "submit_answer" and isinstance(arguments, dict) and "answer" in arguments:
                         self.trace.submissions.append(Submission(
                             call_index=index, answer=recordable(arguments["answer"]), valid=False,
@@ -278,51 +274,28 @@ class Episode:
             arguments = {}
         if not isinstance(arguments, dict):
             return _invalid("arguments must be an object")
-        required, allowed = _ARGS[name]
-        extra = sorted(str(k) for k in arguments if k not in allowed)
-        if extra:
-            return _invalid(f"unexpected argument(s): {', '.join(recordable(e) for e in extra)}")
-        missing = sorted(required - set(arguments))
-        if missing:
-            return _invalid(f"missing argument(s): {', '.join(missing)}")
-        if name == "search_artifacts":
-            return self._search(arguments)
-        if name == "fetch_artifact":
-            return self._fetch(arguments["artifact_id"])
-        return self._submit(arguments["answer"], index)
+        args = validate_arguments(_ARGS[name], arguments)
+        if isinstance(args, str):
+            return _invalid(args)
+        if isinstance(args, SearchArgs):
+            return self._search(args)
+        if isinstance(args, FetchArgs):
+            return self._fetch(args.artifact_id)
+        assert isinstance(args, SubmitArgs)
+        return self._submit(args.answer, index)
 
     # ------------------------------------------------------------------ search
 
-    def _search(self, args: dict[str, Any]) -> _Outcome:
-        query, subsystem, limit = args["query"], args.get("subsystem"), args.get("limit", DEFAULT_LIMIT)
-        if not isinstance(query, str):
-            return _invalid("query must be a string")
-        bad = surrogate_paths({"query": query, "subsystem": subsystem})
-        if bad:
-            return _invalid(_not_unicode(bad))
-        if not query.strip():
-            return _invalid("query is empty")
-        if len(query) > MAX_QUERY_CHARS:
-            return _invalid(f"query is longer than {MAX_QUERY_CHARS} characters")
-        if "\x00" in query:
-            return _invalid("query contains a NUL character")
-        if subsystem is not None and not isinstance(subsystem, str):
-            return _invalid("subsystem must be a string")
-        if limit is None:
-            limit = DEFAULT_LIMIT
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            return _invalid("limit must be an integer")
-        if limit < 1:
-            return _invalid("limit must be at least 1")
-        limit = min(limit, MAX_LIMIT)
+    def _search(self, args: SearchArgs) -> _Outcome:
+        subsystem = args.subsystem
         if subsystem is not None:
             if subsystem not in known_subsystems(self.store):
                 return _invalid("unknown subsystem")
             if "subsystem" in self.scope.gates and subsystem not in self.scope.granted:
                 return _Outcome("denied", {"hits": []}, flags=["subsystem"], error=SUBSYSTEM_REFUSAL)
-        rows = search_rows(self.store, self.scope, query, subsystem, limit)
+        rows = search_rows(self.store, self.scope, args.query, subsystem, args.limit)
         hits = [{"id": aid, "subsystem": sub, "created": iso(to_utc(created)), "title": title or "",
-                 "actors": list(actors or []), "snippet": _snippet(body, query)}
+                 "actors": list(actors or []), "snippet": _snippet(body, args.query)}
                 for aid, sub, created, title, actors, body in rows]
         return _Outcome("ok", {"hits": hits}, result_ids=[h["id"] for h in hits])
 
@@ -337,13 +310,7 @@ class Episode:
                 for t, eid, etype, actors in meta.events
                 if t <= self.scope.as_of_us and (not recorded or is_witness(meta.created_us, t))]
 
-    def _fetch(self, artifact_id: Any) -> _Outcome:
-        if not isinstance(artifact_id, str):
-            return _invalid("artifact_id must be a string")
-        if not artifact_id.strip():
-            return _invalid("artifact_id is empty")
-        if has_surrogate(artifact_id):
-            return _invalid(_not_unicode(["$.artifact_id"]))
+    def _fetch(self, artifact_id: str) -> _Outcome:
         meta = fetch_index(self.store).meta.get(artifact_id)
         # an unknown id and a gated one: the same reply after the same cheap work (one lookup)
         if meta is None:
