@@ -250,7 +250,8 @@ def bm25_part_sql(idf: str, tf: str, norm: str) -> str:
 
 
 def ensure_search_tables(store) -> bool:
-    """Build the companion tables once per database; False when the store is read-only.
+    """Build the companion tables once per database; False when the store is read-only and its file
+    does not hold them already (``groundeval.distributed`` builds them in before opening it read-only).
 
     ``search_docs`` holds, per document, what the cone needs to decide it for any (actor,
     as-of) — subsystem, creation time, restriction with its principals (``vis``), the
@@ -308,8 +309,10 @@ def ensure_search_tables(store) -> bool:
                 fts_main_artifact_text.stats st
                 GROUP BY t.termid, t.docid ORDER BY t.termid, t.docid""")
             ready = True
-        except Exception:  # read-only database without the tables: rank with the index tables directly
-            ready = False
+        except Exception:  # read-only: use the tables when they were built into the file, else rank
+            # with the index tables directly
+            ready = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name IN ('search_docs', "
+                                "'search_vis_v2', 'search_bc_types_v2', 'search_postings_v2')").fetchone()[0] == 4
         _SEARCH_READY[store] = ready
         return ready
 
