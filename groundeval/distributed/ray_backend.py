@@ -29,11 +29,10 @@ from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
 from ..errors import ContractError, GroundevalError, ProviderError, UsageError
 from .backend import Episodes, pairs_in_order
-from .worker import AgentSpec, EpisodeWorker, ScoreWorker, StoreSpec
+from .worker import AgentSpec, EpisodeWorker, ScoreWorker, StoreSpec, line_chunks, merge_lines, prepare_store_file
 
 START_TIMEOUT_S = 300.0  # workers must be up by then (a cluster short of CPUs never starts them)
 CHUNK_LINES = 1000  # trace lines (or traces) per scoring task
-CHUNK_BYTES = 8 * 2**20
 POLL_S = 0.25  # how often a waiting episode checks the run's stop flag (Ctrl-C)
 
 
@@ -141,14 +140,10 @@ class RayBackend:
                  options: dict[str, Any] | None = None, concurrency: int = 1) -> Iterator[Episodes]:
         """``store`` was loaded into ``db`` (:meth:`store_file`): its BM25 index and search tables
         are built into the file, which the driver and every worker then open read-only."""
-        from ..runtime.search_sql import ensure_search_tables
         from ..store.store import Store
 
         agent_spec = self._agent_spec(agent, spec, options)
-        ensure_search_tables(store)
-        store.con.execute("CHECKPOINT")
-        digest = store.digest
-        store.close()
+        digest = prepare_store_file(store)
         driver_store = Store.open_db(db)
         self._connect()
         actor_class = ray.remote(EpisodeWorker).options(num_cpus=1, max_concurrency=concurrency, max_restarts=-1,
@@ -205,21 +200,15 @@ class RayBackend:
                 profile: str | None = None) -> Iterator[tuple[Any, Any, bytes]]:
         """Lines read here, parsed and scored on the workers, checked for repeats here in file order:
         the same results and the same first error as ``scoring.io.iter_rescore_lines``."""
-        from ..trace.io import TraceKeys, iter_trace_lines
+        from ..trace.io import iter_trace_lines
 
         path = Path(path)
-        chunks = _line_chunks(iter_trace_lines(path), self.chunk_lines)
+        chunks = line_chunks(iter_trace_lines(path), self.chunk_lines)
         first = next(chunks, None)  # a missing file fails here, before any worker starts
         if first is None:
             return
-        keys = TraceKeys(path)
         with self._scorers(questions, config, profile, contract_digest, str(path)) as (actors, here):
-            for chunk, result in _ordered(actors, "score_lines", _chain(first, chunks), here):
-                for (n, head, s), (_n, line) in zip(result.rows, chunk):
-                    keys.add(head, n)
-                    yield head, s, line
-                if result.error is not None:
-                    raise result.error
+            yield from merge_lines(path, _ordered(actors, "score_lines", _chain(first, chunks), here))
 
     @contextmanager
     def _scorers(self, questions: dict[str, Any], config: Any, profile: str | None, digest: str | None = None,
@@ -279,19 +268,6 @@ class _EpisodeDispatch:
         # recorded as the local runner records an agent that raised: status error, the reason in the trace
         return run_episode(store, question, _Fails(self.agent_name, failure), mode=mode, max_steps=max_steps,
                            trial=trial, seed=seed)
-
-
-def _line_chunks(lines: Iterable[tuple[int, bytes]], size: int) -> Iterator[list[tuple[int, bytes]]]:
-    chunk: list[tuple[int, bytes]] = []
-    held = 0
-    for item in lines:
-        chunk.append(item)
-        held += len(item[1])
-        if len(chunk) >= size or held >= CHUNK_BYTES:
-            yield chunk
-            chunk, held = [], 0
-    if chunk:
-        yield chunk
 
 
 def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:

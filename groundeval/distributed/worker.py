@@ -21,11 +21,25 @@ from __future__ import annotations
 import os
 import pickle
 import socket
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ContractError, GroundevalError
+
+
+def prepare_store_file(store: Any) -> str:
+    """Build into ``store``'s DuckDB file what a read-only store cannot build for itself (the BM25
+    index and the search tables), write it out and close the store; returns its digest.
+    After this the file can be opened read-only by any number of processes at once."""
+    from ..runtime.search_sql import ensure_search_tables
+
+    ensure_search_tables(store)
+    digest = store.digest
+    store.con.execute("CHECKPOINT")
+    store.close()
+    return digest
 
 
 @dataclass(frozen=True)
@@ -162,3 +176,36 @@ class ScoreWorker:
                 return LinesResult(rows, exc)
             rows.append((n, TraceHead(trace), rescore_trace(trace, self.questions, self.config, self.profile)))
         return LinesResult(rows)
+
+
+CHUNK_BYTES = 8 * 2**20  # a scoring chunk holds at most this many bytes of trace lines (or one longer line)
+
+
+def line_chunks(lines: Iterable[tuple[int, bytes]], size: int) -> Iterator[list[tuple[int, bytes]]]:
+    """``(line number, line)`` pairs in file order, cut into chunks of ``size`` lines (fewer past CHUNK_BYTES)."""
+    chunk: list[tuple[int, bytes]] = []
+    held = 0
+    for item in lines:
+        chunk.append(item)
+        held += len(item[1])
+        if len(chunk) >= size or held >= CHUNK_BYTES:
+            yield chunk
+            chunk, held = [], 0
+    if chunk:
+        yield chunk
+
+
+def merge_lines(path: str | Path, done: Iterable[tuple[list[tuple[int, bytes]], LinesResult]]
+                ) -> Iterator[tuple[TraceHead, Any, bytes]]:
+    """Scored chunks, in file order, back into ``iter_rescore_lines``'s stream: (head, score or None,
+    line) per line, a repeated trace located at its second line, and a chunk's error raised after
+    the lines before it — so the first error is the one a sequential pass meets first."""
+    from ..trace.io import TraceKeys
+
+    keys = TraceKeys(path)
+    for chunk, result in done:
+        for (n, head, s), (_n, line) in zip(result.rows, chunk):
+            keys.add(head, n)
+            yield head, s, line
+        if result.error is not None:
+            raise result.error
