@@ -134,3 +134,16 @@ def test_example_listing(capsys):
     code, _, err = _cli(["tasks", "example", "nope"], capsys)
     assert code == 2 and "support" in err
     assert Path(out.split("\t")[1].strip()) == PACK
+
+
+def test_docs_page_contract_and_output_are_current(capsys):
+    import re
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "tasks.md").read_text(encoding="utf-8")
+    (contract,) = re.findall(r"```yaml\n(.*?)```", page, re.S)
+    from groundeval.tasks import parse_contract
+
+    assert parse_contract(contract, "docs/tasks.md").reviewed
+    shown = re.search(r"```text\n(run .*?)```", page, re.S).group(1)
+    code, out, _ = _cli(["tasks", "score", "support", str(RUNS)], capsys)
+    assert code == 1 and out == shown
