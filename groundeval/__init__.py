@@ -48,22 +48,29 @@ _LAZY: dict[str, str] = {
     "Track": "groundeval.tracks:Track",
     "BaseTrack": "groundeval.tracks:BaseTrack",
     "register_track": "groundeval.tracks:register",
+    # task contracts for an agent's own tools (docs/tasks.md)
+    "TaskContract": "groundeval.tasks.model:TaskContract",
+    "TaskScore": "groundeval.tasks.score:TaskScore",
+    "ObservedRun": "groundeval.observe.model:ObservedRun",
 }
 
 __all__ = ["Agent", "BaseTrack", "Contract", "ContractError", "Episode", "EvalResult", "GroundevalError",
-           "Manifest", "Problem", "ProviderError", "Question", "QuestionScore", "QuestionSet", "RunReport",
-           "Store", "Trace", "Track", "UsageError", "__version__", "evaluate", "generate", "load",
-           "register_track", "report", "run", "score", "verify"]
+           "Manifest", "ObservedRun", "Problem", "ProviderError", "Question", "QuestionScore", "QuestionSet",
+           "RunReport", "Store", "TaskContract", "TaskScore", "Trace", "Track", "UsageError", "__version__",
+           "evaluate", "generate", "load", "register_track", "report", "run", "score", "verify"]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .agents.base import Agent
     from .api import EvalResult, evaluate, generate, load, run, score, verify
     from .contract.models import Manifest
+    from .observe.model import ObservedRun
     from .questions.model import Question, QuestionSet
     from .runtime.episode import Episode
     from .scoring.model import QuestionScore, RunReport
     from .store.store import Store
     from .store.store import Store as Contract
+    from .tasks.model import TaskContract
+    from .tasks.score import TaskScore
     from .trace.model import Trace
     from .tracks import BaseTrack, Track
     from .tracks import register as register_track
