@@ -12,6 +12,7 @@ Rendering is deterministic: same report and inputs, same bytes.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Sequence
 from html import escape
@@ -371,7 +372,19 @@ def write_reports(report: RunReport, out_dir: str | Path, *, questions: Sequence
     ``run``: the run's ``run.json`` for the HTML header (agent, model, provider); by default
     ``out_dir/run.json`` when it exists. ``judge``: judge records for the HTML; by default
     ``out_dir/judge.jsonl`` when it exists (``groundeval judge``)."""
-    out = Path(out_dir)
+    enabled = gc.isenabled()
+    gc.disable()  # only acyclic strings and lists are built; a collection would rescan every live score and trace
+    try:
+        return _write_reports(report, Path(out_dir), questions=questions, traces=traces, scores=scores, run=run,
+                              judge=judge)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _write_reports(report: RunReport, out: Path, *, questions: Sequence[Question] | None,
+                   traces: Sequence[Trace] | None, scores: Sequence[QuestionScore] | None,
+                   run: dict[str, Any] | None, judge: Sequence[dict[str, Any]] | None) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     if judge is None and (out / "judge.jsonl").is_file():
         from ..judge.run import read_judge
