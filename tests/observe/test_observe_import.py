@@ -165,3 +165,16 @@ def test_draft_bytes_do_not_depend_on_hash_seed(tmp_path):
     assert dump_contract(draft_contract(runs)) == dump_contract(draft_contract(runs))
     # the double refund is observed, so once-per is not inferred and the draft says so by omission
     assert draft_contract(runs).tools["issue_refund"].once_per is None
+
+
+def test_observe_cli_lists_recording_problems_in_the_review(tmp_path, capsys):
+    from groundeval.cli.main import main
+
+    doc = _otlp("pass.json")
+    _spans(doc).append({"traceId": _spans(doc)[0]["traceId"], "spanId": "ab", "name": 7})
+    (tmp_path / "odd.json").write_text(json.dumps(doc))
+    main(["observe", str(tmp_path / "odd.json"), "--out", str(tmp_path / "d")])  # exit 0: problems are data
+    assert "1 problem(s)" in capsys.readouterr().out
+    review = (tmp_path / "d" / "review.md").read_text()
+    assert "## Problems reading the recording" in review and "span has no name" in review
+    assert f"{tmp_path / 'odd.json'}: document 1" in review
