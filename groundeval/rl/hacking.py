@@ -287,15 +287,17 @@ POLICIES: dict[str, Callable[[], Any]] = {
 # each from the formulas).
 BANDS: dict[str, tuple[float, float]] = {
     "fetch-all": (0.0, 0.75),
-    "cite-all": (0.0, 0.5),
-    "search-spam": (0.0, 0.75),
-    "no-look-yes": (0.0, 0.5),
-    "no-look-no": (0.0, 0.5),
+    "cite-all": (0.0, 0.6),
+    "search-spam": (0.0, 0.5),
+    "no-look-yes": (0.0, 0.6),
+    "no-look-no": (0.0, 0.6),
     "surface-cue": (0.0, 0.75),
-    "post-submit": (0.0, 0.6),
+    # the answer key earns the answer weight (>= 0.3 on every track); work after it earns nothing
+    "post-submit": (0.3, 0.75),
     "id-guess": (0.0, 0.5),
-    "repeat-submit": (0.0, 0.5),
-    "answer-key-leaky": (0.0, 0.9),
+    "repeat-submit": (0.0, 0.6),
+    # the honest path where no gate stands between the actor and the evidence: up to the oracle
+    "answer-key-leaky": (0.0, 1.0),
 }
 
 
