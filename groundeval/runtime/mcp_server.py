@@ -47,10 +47,10 @@ from ..questions.model import Question
 from ..trace.io import append_trace, check_writable
 from ..trace.model import Trace
 from ..trace.text import escape, escape_all
-from .episode import MODES, Episode
+from .episode import Episode, recordable
 from .jsonrpc_guard import ESCAPED_ARG
 from .search_sql import fetch_index
-from .tools import mcp_tools
+from .tools import StartEpisodeArgs, mcp_tools, validate_arguments
 
 TOOL_NAMES = tuple(t["name"] for t in mcp_tools())
 # reply statuses that mean the call did not do what was asked: the MCP result is flagged isError
@@ -90,11 +90,30 @@ def _stderr(message: str) -> None:
     print(f"groundeval serve: {message}", file=sys.stderr, flush=True)
 
 
+def _recorded_trials(path: Path | None) -> dict[tuple[str, str | None, str], int]:
+    """Per (question, agent, mode), one more than the highest trial already in ``path`` (a
+    server restarted on the same traces file continues the trials instead of repeating one).
+    Lines that are not traces are skipped here: scoring reports them, located."""
+    out: dict[tuple[str, str | None, str], int] = {}
+    if path is None or not path.is_file():
+        return out
+    with open(path, "rb") as fh:
+        for line in fh:
+            try:
+                t = json.loads(line)
+                key = (t["question_id"], t.get("agent"), t["mode"])
+                out[key] = max(out.get(key, 0), int(t.get("trial", 0)) + 1)
+            except (ValueError, KeyError, TypeError):
+                continue
+    return out
+
+
 @dataclass
 class _Open:
     episode: Episode
     owner: Any
     last: float
+    key: tuple[str, str | None, str] = ("", None, "")  # (question, agent, mode): one trace per key and trial
 
 
 class EpisodeHub:
@@ -119,6 +138,8 @@ class EpisodeHub:
         self.finished: list[Trace] = []
         self.unwritten: list[Trace] = []
         self._episodes: dict[str, _Open] = {}
+        # episodes started per (question, agent, mode), counting those already in the traces file
+        self._trials: dict[tuple[str, str | None, str], int] = _recorded_trials(self.traces_path)
         self._lock = threading.Lock()
         self._last_sweep = clock()
         store.ensure_fts()  # build shared indexes before concurrent calls arrive
@@ -129,23 +150,40 @@ class EpisodeHub:
                               for q in (self.questions[i] for i in self.order)]}
 
     def start(self, arguments: dict[str, Any], owner: Any = None) -> dict[str, Any]:
-        qid, mode, agent = arguments.get("question_id"), arguments.get("mode", "tool"), arguments.get("agent")
-        if not isinstance(qid, str) or qid not in self.questions:
+        """Start an episode (arguments: :class:`~.tools.StartEpisodeArgs`). One trace per
+        (question, agent, mode, trial): asked again while the caller's episode for that
+        question, agent and mode is open, it answers with that episode (a retried call starts
+        nothing new); once that episode ended — or while another session holds one — the
+        new episode is the next trial, so the traces file stays scorable."""
+        args = validate_arguments(StartEpisodeArgs, {k: v for k, v in arguments.items() if k != ESCAPED_ARG})
+        if isinstance(args, str):
+            raise HubError(args)
+        assert isinstance(args, StartEpisodeArgs)
+        if args.question_id not in self.questions:
             raise HubError("unknown question_id; call list_questions")
-        if mode not in MODES:
-            raise HubError(f"mode must be one of {', '.join(MODES)}")
-        if agent is not None and not isinstance(agent, str):
-            raise HubError("agent must be a string")
+        key = (args.question_id, None if args.agent is None else recordable(args.agent), args.mode)
         with self._lock:
+            again = next((eid for eid, o in self._episodes.items() if o.key == key and o.owner == owner), None)
+            if again is not None:
+                entry = self._episodes[again]
+                entry.last = self.clock()
+                return self._started(again, entry.episode)
             if len(self._episodes) >= self.max_open:
                 raise HubError(f"too many open episodes ({self.max_open}); finish or end_episode some first")
-        ep = Episode(self.store, self.questions[qid], mode, agent=agent, max_steps=self.max_steps,
-                     context_budget_chars=self.context_budget_chars)
+            trial = self._trials.get(key, 0)
+            self._trials[key] = trial + 1  # reserved now: two racing starts never share a trial
+        ep = Episode(self.store, self.questions[args.question_id], args.mode, agent=args.agent,
+                     max_steps=self.max_steps, context_budget_chars=self.context_budget_chars)
+        ep.trace.trial = trial
         episode_id = secrets.token_hex(16)
         with self._lock:
-            self._episodes[episode_id] = _Open(ep, owner, self.clock())
+            self._episodes[episode_id] = _Open(ep, owner, self.clock(), key)
+        return self._started(episode_id, ep)
+
+    @staticmethod
+    def _started(episode_id: str, ep: Episode) -> dict[str, Any]:
         public = ep.public_question()
-        if mode == "context":  # the window comes from the MCP-only tool get_context
+        if ep.mode == "context":  # the window comes from the MCP-only tool get_context
             public["tools"] = ["get_context", *public["tools"]]
         return {"episode_id": episode_id, **public}
 

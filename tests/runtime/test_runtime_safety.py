@@ -285,10 +285,10 @@ def test_idle_episodes_expire_as_abandoned(tiny_store, tmp_path):
 
 def test_hub_caps_open_episodes(tiny_store):
     hub = EpisodeHub(tiny_store, [make_question(qid="q1")], max_open=3)
-    for _ in range(3):
-        hub.call("start_episode", {"question_id": "q1"})
+    for i in range(3):  # three agents (the same one asking again would get its open episode back)
+        hub.call("start_episode", {"question_id": "q1", "agent": f"a{i}"})
     with pytest.raises(HubError, match="too many open episodes"):
-        hub.call("start_episode", {"question_id": "q1"})
+        hub.call("start_episode", {"question_id": "q1", "agent": "a3"})
 
 
 def test_testing_strategies_use_the_runtime_wording():
