@@ -12,7 +12,8 @@ The criteria (``docs/rl.md``, "Process diagnostics"):
 * ``calls_after_evidence`` — searches and fetches made after the last call that added
   required evidence (or, when the question requires none, after the first search);
 * ``negative_claim`` / ``negative_claim_searched`` — an answer that says "no" must follow
-  at least one successful search;
+  at least one successful search (or the reading of every evidence artifact the question's
+  truth holds for it);
 * ``fetched`` / ``cited`` — evidence read vs evidence named; ``cited_not_fetched`` are
   citations the path does not support;
 * ``outcome_consistent`` — the answer agrees with what was read: every citation was
@@ -150,7 +151,10 @@ def diagnose(question: Question, trace: Trace, score: QuestionScore) -> Diagnost
     process = score.path_valid and not score.hallucinated_ids and post_submit == 0
     verdict = VERDICTS[0] if outcome and process else VERDICTS[3] if not (outcome or process) else (
         "outcome_only" if outcome else "process_only")
-    neg_ok = (not negative) or searches_before_answer > 0 or trace.mode == "context"
+    # a "no" stands on a search, or on having read every artifact the question's truth holds
+    # for it (a "no causal link" is read off the two events' documents)
+    neg_ok = (not negative) or searches_before_answer > 0 or trace.mode == "context" or (
+        bool(required) and have_all and bool(getattr(question.ground_truth, "evidence_artifacts", None)))
     n = len(trace.calls)
     parts = [
         1.0 - redundant / n if n else 1.0,
