@@ -154,6 +154,9 @@ def _path(value: Any, path: str) -> tuple[bool, Any]:
     return True, cur
 
 
+_SYMBOL = {"eq": "==", "ne": "!=", "le": "<=", "lt": "<", "ge": ">=", "gt": ">", "in": "in", "contains": "contains"}
+
+
 def _relation(rel: str, a: Any, b: Any) -> bool:
     """``a rel b`` for the decision's value ``a`` and the evidence's ``b``."""
     if rel == "eq":
@@ -289,7 +292,7 @@ def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
                         why = f"{dc.tool} has no argument {e.field!r}"
                     else:
                         ok = _relation(e.relation, dc.arguments[e.field], value)
-                        why = (f"{e.field}={dc.arguments[e.field]!r} is not {e.relation} {e.path}={value!r} "
+                        why = (f"{e.field}={dc.arguments[e.field]!r} is not {_SYMBOL[e.relation]} {e.path}={value!r} "
                                f"(call {cited.index})")
                 else:
                     ok = _canonical(value) == _canonical(e.equals)
