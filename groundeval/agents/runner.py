@@ -19,7 +19,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 from ..errors import ContractError, EpisodeInterrupt, ProviderError, UsageError
 from ..questions.model import Question, QuestionSet
@@ -238,50 +238,93 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
     :func:`run_episode` (same arguments and result): :mod:`groundeval.distributed` passes one
     that runs it on a Ray worker, so the bookkeeping here is the same for every backend.
     """
+    _check_settings(mode, concurrency, trials)
+    items = _questions(questions)
+    out = _output_folder(out_dir)
+    traces_path, info_path = out / TRACES, out / RUN_INFO
+    agent_name = getattr(agent, "name", type(agent).__name__)
+    kept = _previous_traces(traces_path, resume=resume, overwrite=overwrite, digest=store.digest, mode=mode,
+                            agent_name=agent_name)
+    saved = read_run_info(info_path) if resume else None
+    trials = _resumed_trials(saved, trials)
+    ids = {q.id for q in items}
+    done_keys = {(t.question_id, t.trial) for t in kept if t.question_id in ids and t.trial < trials}
+    todo = [(q, k) for q in items for k in range(trials) if (q.id, k) not in done_keys]
+    book = _Bookkeeping(info_path, _run_info(saved, agent, mode, store.digest, pack, items, questions_source,
+                                             concurrency=concurrency, timeout=timeout, max_steps=max_steps,
+                                             trials=trials),
+                        skipped=len(done_keys), kept=[t for t in kept if (t.question_id, t.trial) in done_keys])
+    try:
+        book.save("running")
+        check_writable(traces_path)
+    except OSError as exc:
+        raise ContractError.single(str(out), f"cannot write the run's files: {exc.strerror or exc}") from None
+    progress = _Progress(on_progress, len(items) * trials, len(done_keys))
+    episode = execute or run_episode
+
+    def run(question: Question, **kw: Any) -> Trace:
+        return episode(store, question, agent, mode=mode, max_steps=max_steps, timeout=timeout, **kw)
+
+    finished = _run_all(todo, run, trials, concurrency, traces_path, book, progress)
+    _rewrite_in_order(traces_path, kept + finished, [q.id for q in items])
+    book.finish(finished)
+    return traces_path
+
+
+def _check_settings(mode: str, concurrency: int, trials: int) -> None:
     if mode not in MODES:
         raise UsageError.single("--mode", f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     if concurrency < 1:
         raise UsageError.single("--concurrency", "must be at least 1")
     if trials < 1:
         raise UsageError.single("--trials", "must be at least 1")
-    items = _questions(questions)
+
+
+def _output_folder(out_dir: str | Path) -> Path:
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ContractError.single(str(out), f"cannot create the output folder: {exc.strerror or exc}") from None
-    traces_path, info_path = out / TRACES, out / RUN_INFO
-    digest = store.digest
-    agent_name = getattr(agent, "name", type(agent).__name__)
+    return out
 
-    kept: list[Trace] = []
+
+def _previous_traces(traces_path: Path, *, resume: bool, overwrite: bool, digest: str, mode: str,
+                     agent_name: str) -> list[Trace]:
+    """The traces a resumed run keeps (each checked to belong to this run); without
+    ``resume`` an existing file is an error unless ``overwrite`` (then it is removed)."""
     if traces_path.exists() and not resume:
         if not overwrite:
             raise ContractError.single(str(traces_path), "already exists; pass --resume to continue that run "
                                        "or choose another --out")
         traces_path.unlink()
-    if resume:
-        kept = recover_traces(traces_path)
-        for t in kept:
-            if t.contract_digest != digest:
-                raise ContractError.single(str(traces_path), "was recorded on another contract (digest "
-                                           f"{t.contract_digest[:12]} ≠ {digest[:12]}); cannot resume it",
-                                           record=t.question_id)
-            if t.mode != mode:
-                raise ContractError.single(str(traces_path), f"was recorded in {t.mode!r} mode, not {mode!r}",
-                                           record=t.question_id)
-            if t.agent != agent_name:
-                raise ContractError.single(str(traces_path), f"was recorded with agent {t.agent!r}, not "
-                                           f"{agent_name!r}; resume with the same agent", record=t.question_id)
-    saved = read_run_info(info_path) if resume else None
-    if saved is not None:  # a resumed run keeps its trials (a larger --trials extends it)
-        recorded = (saved.settings or {}).get("trials")
-        if isinstance(recorded, int) and recorded > trials:
-            trials = recorded
-    ids = {q.id for q in items}
-    done_keys = {(t.question_id, t.trial) for t in kept if t.question_id in ids and t.trial < trials}
-    todo = [(q, k) for q in items for k in range(trials) if (q.id, k) not in done_keys]
+    if not resume:
+        return []
+    kept = recover_traces(traces_path)
+    for t in kept:
+        if t.contract_digest != digest:
+            raise ContractError.single(str(traces_path), "was recorded on another contract (digest "
+                                       f"{t.contract_digest[:12]} ≠ {digest[:12]}); cannot resume it",
+                                       record=t.question_id)
+        if t.mode != mode:
+            raise ContractError.single(str(traces_path), f"was recorded in {t.mode!r} mode, not {mode!r}",
+                                       record=t.question_id)
+        if t.agent != agent_name:
+            raise ContractError.single(str(traces_path), f"was recorded with agent {t.agent!r}, not "
+                                       f"{agent_name!r}; resume with the same agent", record=t.question_id)
+    return kept
 
+
+def _resumed_trials(saved: RunInfo | None, trials: int) -> int:
+    """A resumed run keeps its trials (a larger ``trials`` extends it)."""
+    recorded = (saved.settings or {}).get("trials") if saved is not None else None
+    return recorded if isinstance(recorded, int) and recorded > trials else trials
+
+
+def _run_info(saved: RunInfo | None, agent: Any, mode: str, digest: str, pack: str | None, items: list[Question],
+              questions_source: str | None, *, concurrency: int, timeout: float | None, max_steps: int,
+              trials: int) -> RunInfo:
+    """``run.json`` for this session: the saved one (resume) brought up to date, or a new one."""
     info = saved or RunInfo(agent=describe(agent), mode=mode, contract_digest=digest)
     info.agent, info.mode, info.contract_digest, info.pack = describe(agent), mode, digest, pack or info.pack
     info.settings = {"concurrency": concurrency, "timeout_s": timeout, "max_steps": max_steps}
@@ -289,41 +332,67 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
         info.settings["trials"] = trials
     info.questions = {"source": questions_source, "count": len(items)}
     info.versions, info.status, info.episodes_total = versions(), "running", len(items) * trials
-    session = Session(started=now(), skipped=len(done_keys))
-    info.sessions.append(session)
-    by_status: dict[str, int] = {}
-    for t in kept:
-        if (t.question_id, t.trial) in done_keys:
-            by_status[t.status] = by_status.get(t.status, 0) + 1
-    clock = time.monotonic()
+    return info
 
-    def save(status: str, message: str | None = None) -> None:
+
+class _Bookkeeping:
+    """``run.json`` as the run goes: this session, the trace statuses counted, the end state."""
+
+    def __init__(self, path: Path, info: RunInfo, *, skipped: int, kept: list[Trace]):
+        self.path, self.info = path, info
+        self.session = Session(started=now(), skipped=skipped)
+        info.sessions.append(self.session)
+        self.kept = kept  # the earlier sessions' traces this run counts
+        self.by_status: dict[str, int] = {}
+        for t in kept:
+            self.by_status[t.status] = self.by_status.get(t.status, 0) + 1
+        self.clock = time.monotonic()
+
+    def count(self, trace: Trace) -> None:
+        self.by_status[trace.status] = self.by_status.get(trace.status, 0) + 1
+        self.session.episodes += 1
+
+    def save(self, status: str, message: str | None = None) -> None:
+        session, info = self.session, self.info
         session.status, session.message = status, message
         session.ended = now()
-        session.wall_clock_s = round(time.monotonic() - clock, 3)
+        session.wall_clock_s = round(time.monotonic() - self.clock, 3)
         info.status = status
-        info.episodes_done = sum(by_status.values())
-        info.by_status = dict(sorted(by_status.items()))
+        info.episodes_done = sum(self.by_status.values())
+        info.by_status = dict(sorted(self.by_status.items()))
         info.wall_clock_s = round(sum(s.wall_clock_s or 0.0 for s in info.sessions), 3)
-        write_run_info(info_path, info)
+        write_run_info(self.path, info)
 
-    try:
-        save("running")
-        check_writable(traces_path)
-    except OSError as exc:
-        raise ContractError.single(str(out), f"cannot write the run's files: {exc.strerror or exc}") from None
-    finished: list[Trace] = []
-    total, done = len(items) * trials, len(done_keys)
-    if on_progress:
-        on_progress(done, total)
+    def finish(self, finished: list[Trace]) -> None:
+        """The end state: failed when every episode errored (nothing was measured), else completed."""
+        mine = self.kept + finished
+        errored = [t for t in mine if t.status in ERRORED_STATUSES]
+        if mine and len(errored) == len(mine):
+            self.save("failed", f"every episode errored ({len(errored)} of {len(mine)}); first: "
+                      f"{first_error(errored)}")
+        else:
+            self.save("completed", f"{len(errored)} of {len(mine)} episodes errored; first: {first_error(errored)}"
+                      if errored else None)
 
+
+class _Progress:
+    def __init__(self, callback: Callable[[int, int], None] | None, total: int, done: int):
+        self.callback, self.total, self.done = callback, total, done
+        self.tick(0)
+
+    def tick(self, n: int = 1) -> None:
+        self.done += n
+        if self.callback:
+            self.callback(self.done, self.total)
+
+
+def _start_workers(todo: list[tuple[Question, int]], run: Callable[..., Trace], trials: int, concurrency: int,
+                   results: queue.Queue, stop: threading.Event) -> list[threading.Thread]:
+    """Threads taking (question, trial) episodes off a queue until it is empty or ``stop`` is set;
+    each finished trace (or a fatal error) is put on ``results``."""
     work: queue.Queue = queue.Queue()
     for q, k in todo:
         work.put((q, k))
-    results: queue.Queue = queue.Queue()
-    stop = threading.Event()
-
-    episode = execute or run_episode
 
     def worker() -> None:
         while not stop.is_set():
@@ -332,8 +401,7 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
             except queue.Empty:
                 return
             try:
-                results.put(("ok", episode(store, q, agent, mode=mode, max_steps=max_steps, timeout=timeout,
-                                           stop=stop, trial=k, seed=trial_seed(k, trials))))
+                results.put(("ok", run(q, stop=stop, trial=k, seed=trial_seed(k, trials))))
             except EpisodeStopped:
                 return
             except BaseException as exc:  # noqa: BLE001 - a fatal provider error or an internal bug
@@ -344,58 +412,75 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
                for i in range(min(concurrency, len(todo)))]
     for t in threads:
         t.start()
+    return threads
+
+
+def _run_all(todo: list[tuple[Question, int]], run: Callable[..., Trace], trials: int, concurrency: int,
+             traces_path: Path, book: _Bookkeeping, progress: _Progress) -> list[Trace]:
+    """Run every episode of ``todo``; each finished trace is appended (and counted) by this
+    thread as it arrives. Ctrl-C records the run as interrupted and re-raises."""
+    results: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    threads = _start_workers(todo, run, trials, concurrency, results, stop)
+    finished: list[Trace] = []
     interrupted = _DeferredInterrupt()
     try:
-        pending = len(todo)
-        while pending:
-            interrupted.check()  # Ctrl-C lands here, between whole episodes: never mid-bookkeeping
-            try:
-                kind, value = results.get(timeout=0.2)
-            except queue.Empty:
-                if not any(t.is_alive() for t in threads) and results.empty():
-                    break
-                continue
-            if kind == "fatal":
+        for trace in _arrivals(results, threads, len(todo), interrupted):
+            if isinstance(trace, BaseException):
                 stop.set()
-                save("aborted", escape(str(value)))
-                if isinstance(value, ProviderError):
-                    raise UsageError.single("--agent", f"the run stopped: {value}") from None
-                raise value
-            pending -= 1
-            try:
-                _append(traces_path, value)
-            except OSError as exc:  # never drop a finished episode silently: stop and say so
-                stop.set()
-                message = (f"cannot write the trace of question {value.question_id!r}: {exc.strerror or exc}; "
-                           "the run stopped — earlier episodes are kept, rerun with --resume once it is writable")
-                try:
-                    save("aborted", message)
-                except OSError:
-                    pass
-                raise ContractError.single(str(traces_path), message) from None
-            finished.append(value)
-            by_status[value.status] = by_status.get(value.status, 0) + 1
-            session.episodes += 1
-            done += 1
-            if on_progress:
-                on_progress(done, total)
+                _abort(book, trace)
+            _keep(traces_path, trace, book, stop)
+            finished.append(trace)
+            progress.tick()
     except KeyboardInterrupt:
         stop.set()
-        save("interrupted", "stopped by the user; finished episodes kept — rerun with --resume")
+        book.save("interrupted", "stopped by the user; finished episodes kept — rerun with --resume")
         _join(threads, STOP_WAIT_S)  # episodes in flight stop at their next tool call
         raise
     finally:
         interrupted.restore()
     _join(threads, 1.0)
-    _rewrite_in_order(traces_path, kept + finished, [q.id for q in items])
-    mine = [t for t in kept if (t.question_id, t.trial) in done_keys] + finished
-    errored = [t for t in mine if t.status in ERRORED_STATUSES]
-    if mine and len(errored) == len(mine):  # nothing was measured: the run failed, whatever its scores say
-        save("failed", f"every episode errored ({len(errored)} of {len(mine)}); first: {first_error(errored)}")
-    else:
-        save("completed", f"{len(errored)} of {len(mine)} episodes errored; first: {first_error(errored)}"
-             if errored else None)
-    return traces_path
+    return finished
+
+
+def _arrivals(results: queue.Queue, threads: list[threading.Thread], pending: int,
+              interrupted: _DeferredInterrupt) -> Iterator[Trace | BaseException]:
+    """Finished traces (or a worker's fatal error) as they arrive, until ``pending`` came or the workers are gone."""
+    while pending:
+        interrupted.check()  # Ctrl-C lands here, between whole episodes: never mid-bookkeeping
+        try:
+            kind, value = results.get(timeout=0.2)
+        except queue.Empty:
+            if not any(t.is_alive() for t in threads) and results.empty():
+                return
+            continue
+        if kind == "ok":
+            pending -= 1
+        yield value
+
+
+def _abort(book: _Bookkeeping, error: BaseException) -> NoReturn:
+    """A worker's fatal error stops the run: recorded as aborted, then raised (a provider's as a usage error)."""
+    book.save("aborted", escape(str(error)))
+    if isinstance(error, ProviderError):
+        raise UsageError.single("--agent", f"the run stopped: {error}") from None
+    raise error
+
+
+def _keep(traces_path: Path, trace: Trace, book: _Bookkeeping, stop: threading.Event) -> None:
+    """Append one finished trace and count it; a trace that cannot be written stops the run, loudly."""
+    try:
+        _append(traces_path, trace)
+    except OSError as exc:  # never drop a finished episode silently: stop and say so
+        stop.set()
+        message = (f"cannot write the trace of question {trace.question_id!r}: {exc.strerror or exc}; "
+                   "the run stopped — earlier episodes are kept, rerun with --resume once it is writable")
+        try:
+            book.save("aborted", message)
+        except OSError:
+            pass
+        raise ContractError.single(str(traces_path), message) from None
+    book.count(trace)
 
 
 def first_error(traces: list[Trace]) -> str:
