@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -250,8 +251,8 @@ class _EpisodeDispatch:
 
         if stop is not None and stop.is_set():
             raise EpisodeStopped()
-        ref = self._actor().run.remote(question, mode=mode, max_steps=max_steps, timeout=timeout, trial=trial,
-                                       seed=seed)
+        actor = self._actor()
+        ref = actor.run.remote(question, mode=mode, max_steps=max_steps, timeout=timeout, trial=trial, seed=seed)
         while not ray.wait([ref], timeout=POLL_S)[0]:
             if stop is not None and stop.is_set():
                 raise EpisodeStopped()
@@ -265,9 +266,23 @@ class _EpisodeDispatch:
                                     f"{_first_line(cause or exc)}")
         except RayError as exc:
             failure = WorkerFailure(f"the Ray worker died: {type(exc).__name__}: {_first_line(exc)}")
+            _await_restart(actor)  # this thread's next episode must not land on the worker while it restarts
         # recorded as the local runner records an agent that raised: status error, the reason in the trace
         return run_episode(store, question, _Fails(self.agent_name, failure), mode=mode, max_steps=max_steps,
                            trial=trial, seed=seed)
+
+
+def _await_restart(actor: Any) -> None:
+    """Wait until a restarting actor answers again (or START_TIMEOUT_S passes, or it cannot start)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.ready.remote(), timeout=max(1.0, deadline - time.monotonic()))
+            return
+        except RayTaskError:  # it restarted but cannot set up: its episodes will say why
+            return
+        except (GetTimeoutError, RayError):
+            time.sleep(POLL_S)
 
 
 def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
