@@ -33,6 +33,7 @@ import duckdb
 from ..contract.manifest import PackPaths, load_manifest
 from ..contract.models import Manifest
 from ..errors import ContractError
+from .digest import canonical_record, records_digest  # noqa: F401 - canonical_record: its old home
 from .ingest import ingest
 
 # DuckDB's Python client tries ``import pandas`` twice for every bound parameter; when
@@ -313,48 +314,12 @@ def _load_policy(con: duckdb.DuckDBPyConnection, m: Manifest) -> None:
                 " ORDER BY artifact_id, kind, principal")
 
 
-def _number(text: str) -> float | int:
-    """A JSON number in canonical form: an integral value within 2**53 is an integer
-    (``1.0``, ``1e0`` and ``1`` are one number), any other keeps its float value."""
-    value = float(text)
-    if value.is_integer() and abs(value) < 2 ** 53:
-        return int(value)
-    return value
-
-
-_CANON_DECODER = json.JSONDecoder(parse_float=_number)
-
-
-def canonical_record(text: str | bytes, drop: tuple[str, ...] = ()) -> bytes:
-    """One record's canonical JSON (UTF-8): sorted keys at every level, no insignificant
-    whitespace, normalised numbers; top-level keys in ``drop`` left out."""
-    value = _CANON_DECODER.decode(text if isinstance(text, str) else text.decode("utf-8"))
-    if drop and isinstance(value, dict):
-        for key in drop:
-            value.pop(key, None)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def _records_digest(con: duckdb.DuckDBPyConnection, sql: str, drop: tuple[str, ...] = ()) -> str:
-    """sha256 over the sorted md5s of each record's canonical JSON (prefixed by the row's
-    other columns): independent of record order, file layout and key order."""
-    cur = con.execute(sql)
-    hashes: list[bytes] = []
-    md5 = hashlib.md5
-    while rows := cur.fetchmany(65536):
-        for *prefix, text in rows:
-            head = "".join(f"{p}\x1f" for p in prefix).encode("utf-8")
-            hashes.append(md5(head + canonical_record(text, drop)).digest())
-    hashes.sort()
-    return hashlib.sha256(b"".join(hashes)).hexdigest() if hashes else ""
-
-
 def _digest(con: duckdb.DuckDBPyConnection, m: Manifest) -> str:
     """sha256 over the evaluated content, independent of file and record order and of the
     key order inside records.
 
     Covers timezone, access policy, evaluation config and every event and artifact
-    record, each as canonical JSON (:func:`canonical_record`: sorted keys, compact,
+    record, each as canonical JSON (:func:`~groundeval.store.digest.canonical_record`: sorted keys, compact,
     normalised numbers); an artifact's id and subsystem count once, whether they come
     from fields or from its file path. Source locations, names and adapter settings are
     excluded: the same data in another layout has the same digest.
@@ -362,6 +327,6 @@ def _digest(con: duckdb.DuckDBPyConnection, m: Manifest) -> str:
     manifest_part = json.dumps(
         m.model_dump(mode="json", include={"timezone", "access", "evaluation"}), sort_keys=True,
         separators=(",", ":"))
-    ev = _records_digest(con, "SELECT raw::VARCHAR FROM events")
-    art = _records_digest(con, "SELECT id, subsystem, raw::VARCHAR FROM artifacts", drop=("id", "subsystem"))
+    ev = records_digest(con, "SELECT raw::VARCHAR FROM events")
+    art = records_digest(con, "SELECT id, subsystem, raw::VARCHAR FROM artifacts", drop=("id", "subsystem"))
     return hashlib.sha256(f"{manifest_part}\n{ev}\n{art}".encode()).hexdigest()
