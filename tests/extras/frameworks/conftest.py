@@ -1,0 +1,59 @@
+"""Framework adapter tests: real agents of five frameworks against a scripted local LLM server.
+
+Each test module needs its framework (``pip install -e '.[dev,frameworks]'``, or
+``bash .ci/extras/frameworks.sh``) and is skipped without it — unless
+GROUNDEVAL_REQUIRE_EXTRAS=1, when a missing framework is a collection error, so CI can never
+skip these silently. The scenarios are in ``framework_scenarios.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+INSTALL = "pip install -e '.[dev,frameworks]' (or bash .ci/extras/frameworks.sh)"
+
+os.environ.setdefault("OTEL_SDK_DISABLED", "true")  # no exporter looks for a collector
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+os.environ.setdefault("CREWAI_TESTING", "true")  # no first-run "view your traces?" prompt on stdin
+os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+os.environ.setdefault("LANGSMITH_TRACING", "false")
+os.environ.setdefault("OPENAI_API_KEY", "sk-local-test")  # read by clients that insist on a key
+
+
+def pytest_configure(config):
+    # CrewAI keeps user data under the XDG data folder: keep it in this run's temporary folder
+    import tempfile
+
+    os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="groundeval-frameworks-")
+
+
+def need(module: str, extra: str):
+    """Import ``module`` for a test module, or skip that module (a collection error under
+    GROUNDEVAL_REQUIRE_EXTRAS=1)."""
+    if os.environ.get("GROUNDEVAL_REQUIRE_EXTRAS") == "1":
+        import importlib
+
+        try:
+            return importlib.import_module(module)
+        except ImportError as exc:
+            raise ImportError(f"GROUNDEVAL_REQUIRE_EXTRAS=1 but {module!r} ({extra}) is missing: {INSTALL}") from exc
+    return pytest.importorskip(module, reason=f"{extra} is not installed: {INSTALL}")
+
+
+@pytest.fixture(scope="session")
+def store():
+    from groundeval.store.store import Store
+
+    s = Store.open("tiny")
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def questions(store):
+    from groundeval.questions.generate import generate
+
+    return generate(store)

@@ -1,0 +1,36 @@
+"""OpenAI Agents SDK: a real ``agents.Agent`` answers through the gated tools."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import need
+from framework_scenarios import answered, assert_declared, assert_replies_returned, assert_same_as_direct, misbehaves
+from llm_server import MODEL, LLMServer
+
+agents = need("agents", "openai-agents")
+openai = need("openai", "openai-agents")
+
+from groundeval.adapters.openai_agents import gated_tools  # noqa: E402
+from groundeval.runtime.episode import Episode  # noqa: E402
+
+
+def _run(store, scenario):
+    with LLMServer(scenario.script()) as srv, Episode(store, scenario.question, agent="openai-agents") as ep:
+        client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="local", max_retries=0)
+        model = agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+        agent = agents.Agent(name="analyst", instructions="Answer through the tools.", model=model,
+                             tools=gated_tools(ep))
+        result = agents.Runner.run_sync(agent, ep.question.text, max_turns=10,
+                                        run_config=agents.RunConfig(tracing_disabled=True))
+    assert result.final_output == "Submitted."
+    assert not srv.llm.exhausted
+    return ep.trace, srv.llm
+
+
+@pytest.mark.parametrize("make", [answered, misbehaves], ids=["answered", "misbehaves"])
+def test_agent_trace_scores_as_direct_calls(store, questions, make):
+    scenario = make(questions)
+    trace, llm = _run(store, scenario)
+    assert_declared(llm.requests[0], scenario.question)
+    assert_replies_returned(llm, trace)
+    assert_same_as_direct(store, questions, scenario, trace)
