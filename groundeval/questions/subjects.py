@@ -28,7 +28,6 @@ trigger keys naming a record that exists only once the response happened.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, NamedTuple
@@ -191,134 +190,98 @@ def _shown_order(i: tuple[str, str, str]) -> tuple[bool, str]:
 
 @dataclass
 class SubjectIndex:
-    """Resolves references in one batch against every event of the log (DuckDB)."""
+    """Resolves references in one batch against every event of the log: the events a
+    reference's words match are counted in DuckDB (``sql.match_counts``), so no posting
+    list of the log ever reaches Python."""
 
     gs: GraphSQL
     display: dict[str, str]
-    _types: dict[str, list[str]] = field(default_factory=dict)
-    _counter: "_Counter | None" = None
+    _groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    _sizes: dict[str, int] = field(default_factory=dict)
 
-    PREFETCH = 3  # references per subject whose postings a round loads
+    LEVELS_PER_ROUND = 3  # references per subject a round counts (most resolve on the first)
 
     def levels(self, requests: list[tuple[Any, Subject, Role]]) -> dict[Any, list[Reference]]:
         """Each subject's references in the order :meth:`resolve` tries them."""
-        if self._counter is None:
-            self._counter = _Counter(self.gs, self.display)
-        self._counter.prepare({s.type: tuple(self._same_types(s.type)) for _, s, _ in requests})
-        counter = self._counter
-        frequency = counter.frequencies({i for _, s, _ in requests for i in identifiers(s.record)})
+        self._start()
+        frequency = self._load([(s, role) for _, s, role in requests])
         out = {}
         for key, s, role in requests:
-            group = counter.groups[s.type]
+            group = self._groups.get(s.type, (s.type,))
             out[key] = _levels(s, role, self.display, lambda i: sum(frequency.get((t, *i), 0) for t in group),
-                               len(counter.everyone[group]))
+                               sum(self._sizes.get(t, 0) for t in group))
         return out
 
     def resolve(self, requests: Iterable[tuple[Any, Subject, Role]]) -> dict[Any, Reference | None]:
         """``key -> the first reference naming exactly its subject`` (``None`` if none does).
 
-        In rounds: every unresolved subject tries its next reference; a round loads the
-        postings of the values its next few references show, once (most subjects
-        resolve on their rarest identifier, so unselective values are rarely read)."""
+        In rounds: every unresolved subject has its next few references counted in one
+        query; the first that matches exactly its subject wins."""
         levels = self.levels(list(requests))
-        counter = self._counter
-        assert counter is not None
         found: dict[Any, Reference | None] = {key: None for key in levels}
         step = {key: 0 for key in levels}
         while step:
-            counter.fetch([ref for key, i in step.items() for ref in levels[key][i:i + self.PREFETCH]])
-            for key, i in list(step.items()):
-                ref = levels[key][i]
-                if counter.count(ref) == 1:
-                    found[key] = ref
+            batch = [(key, i) for key, first in step.items()
+                     for i in range(first, min(first + self.LEVELS_PER_ROUND, len(levels[key])))]
+            unique = self._unique([levels[key][i] for key, i in batch])
+            named = {kb for kb, ok in zip(batch, unique) if ok}
+            for key, first in list(step.items()):
+                last = min(first + self.LEVELS_PER_ROUND, len(levels[key]))
+                hit = next((i for i in range(first, last) if (key, i) in named), None)
+                if hit is not None:
+                    found[key] = levels[key][hit]
                     del step[key]
-                elif i + 1 == len(levels[key]):
+                elif last == len(levels[key]):
                     del step[key]
                 else:
-                    step[key] = i + 1
+                    step[key] = last
         return found
 
-    def _same_types(self, etype: str) -> list[str]:
-        if not self._types:
-            groups: dict[str, list[str]] = {}
-            for t in self.gs.event_types():
-                groups.setdefault(humanize(t), []).append(t)
-            self._types = {t: ts for ts in groups.values() for t in ts}
-        return self._types.get(etype, [etype])
-
-
-class _Counter:
-    """Counts the events of the log a reference's words match (capped at 2: only
-    "exactly one" matters), from postings of shown values loaded as needed and kept
-    for the next tracks; each count intersects them smallest first."""
-
-    def __init__(self, gs: GraphSQL, display: dict[str, str]):
-        self.gs = gs
-        self.groups: dict[str, tuple[str, ...]] = {}
-        self.timeline: dict[tuple[str, ...], list[tuple[int, str]]] = {}
-        self.everyone: dict[tuple[str, ...], set[str]] = {}
-        self.postings: dict[tuple[str, str, str], set[str]] = {}
-        sql.start_subjects(gs, display)
-
-    def prepare(self, groups: dict[str, tuple[str, ...]]) -> None:
-        """Read the timelines and fact values of the type groups not read yet."""
-        self.groups.update(groups)
-        new = sorted({t for g in groups.values() if g not in self.timeline for t in g})
-        if not new:
+    def _start(self) -> None:
+        if self._groups:
             return
-        of_type: dict[str, list[tuple[int, str]]] = {}
-        for eid, etype, us in sql.events_of_types(self.gs, new):
-            of_type.setdefault(etype, []).append((us, eid))
-        for g in {g for g in groups.values() if g not in self.timeline}:
-            self.timeline[g] = sorted(x for t in g for x in of_type.get(t, []))
-            self.everyone[g] = {eid for _, eid in self.timeline[g]}
-        sql.prepare_facts(self.gs)
-        self.postings = {}  # postings cover the prepared events only: those loaded before would miss the new ones
+        by_name: dict[str, list[str]] = {}
+        for t in self.gs.event_types():
+            by_name.setdefault(humanize(t), []).append(t)
+        self._groups = {t: tuple(ts) for ts in by_name.values() for t in ts}
+        self._sizes = sql.start_subjects(self.gs, self.display, {t: humanize(t) for t in self._groups})
 
-    def frequencies(self, values: set[tuple[str, str, str]]) -> dict[tuple[str, str, str, str], int]:
-        """``(event type, kind, key, value) -> how many events of that type show it``."""
-        if not values:
-            return {}
-        return {(t, k, key, v): n for t, k, key, v, n in sql.value_frequencies(self.gs, sorted(values))}
+    def _load(self, subjects: list[tuple[Subject, Role]]) -> dict[tuple[str, str, str, str], int]:
+        """Index every value the subjects' references may show; ``(event type, kind, key,
+        value) -> events of that type showing it`` for their identifiers."""
+        want = []
+        for s, role in subjects:
+            grp = humanize(s.type)
+            want += [(grp, *i) for i in identifiers(s.record)]
+            if role.actors:
+                want += [(grp, "p", "", self.display.get(a, a)) for a in s.actors]
+            if role.time:
+                want += [(grp, "t", level, str(s.ts_us - s.ts_us % _US[level])) for level in TIME_LEVELS]
+        rows = sql.load_postings(self.gs, want, [(level, _US[level]) for level in TIME_LEVELS])
+        return {(t, k, key, v): n for t, k, key, v, n in rows}
 
-    def fetch(self, refs: list[Reference]) -> None:
-        """Load the postings of the values these references show (those not loaded yet)."""
-        cons = sorted({c for r in refs for c in r.ids} | {("p", "", a) for r in refs for a in r.actors}
-                      - self.postings.keys())
-        if not cons:
-            return
-        for c in cons:
-            self.postings[c] = set()
-        for eid, kind, key, val in sql.postings(self.gs, cons):
-            self.postings[(kind, key, val)].add(eid)
+    def _unique(self, refs: list[Reference]) -> list[bool]:
+        """Whether each reference's words match exactly its own subject among the events of the log."""
+        rows, constraints = [], []
+        out = [False] * len(refs)
+        for rid, ref in enumerate(refs):
+            shown = _constraints(ref)
+            if not shown:  # the type alone: unique only if its group has one event
+                out[rid] = sum(self._sizes.get(t, 0) for t in self._groups.get(ref.type, (ref.type,))) == 1
+                continue
+            grp = humanize(ref.type)
+            rows.append((rid, ref.event_id))
+            constraints += [(rid, grp, *c, len(shown)) for c in shown]
+        if rows:
+            for rid, (n, own) in sql.match_counts(self.gs, rows, constraints).items():
+                out[rid] = n == 1 and own
+        return out
 
-    def count(self, ref: Reference) -> int:
-        g = self.groups[ref.type]
-        return _match_count(ref, self.timeline[g], self.everyone[g], self.postings)
 
-
-def _match_count(ref: Reference, timeline: list[tuple[int, str]], everyone: set[str],
-                 postings: dict[tuple[str, str, str], set[str]]) -> int:
-    """Events (of the reference's type group, on ``timeline``) its words match, capped at 2.
-
-    The subject itself always matches, so once the running intersection is down to one
-    event the answer is known (0 only if that event is not the subject: a mismatch
-    between the Python and SQL readings of a value, which then names nothing)."""
+def _constraints(ref: Reference) -> list[tuple[str, str, str]]:
+    """The (kind, key, value) words of a reference, as ``sql.load_postings`` indexes them."""
+    out = list(ref.ids) + [("p", "", a) for a in ref.actors]
     if ref.time:
         size = _US[ref.time]
-        lo = ref.ts_us - ref.ts_us % size
-        window = timeline[bisect_left(timeline, (lo, "")):bisect_left(timeline, (lo + size, ""))]
-        sets = [{eid for _, eid in window}]
-    else:
-        sets = [everyone]
-    sets += [postings.get(c, set()) for c in ref.ids]
-    sets += [postings.get(("p", "", a), set()) for a in ref.actors]
-    sets.sort(key=len)
-    found = sets[0]
-    for other in sets[1:]:
-        if len(found) <= 1:
-            break
-        found = found & other
-    if len(found) <= 1:
-        return 1 if ref.event_id in found else 0
-    return 2
+        out.append(("t", ref.time, str(ref.ts_us - ref.ts_us % size)))
+    return out
