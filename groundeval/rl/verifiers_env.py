@@ -1,0 +1,239 @@
+"""A ``verifiers`` (0.4, ``verifiers.v1``) environment: the gated runtime as its tools,
+groundeval's score components as its rubric. Extra ``verifiers``; install it in a venv of
+its own (it pins ``mcp==2.0.0``, groundeval's ``mcp`` extra needs ``mcp>=2.3``).
+
+The pieces, all exported for ``verifiers`` to load by id (after ``import groundeval.rl.verifiers_env``, the
+id ``groundeval_verifiers`` names both the taskset and the harness):
+
+* :class:`GroundevalTaskset` — one task per question of a pack (``--env.taskset.pack``);
+  the prompt is the question's public view and its answer schema;
+* :class:`GroundevalToolset` — an MCP tool server per rollout (``python -m`` this module)
+  whose tools ``search_artifacts``, ``fetch_artifact`` and ``submit_answer`` are calls of a
+  gated runtime :class:`~groundeval.runtime.episode.Episode`; after every call the episode's
+  trace is written to the rollout state (``state.ge_trace``);
+* :class:`GroundevalTask` — its rewards are the scorer's: ``s_adj`` (weight 1, the reward
+  trainers optimise) and, as metrics, ``s_answer``, ``s_traj``, ``penalty``,
+  ``violation_rate``, every answer and trajectory component and the process score; all read
+  from the recorded trace with :func:`groundeval.rl.reward.reward` — the numbers
+  ``groundeval score`` gives the same trace;
+* :class:`GroundevalChatHarness` — a minimal in-process chat loop (OpenAI-compatible
+  chat completions through the rollout's interception endpoint, tools over MCP), so a
+  rollout needs no program to download (the bundled harnesses install theirs with ``uv``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import verifiers.v1 as vf
+from verifiers.v1.runtimes import ProgramResult
+
+__all__ = ["GroundevalChatHarness", "GroundevalTask", "GroundevalTaskset", "GroundevalToolset"]
+
+# verifiers loads a plugin by a bare module name (a dotted id is looked up under its own
+# packages first, which fails): importing this module makes it loadable as PLUGIN_ID.
+PLUGIN_ID = "groundeval_verifiers"
+sys.modules.setdefault(PLUGIN_ID, sys.modules[__name__])
+MAX_TURNS = 64
+INSTRUCTIONS = (
+    "Answer the question using only the tools. search_artifacts finds artifacts (metadata only); "
+    "fetch_artifact reads one; submit_answer ends the episode with an answer object matching the "
+    "answer schema. Cite the artifacts you relied on in evidence_artifacts."
+)
+
+
+class GroundevalData(vf.TaskData):
+    """One question of one pack: what the tool server needs to open its episode."""
+
+    pack: str
+    question_id: str
+    seed: int | None = None
+    max_steps: int = 30
+
+
+class GroundevalState(vf.State):
+    """The rollout state the tool server keeps current: the recorded groundeval trace."""
+
+    ge_trace: dict[str, Any] | None = None
+
+
+class GroundevalToolsetConfig(vf.ToolsetConfig):
+    pass
+
+
+def _questions(pack: str, seed: int | None) -> Any:
+    import groundeval
+
+    store = groundeval.load(pack)
+    return store, groundeval.generate(store, seed=seed)
+
+
+class GroundevalToolset(vf.Toolset[GroundevalToolsetConfig, GroundevalState]):
+    """The gated runtime as MCP tools, one episode per rollout."""
+
+    TOOL_PREFIX = None  # the tools keep groundeval's own names
+
+    def __init__(self, config: GroundevalToolsetConfig) -> None:
+        super().__init__(config)
+        self.store: Any = None
+        self.episode: Any = None
+
+    async def setup_task(self, task: Any) -> None:
+        from ..runtime.episode import Episode
+
+        store, qs = _questions(task.pack, task.seed)
+        question = next(q for q in qs.questions if q.id == task.question_id)
+        self.store = store
+        self.episode = Episode(store, question, "tool", agent="verifiers", max_steps=task.max_steps)
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> str:
+        reply = self.episode.call(name, arguments)
+        self.state.ge_trace = self.episode.trace.model_dump(mode="json")
+        return json.dumps(reply, sort_keys=True, ensure_ascii=False)
+
+    @vf.tool
+    async def search_artifacts(self, query: str, subsystem: str | None = None, limit: int = 10) -> str:
+        """Full-text search over the artifacts you may see at the question's moment (metadata only)."""
+        args: dict[str, Any] = {"query": query, "limit": limit}
+        if subsystem is not None:
+            args["subsystem"] = subsystem
+        return self._call("search_artifacts", args)
+
+    @vf.tool
+    async def fetch_artifact(self, artifact_id: str) -> str:
+        """Read one artifact in full, with the events that reference it up to the question's moment."""
+        return self._call("fetch_artifact", {"artifact_id": artifact_id})
+
+    @vf.tool
+    async def submit_answer(self, answer: dict[str, Any]) -> str:
+        """Submit the final answer: an object matching the question's answer schema."""
+        return self._call("submit_answer", {"answer": answer})
+
+
+class GroundevalTaskConfig(vf.TaskConfig):
+    toolset: GroundevalToolsetConfig = GroundevalToolsetConfig()
+
+
+def _score(task: Any, trace: Any) -> dict[str, Any] | None:
+    """The reward detail of the rollout's recorded groundeval trace (None: no call was made)."""
+    from ..trace.model import Trace
+    from .reward import reward
+
+    data = getattr(trace.state, "ge_trace", None)
+    if data is None:
+        return None
+    store, qs = _questions(task.pack, task.seed)
+    try:
+        question = next(q for q in qs.questions if q.id == task.question_id)
+        detail = reward(question, Trace.model_validate(data), config=store.manifest.evaluation.scoring,
+                        detail=True)
+    finally:
+        store.close()
+    assert isinstance(detail, dict)
+    return detail
+
+
+class GroundevalTask(vf.Task[GroundevalData, GroundevalState, GroundevalTaskConfig]):
+    """A groundeval question: gated tools, the scorer's rewards."""
+
+    NEEDS_CONTAINER = False
+
+    @classmethod
+    def toolsets(cls, config: GroundevalTaskConfig) -> list[Any]:
+        return [GroundevalToolset(config.toolset)]
+
+    @vf.reward(weight=1.0)
+    async def s_adj(self, task: GroundevalData, trace: Any) -> float:
+        """The scorer's S_adj (0.0 when the rollout made no call)."""
+        detail = _score(task, trace)
+        return 0.0 if detail is None else float(detail["s_adj"])
+
+    @vf.metric
+    async def groundeval(self, task: GroundevalData, trace: Any) -> dict[str, float]:
+        """Every score component as a metric: the answer and trajectory terms, the
+        penalty, v and the process score."""
+        detail = _score(task, trace)
+        if detail is None:
+            return {}
+        out = {k: float(detail[k]) for k in ("s_answer", "s_traj", "s_combined", "penalty", "violation_rate")}
+        out.update({f"answer.{k}": float(v) for k, v in detail["answer_components"].items()})
+        out.update({f"traj.{k}": float(v) for k, v in detail["traj_components"].items()})
+        out["process_score"] = float(detail["diagnostics"]["process_score"])
+        return out
+
+
+class GroundevalTasksetConfig(vf.TasksetConfig):
+    pack: str = "tiny"
+    seed: int | None = None
+    max_steps: int = 30
+    task: GroundevalTaskConfig = GroundevalTaskConfig()
+
+
+class GroundevalTaskset(vf.Taskset[GroundevalTask, GroundevalTasksetConfig]):
+    """One task per generated question of ``config.pack`` (question order)."""
+
+    def load(self) -> Any:
+        store, qs = _questions(self.config.pack, self.config.seed)
+        store.close()
+        for q in qs.questions:
+            public = q.public()
+            prompt = (f"{INSTRUCTIONS}\n\nQuestion: {q.text}\nActor: {public.get('actor')}\n"
+                      f"As of: {public.get('as_of')}\nAnswer schema: "
+                      f"{json.dumps(q.answer_schema, sort_keys=True)}")
+            data = GroundevalData(id=q.id, name=q.id, prompt=prompt, pack=str(self.config.pack),
+                                  question_id=q.id, seed=self.config.seed, max_steps=self.config.max_steps)
+            yield GroundevalTask(data, self.config.task)
+
+
+class GroundevalChatHarnessConfig(vf.HarnessConfig):
+    max_turns: int = MAX_TURNS
+
+
+class GroundevalChatHarness(vf.Harness[GroundevalChatHarnessConfig]):
+    """Chat completions with tool calls until the model stops calling tools (in process)."""
+
+    APPENDS_SYSTEM_PROMPT = True
+    SUPPORTS_MCP = True
+    EXECUTES_CODE = False
+    NEEDS_CONTAINER = False
+
+    async def launch(self, ctx: Any, trace: Any, runtime: Any, endpoint: str, secret: str,
+                     mcp_urls: dict[str, str], data: Any, tool_interception_url: str | None = None) -> ProgramResult:
+        from contextlib import AsyncExitStack
+
+        from openai import AsyncOpenAI
+        from verifiers.v1.harnesses.utils.mcp import call_mcp, connect_mcp
+
+        system, prompt = self.resolve_prompt(data)
+        messages: list[dict[str, Any]] = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": prompt if isinstance(prompt, str) else str(prompt)}]
+        config = {"mcpServers": {name: {"url": url} for name, url in mcp_urls.items()}}
+        client = AsyncOpenAI(base_url=endpoint, api_key=secret or "none")
+        async with AsyncExitStack() as stack:
+            tools, dispatch, servers = await connect_mcp(config, stack)
+            for _ in range(self.config.max_turns):
+                reply = await client.chat.completions.create(model=ctx.model, messages=messages, tools=tools)
+                message = reply.choices[0].message
+                calls = message.tool_calls or []
+                messages.append({"role": "assistant", "content": message.content or "",
+                                 **({"tool_calls": [c.model_dump() for c in calls]} if calls else {})})
+                if not calls:
+                    break
+                for call in calls:
+                    try:
+                        arguments = json.loads(call.function.arguments or "{}")
+                    except ValueError:
+                        arguments = {}
+                    if call.function.name in dispatch and isinstance(arguments, dict):
+                        content = await call_mcp(servers, dispatch, call.function.name, arguments)
+                    else:
+                        content = json.dumps({"status": "invalid", "error": "unknown tool or bad arguments"})
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        await client.close()
+        return ProgramResult(exit_code=0, stdout="", stderr="")
+
+
+if __name__ == "__main__":
+    GroundevalToolset.run()
