@@ -12,11 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..tracks.counterfactual import CounterfactualTruth
-from ..tracks.perspective import PerspectiveTruth
 from .answers import default_answer, fit
 from .base import mode_of
-from .oracle import SEARCH_LIMIT, Observed
+from .playbook import SEARCH_LIMIT, Observed, playbook
 
 ID_TOKEN = re.compile(r"\b[A-Za-z][A-Za-z0-9]*-\d+\b")
 
@@ -29,13 +27,8 @@ class LeakyAgent:
 
     def run(self, episode: Any) -> None:
         q = episode.question
-        truth = q.ground_truth
-        if isinstance(truth, PerspectiveTruth):
-            wanted = truth.target_artifacts
-        elif isinstance(truth, CounterfactualTruth):
-            wanted = list(truth.cause_artifacts) + list(truth.effect_artifacts)
-        else:
-            wanted = list(truth.evidence_artifacts) + list(truth.expected_search_space)
+        book = playbook(q.track)
+        wanted = book.involved(episode, q.ground_truth)
         taken = []
         if mode_of(episode) == "tool":
             for aid in dict.fromkeys(wanted):
@@ -45,17 +38,7 @@ class LeakyAgent:
                 taken.append(aid)
         else:
             taken = list(dict.fromkeys(wanted))
-        cited = sorted(set(taken))
-        if isinstance(truth, PerspectiveTruth):
-            answer = {"could_actor_have_known": bool(cited), "evidence_artifacts": cited, "blocked_subsystems": []}
-        elif isinstance(truth, CounterfactualTruth):
-            answer = {"outcome_changed": truth.outcome_changed, "causal_mechanism": truth.causal_mechanism,
-                      "mechanism_direction": truth.mechanism_direction, "cause_event_id": truth.cause_event_id,
-                      "effect_event_id": truth.effect_event_id, "actors": sorted(truth.actors),
-                      "evidence_artifacts": cited}
-        else:
-            found = sorted(set(truth.evidence_artifacts))
-            answer = {"exists": bool(found), "evidence_artifacts": found}
+        answer = book.leaky_answer(q.ground_truth, sorted(set(taken)))
         if not episode.done:
             episode.submit(fit(answer, q.answer_schema))
 
@@ -121,24 +104,7 @@ class KeywordAgent:
                 schema: dict[str, Any]) -> dict[str, Any]:
         ids = ID_TOKEN.findall(text)
         relevant = [a for a in seen.fetched if all(i.lower() in bodies.get(a, "").lower() for i in ids)]
-        if track == "perspective":
-            return {"could_actor_have_known": bool(relevant), "evidence_artifacts": sorted(relevant),
-                    "blocked_subsystems": []}
-        if track == "silence":
-            return {"exists": bool(relevant), "evidence_artifacts": sorted(relevant)}
-        events = sorted(seen.events.values(), key=lambda e: (str(e.get("time")), str(e.get("id"))))
-        mech_prop = (schema.get("properties") or {}).get("causal_mechanism") or {}
-        choices = [m for m in (mech_prop.get("enum") or mech_prop.get("examples") or []) if m != "none"]
-        if len(events) < 2:
-            return {"outcome_changed": False, "causal_mechanism": "none", "mechanism_direction": "no_causal_link",
-                    "cause_event_id": events[0]["id"] if events else "", "effect_event_id": "", "actors": [],
-                    "evidence_artifacts": sorted(seen.fetched)}
-        cause, effect = events[0], events[-1]
-        return {"outcome_changed": True, "causal_mechanism": choices[0] if choices else "unknown",
-                "mechanism_direction": "cause_to_effect", "cause_event_id": cause["id"],
-                "effect_event_id": effect["id"],
-                "actors": sorted(set(cause.get("actors") or []) | set(effect.get("actors") or [])),
-                "evidence_artifacts": sorted(seen.fetched)}
+        return playbook(str(track)).keyword_answer(relevant, seen, schema)
 
 
 def search_query_from(text: str) -> str:
