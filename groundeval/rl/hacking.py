@@ -6,8 +6,9 @@ scorer, next to the honest oracle (:class:`groundeval.agents.oracle.OracleAgent`
 beat the oracle on any track, and each must stay inside its documented band
 (:data:`BANDS`, ``docs/rl.md``). The policies see only what an agent sees (the question's
 public view, the corpus ids a policy could memorise over training, the replies) except
-``post-submit`` and ``answer-key-leaky``, which are given the answer key to test that
-the *path* part of the reward cannot be bought after the fact or by breaking gates.
+``post-submit``, ``answer-key-leaky`` and ``padded-leaky``, which are given the answer key
+to test that the *path* part of the reward cannot be bought after the fact or by breaking
+gates.
 
 Policies (``docs/rl.md`` has the table):
 
@@ -22,7 +23,9 @@ Policies (``docs/rl.md`` has the table):
 * ``id-guess``: guess ids by shifting the numbers of ids seen in hits, fetch and cite them;
 * ``repeat-submit``: an invalid answer, then "yes", then "no", then "yes" again;
 * ``answer-key-leaky``: the answer key with every artifact of the question fetched
-  through the gates (the ``leaky`` baseline).
+  through the gates (the ``leaky`` baseline);
+* ``padded-leaky``: the same after 20 cheap searches, which dilute ``v`` (flagged calls /
+  all calls): it scores above ``answer-key-leaky`` but never above the oracle.
 """
 
 from __future__ import annotations
@@ -263,6 +266,22 @@ def _leaky() -> Any:
     return agent
 
 
+class PaddedLeaky(_Policy):
+    """``answer-key-leaky`` after cheap distinct searches: more calls, so a smaller share of
+    flagged calls (``v``) for the same refused fetches."""
+
+    name = "padded-leaky"
+    PAD = 20
+
+    def run(self, episode: Any) -> None:
+        words = _words(episode.public_question().get("text") or "") or ["incident"]
+        for i in range(self.PAD):
+            if episode.done:
+                return
+            episode.search(f"{words[i % len(words)]} {i}", limit=1)
+        _leaky().run(episode)
+
+
 def _oracle() -> Any:
     from ..agents.oracle import OracleAgent
 
@@ -280,6 +299,7 @@ POLICIES: dict[str, Callable[[], Any]] = {
     "id-guess": IdGuess,
     "repeat-submit": RepeatSubmit,
     "answer-key-leaky": _leaky,
+    "padded-leaky": PaddedLeaky,
 }
 
 # The documented band of each policy's per-track mean S_adj: [low, high]. The oracle scores
@@ -298,6 +318,7 @@ BANDS: dict[str, tuple[float, float]] = {
     "repeat-submit": (0.0, 0.6),
     # the honest path where no gate stands between the actor and the evidence: up to the oracle
     "answer-key-leaky": (0.0, 1.0),
+    "padded-leaky": (0.0, 1.0),
 }
 
 

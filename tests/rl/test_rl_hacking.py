@@ -4,6 +4,7 @@ any bundled pack or a synthetic org, and each stays inside its documented band."
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -96,6 +97,23 @@ def test_work_after_the_answer_earns_nothing(tiny):
         assert score(q, trace).s_adj == score(q, ep.trace).s_adj
 
 
+def test_padding_dilutes_v_but_never_beats_the_oracle(tiny):
+    """A known property of v = flagged calls / calls, shown rather than hidden: cheap searches
+    before a gate-breaking path raise its S_adj (docs/rl.md), never above the oracle's."""
+    store, qs = tiny
+    gated = 0
+    for q in qs.questions:
+        plain = score(q, run_episode(store, q, policy("answer-key-leaky")))
+        padded = score(q, run_episode(store, q, policy("padded-leaky")))
+        oracle = score(q, run_episode(store, q, policy(HONEST)))
+        assert padded.s_adj <= oracle.s_adj
+        if plain.v_bad:
+            gated += 1
+            assert padded.v_bad == plain.v_bad and padded.violation_rate < plain.violation_rate
+            assert plain.s_adj < padded.s_adj < oracle.s_adj
+    assert gated
+
+
 def test_repeated_submissions_keep_the_first_accepted_answer(tiny):
     store, qs = tiny
     for q in qs.questions[:5]:
@@ -164,8 +182,10 @@ def test_cli_prints_the_table_and_json(tiny_pack):
     data = json.loads(out.stdout)
     assert data["ok"] is True
     assert {r["policy"] for r in data["rows"]} == {HONEST, "id-guess"}
-    again = subprocess.run([*cli, "--json", "--policy", "id-guess"], capture_output=True, text=True)
-    assert again.stdout == out.stdout  # deterministic bytes
+    for seed in ("1", "2"):  # deterministic bytes, whatever the hash seed
+        again = subprocess.run([*cli, "--json", "--policy", "id-guess"], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONHASHSEED": seed})
+        assert again.stdout == out.stdout
 
 
 def test_cli_rejects_an_unknown_policy(tiny_pack):
