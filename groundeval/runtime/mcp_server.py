@@ -401,28 +401,75 @@ def build_server(hub: EpisodeHub, transport: str = "stdio"):
     """An ``mcp`` low-level Server exposing the hub (``transport``: stdio or http): tools with
     titles, annotations and output schemas; questions and answer schemas as resources; the
     ``answer_question`` prompt, which starts an episode; completion of its ``question_id``."""
-    import anyio
-    import mcp_types as types
     from mcp.server import Server
+
+    from .jsonrpc_guard import register
+
+    h = _Handlers(hub, transport)
+    server = Server("groundeval", version=_version(), title="groundeval", instructions=SERVER_INSTRUCTIONS,
+                    on_list_tools=h.list_tools, on_call_tool=h.call_tool, on_list_resources=h.list_resources,
+                    on_list_resource_templates=h.list_resource_templates, on_read_resource=h.read_resource,
+                    on_list_prompts=h.list_prompts, on_get_prompt=h.get_prompt, on_completion=h.complete)
+    register(server)  # malformed requests are answered, never dropped
+    return server
+
+
+def _json_resource(uri: str, value: Any):
+    import mcp_types as types
+
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="application/json",
+                                                                         text=text)])
+
+
+def _invalid_params(message: str, **data: Any) -> Exception:
     from mcp.shared.exceptions import MCPError
     from mcp_types.jsonrpc import INVALID_PARAMS
 
-    tools = [types.Tool(name=t["name"], title=t["title"], description=t["description"],
-                        input_schema=t["input_schema"], output_schema=t["output_schema"],
-                        annotations=types.ToolAnnotations.model_validate(t["annotations"]))
-             for t in mcp_tools()]
+    return MCPError(code=INVALID_PARAMS, message=message, data=data or None)
 
-    async def list_tools(ctx, params) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
 
-    async def call_tool(ctx, params) -> types.CallToolResult:
+class _Handlers:
+    """The MCP request handlers of one server over ``hub``: tools, resources, the prompt, completion."""
+
+    def __init__(self, hub: EpisodeHub, transport: str):
+        import mcp_types as types
+
+        self.hub, self.transport = hub, transport
+        self.tools = [types.Tool(name=t["name"], title=t["title"], description=t["description"],
+                                 input_schema=t["input_schema"], output_schema=t["output_schema"],
+                                 annotations=types.ToolAnnotations.model_validate(t["annotations"]))
+                      for t in mcp_tools()]
+        self.prompt = types.Prompt(
+            name=PROMPT_NAME, title="Answer a groundeval question",
+            description="Starts an episode for one question (by default the next one not yet answered here) and "
+                        "gives the model its episode id, the question, the tools to use and the answer schema.",
+            arguments=[types.PromptArgument(name="question_id", required=False,
+                                            description="The question to answer (default: the next unanswered)."),
+                       types.PromptArgument(name="mode", required=False,
+                                            description="tool (default) or context."),
+                       types.PromptArgument(name="agent", required=False,
+                                            description="A name for the agent, recorded in the trace.")])
+
+    # ------------------------------------------------------------------ tools
+
+    async def list_tools(self, ctx, params):
+        import mcp_types as types
+
+        return types.ListToolsResult(tools=self.tools)
+
+    async def call_tool(self, ctx, params):
+        import anyio
+        import mcp_types as types
+
+        hub = self.hub
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
-        owner = owner_of(ctx, transport)
+        owner = owner_of(ctx, self.transport)
         try:
             reply = await anyio.to_thread.run_sync(hub.call, params.name, arguments, owner)
             is_error = isinstance(reply, dict) and reply.get("status") in ERROR_STATUSES
         except UnknownTool as exc:  # the specification's protocol error, not a tool result
-            raise MCPError(code=INVALID_PARAMS, message=str(exc), data={"tool": _shown(params.name)}) from None
+            raise _invalid_params(str(exc), tool=_shown(params.name)) from None
         except HubError as exc:
             reply, is_error = {"status": "error", "error": str(exc)}, True
         except Exception:  # noqa: BLE001 - the operator sees the traceback; the client a generic error
@@ -435,12 +482,10 @@ def build_server(hub: EpisodeHub, transport: str = "stdio"):
 
     # ------------------------------------------------------------------ resources
 
-    def _json(uri: str, value: Any) -> types.ReadResourceResult:
-        text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="application/json",
-                                                                             text=text)])
+    def _resources(self) -> list[Any]:
+        import mcp_types as types
 
-    def _resources() -> list[types.Resource]:
+        hub = self.hub
         out = [types.Resource(uri=QUESTIONS_URI, name="questions", title="Questions served here",
                               description="Every question: id, track, text, actor and moment (no answers).",
                               mime_type="application/json")]
@@ -455,20 +500,24 @@ def build_server(hub: EpisodeHub, transport: str = "stdio"):
                                       description=q.text[:200]))
         return out
 
-    async def list_resources(ctx, params) -> types.ListResourcesResult:
+    async def list_resources(self, ctx, params):
+        import mcp_types as types
+
         cursor = getattr(params, "cursor", None) if params is not None else None
         try:
             start = int(cursor) if cursor else 0
         except ValueError:
-            raise MCPError(code=INVALID_PARAMS, message="invalid cursor") from None
-        everything = _resources()
+            raise _invalid_params("invalid cursor") from None
+        everything = self._resources()
         if start < 0 or start > len(everything):
-            raise MCPError(code=INVALID_PARAMS, message="invalid cursor")
+            raise _invalid_params("invalid cursor")
         page = everything[start:start + RESOURCES_PAGE]
         more = start + RESOURCES_PAGE < len(everything)
         return types.ListResourcesResult(resources=page, next_cursor=str(start + RESOURCES_PAGE) if more else None)
 
-    async def list_resource_templates(ctx, params) -> types.ListResourceTemplatesResult:
+    async def list_resource_templates(self, ctx, params):
+        import mcp_types as types
+
         return types.ListResourceTemplatesResult(resource_templates=[
             types.ResourceTemplate(uri_template=QUESTION_URI, name="question", title="One question",
                                    description="A question's text, actor, moment and answer schema.",
@@ -477,50 +526,45 @@ def build_server(hub: EpisodeHub, transport: str = "stdio"):
                                    description="The answer schema shared by a track's questions.",
                                    mime_type="application/json")])
 
-    async def read_resource(ctx, params) -> types.ReadResourceResult:
+    async def read_resource(self, ctx, params):
+        hub = self.hub
         uri = str(params.uri)
         if uri == QUESTIONS_URI:
-            return _json(uri, {"questions": [
+            return _json_resource(uri, {"questions": [
                 {k: v for k, v in hub.question_view(qid).items() if k != "answer_schema"}
                 | {"uri": QUESTION_URI.format(question_id=qid)} for qid in hub.order]})
         prefix_q, prefix_s = QUESTION_URI.split("{")[0], ANSWER_SCHEMA_URI.split("{")[0]
         if uri.startswith(prefix_q) and uri[len(prefix_q):] in hub.questions:
-            return _json(uri, hub.question_view(uri[len(prefix_q):]))
+            return _json_resource(uri, hub.question_view(uri[len(prefix_q):]))
         schemas = hub.answer_schemas()
         if uri.startswith(prefix_s) and uri[len(prefix_s):] in schemas:
-            return _json(uri, schemas[uri[len(prefix_s):]])
-        raise MCPError(code=INVALID_PARAMS, message=f"Resource not found: {_shown(uri, 200)}", data={"uri": uri})
+            return _json_resource(uri, schemas[uri[len(prefix_s):]])
+        raise _invalid_params(f"Resource not found: {_shown(uri, 200)}", uri=uri)
 
     # ------------------------------------------------------------------ the prompt
 
-    prompt = types.Prompt(
-        name=PROMPT_NAME, title="Answer a groundeval question",
-        description="Starts an episode for one question (by default the next one not yet answered here) and "
-                    "gives the model its episode id, the question, the tools to use and the answer schema.",
-        arguments=[types.PromptArgument(name="question_id", required=False,
-                                        description="The question to answer (default: the next unanswered)."),
-                   types.PromptArgument(name="mode", required=False,
-                                        description="tool (default) or context."),
-                   types.PromptArgument(name="agent", required=False,
-                                        description="A name for the agent, recorded in the trace.")])
+    async def list_prompts(self, ctx, params):
+        import mcp_types as types
 
-    async def list_prompts(ctx, params) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[prompt])
+        return types.ListPromptsResult(prompts=[self.prompt])
 
-    async def get_prompt(ctx, params) -> types.GetPromptResult:
+    async def get_prompt(self, ctx, params):
+        import anyio
+        import mcp_types as types
+
         if params.name != PROMPT_NAME:
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {_shown(params.name)}")
+            raise _invalid_params(f"Unknown prompt: {_shown(params.name)}")
         args = dict(params.arguments or {})
-        owner = owner_of(ctx, transport)
+        owner = owner_of(ctx, self.transport)
         try:
-            qid = args.get("question_id") or hub.next_question()
+            qid = args.get("question_id") or self.hub.next_question()
             if args.get("mode") == "zero-shot":
                 raise HubError("the prompt starts tool or context episodes")
             started = await anyio.to_thread.run_sync(
-                hub.start, {"question_id": qid, "mode": args.get("mode") or "tool",
-                            **({"agent": args["agent"]} if args.get("agent") else {})}, owner)
+                self.hub.start, {"question_id": qid, "mode": args.get("mode") or "tool",
+                                 **({"agent": args["agent"]} if args.get("agent") else {})}, owner)
         except HubError as exc:
-            raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
+            raise _invalid_params(str(exc)) from None
         started = escape_all(started)
         return types.GetPromptResult(
             description=f"groundeval episode {started['episode_id']} for question {started['question_id']}",
@@ -528,28 +572,23 @@ def build_server(hub: EpisodeHub, transport: str = "stdio"):
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text",
                                                                                 text=episode_prompt(started)))])
 
-    async def complete(ctx, params) -> types.CompleteResult:
-        ref, arg = params.ref, params.argument
-        values: list[str] = []
-        if getattr(ref, "name", None) == PROMPT_NAME and arg.name == "question_id":
-            values = [q for q in hub.order if q.startswith(arg.value)]
-        elif getattr(ref, "name", None) == PROMPT_NAME and arg.name == "mode":
-            values = [m for m in ("tool", "context") if m.startswith(arg.value)]
-        elif getattr(ref, "uri", None) == QUESTION_URI and arg.name == "question_id":
-            values = [q for q in hub.order if q.startswith(arg.value)]
-        elif getattr(ref, "uri", None) == ANSWER_SCHEMA_URI and arg.name == "track":
-            values = [t for t in hub.answer_schemas() if t.startswith(arg.value)]
+    async def complete(self, ctx, params):
+        import mcp_types as types
+
+        values = self._completions(params.ref, params.argument)
         return types.CompleteResult(completion=types.Completion(values=values[:100], total=len(values),
                                                                 has_more=len(values) > 100))
 
-    from .jsonrpc_guard import register
-
-    server = Server("groundeval", version=_version(), title="groundeval", instructions=SERVER_INSTRUCTIONS,
-                    on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-                    on_list_resource_templates=list_resource_templates, on_read_resource=read_resource,
-                    on_list_prompts=list_prompts, on_get_prompt=get_prompt, on_completion=complete)
-    register(server)  # malformed requests are answered, never dropped
-    return server
+    def _completions(self, ref: Any, arg: Any) -> list[str]:
+        hub = self.hub
+        prompt, uri = getattr(ref, "name", None) == PROMPT_NAME, getattr(ref, "uri", None)
+        if (prompt or uri == QUESTION_URI) and arg.name == "question_id":
+            return [q for q in hub.order if q.startswith(arg.value)]
+        if prompt and arg.name == "mode":
+            return [m for m in ("tool", "context") if m.startswith(arg.value)]
+        if uri == ANSWER_SCHEMA_URI and arg.name == "track":
+            return [t for t in hub.answer_schemas() if t.startswith(arg.value)]
+        return []
 
 
 def _version() -> str:
