@@ -50,7 +50,7 @@ def score_both(capsys, traces: Path, questions: Path, tmp: Path, *extra: str) ->
 
 
 @pytest.mark.parametrize("pack,agents", [
-    ("tiny", [("oracle", "tool"), ("keyword", "tool"), ("leaky", "tool"), ("lazy", "tool"), ("keyword", "context")]),
+    ("tiny", [("oracle", "tool"), ("keyword", "tool"), ("leaky", "tool"), ("keyword", "context")]),
     ("cybersecurity", [("oracle", "tool"), ("keyword", "tool")]),
 ])
 def test_run_and_score_give_the_local_bytes(ray_backend, tmp_path, capsys, pack, agents):
