@@ -88,13 +88,14 @@ def render_json(result: VerificationResult) -> str:
     return json.dumps(_relativised(result), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
 
 
-# The repository docs/verifier.md names (pre-commit hook); an installed distribution's
-# Project-URL (Repository, Source or Homepage) takes precedence.
-REPOSITORY_URL = "https://github.com/groundeval/groundeval"
+# Where the project lives comes from its package metadata (``[project.urls]`` in
+# pyproject.toml: Repository, Source or Homepage); a source tree whose installed metadata
+# predates those URLs reads them from its pyproject.toml.
 DOCS_PATH = "blob/main/docs/verifier.md"
+_URL_LABELS = ("repository", "source", "source code", "homepage")
 
 
-def repository_url() -> str:
+def _metadata_urls() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, metadata
 
     try:
@@ -104,11 +105,29 @@ def repository_url() -> str:
     urls = {}
     for entry in entries:
         label, _, url = entry.partition(",")
-        urls[label.strip().lower()] = url.strip().rstrip("/")
-    for label in ("repository", "source", "source code", "homepage"):
-        if urls.get(label, "").startswith("https://"):
-            return urls[label]
-    return REPOSITORY_URL
+        urls[label.strip().lower()] = url.strip()
+    return urls
+
+
+def _pyproject_urls() -> dict[str, str]:
+    import tomllib
+
+    path = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}).get("urls", {})
+    except (OSError, ValueError):
+        return {}
+    return {str(k).lower(): str(v) for k, v in table.items()} if isinstance(table, dict) else {}
+
+
+def repository_url() -> str:
+    """The project's repository URL (https), from its package metadata."""
+    for urls in (_metadata_urls(), _pyproject_urls()):
+        for label in _URL_LABELS:
+            url = urls.get(label, "").rstrip("/")
+            if url.startswith("https://"):
+                return url
+    raise RuntimeError("groundeval's package metadata names no https repository URL ([project.urls])")
 
 
 def docs_uri(rule_id: str | None = None) -> str:

@@ -126,3 +126,20 @@ def test_only_groundeval_is_importable(venv, tmp_path):
     where = _run([py, "-c", code], tmp_path, env=env).stdout.split()
     site = str(venv.resolve())
     assert all(str(Path(w).resolve()).startswith(site) for w in where), where  # from the wheel, not the clone
+
+
+def test_sarif_help_uri_comes_from_the_wheel_metadata(built, venv, tmp_path):
+    """The verifier's SARIF ``helpUri`` is the repository named in ``[project.urls]``: read
+    from the installed wheel's metadata (no source tree next to it), not a constant."""
+    import tomllib
+
+    repository = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    metadata = zipfile.ZipFile(built[1]).read("groundeval-0.1.0.dist-info/METADATA").decode()
+    assert f"Project-URL: Repository, {repository}" in metadata
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = ("from groundeval.verifier import output as o\n"
+            "from pathlib import Path\n"
+            "assert not (Path(o.__file__).resolve().parents[1] / 'pyproject.toml').exists()\n"
+            "print(o.docs_uri('GE101'))")
+    out = _run([venv / "bin" / "python", "-c", code], tmp_path, env=env).stdout.strip()
+    assert out == f"{repository}/blob/main/docs/verifier.md#ge101"
