@@ -195,19 +195,32 @@ def iter_rescore(traces_path: str | Path, questions: dict[str, Question],
 
 def iter_rescore_lines(traces_path: str | Path, questions: dict[str, Question],
                        config: ScoringConfig | None = None, *,
-                       contract_digest: str | None = None,
-                       profile: str | None = None) -> Iterator[tuple[Trace, QuestionScore | None, bytes]]:
+                       contract_digest: str | None = None, profile: str | None = None,
+                       workers: int | None = None) -> Iterator[tuple[Trace, QuestionScore | None, bytes]]:
     """Parse and score each trace line (under the scoring ``profile``, default groundeval's
     own formulas); a trace of an unknown question yields ``None``.
+
+    A large file (or ``workers`` > 0) is parsed and scored by helper processes
+    (:mod:`groundeval.scoring.parallel`); the traces yielded are then their heads
+    (:class:`~groundeval.scoring.parallel.TraceHead`: the fields :class:`TraceRef` keeps),
+    not parsed traces. ``workers=0`` parses every trace in this process.
 
     Re-scoring verifies its input: a second trace of the same (question, agent, mode, trial)
     is a located error (never scored twice), and so is a trace recorded on another
     contract than ``contract_digest`` (the questions' digest), all-zero digests included."""
     from ..trace.io import TraceKeys, iter_trace_lines
+    from .parallel import rescore_parallel, workers_wanted
 
     path = Path(traces_path)
     keys = TraceKeys(path)
-    for n, line in iter_trace_lines(path):
+    lines = iter_trace_lines(path)
+    workers = workers_wanted(path) if workers is None else workers
+    if workers > 0:  # a large file: parsed and scored by helper processes, yielded in file order
+        for trace, s, line, n in rescore_parallel(path, lines, questions, config, profile, contract_digest, workers):
+            keys.add(trace, n)
+            yield trace, s, line
+        return
+    for n, line in lines:
         trace = check_trace_line(path, n, line, contract_digest)
         keys.add(trace, n)
         yield trace, rescore_trace(trace, questions, config, profile), line

@@ -1,0 +1,210 @@
+"""Re-scoring a large traces file on every core, with the same results as one process.
+
+Parsing and validating a trace and scoring it take ~100 µs of Python per trace; one
+process is bound to one core. Helper processes (``python -m groundeval.scoring.parallel``,
+started from scratch: no ``fork`` of a process that may hold DuckDB threads, no re-import
+of the caller's ``__main__``) receive the questions, config and profile once, then chunks
+of ``(line number, line)``; each returns, per line, the fields the caller keeps of the
+trace (:class:`TraceHead`) and the score's values. This process reads the file, checks the
+one-trace-per-key rule in file order and yields in file order, so the output does not
+depend on which helper scored what.
+
+Any problem in a chunk (a bad line, another contract's digest, a helper that fails) makes
+this process score that chunk itself with :func:`~groundeval.scoring.io.iter_rescore_lines`'s
+own per-line functions: the located error raised is the one a single process raises.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from collections import deque
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+CHUNK = 1024  # trace lines per helper round trip
+MIN_BYTES = 16 * 1024 * 1024  # smaller files are scored here: helpers take ~0.5 s to start
+
+HEAD_FIELDS = ("question_id", "track", "mode", "agent", "trial", "contract_digest", "usage")
+TIMING_FIELDS = ("started", "ended", "total_ms", "call_latency_ms")
+
+
+class TraceHead:
+    """What the caller keeps of a re-scored trace (the fields :class:`~groundeval.scoring.io.TraceRef`
+    copies); the line, kept by the caller, holds the rest."""
+
+    __slots__ = (*HEAD_FIELDS, "timings")
+
+
+def workers_wanted(path: Path) -> int:
+    """Helper processes for re-scoring ``path`` (0 = in this process).
+    ``GROUNDEVAL_SCORE_WORKERS`` overrides (0 turns helpers off)."""
+    env = os.environ.get("GROUNDEVAL_SCORE_WORKERS")
+    if env is not None:
+        try:
+            return max(0, int(env))
+        except ValueError:
+            return 0
+    try:
+        if path.stat().st_size < MIN_BYTES:
+            return 0
+    except OSError:
+        return 0
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return min(cores, 4) if cores > 1 else 0
+
+
+def _head(values: tuple) -> TraceHead:
+    from ..trace.model import Timings
+
+    head = TraceHead.__new__(TraceHead)
+    for f, v in zip(HEAD_FIELDS, values):
+        setattr(head, f, v)
+    head.timings = Timings.model_construct(**dict(zip(TIMING_FIELDS, values[-1])))
+    return head
+
+
+def _score(values: tuple | None, fields_set: frozenset | None) -> Any:
+    from .model import QuestionScore
+
+    if values is None:
+        return None
+    obj = QuestionScore.__new__(QuestionScore)
+    object.__setattr__(obj, "__dict__", dict(zip(QuestionScore.model_fields, values)))
+    object.__setattr__(obj, "__pydantic_fields_set__", set(fields_set if fields_set is not None
+                                                             else QuestionScore.model_fields))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
+class _Helper:
+    def __init__(self, setup: bytes):
+        env = dict(os.environ, GROUNDEVAL_SCORE_WORKERS="0")
+        self.proc = subprocess.Popen([sys.executable, "-m", "groundeval.scoring.parallel"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(setup)
+        self.proc.stdin.flush()
+
+    def send(self, lines: list[tuple[int, bytes]]) -> None:
+        assert self.proc.stdin is not None
+        pickle.dump(lines, self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self.proc.stdin.flush()
+
+    def receive(self) -> list | None:
+        """The chunk's rows, or None when the helper found a problem in it (or stopped)."""
+        assert self.proc.stdout is not None
+        try:
+            return pickle.load(self.proc.stdout)
+        except (EOFError, pickle.UnpicklingError, OSError):
+            return None
+
+    def close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def rescore_parallel(path: Path, lines: Iterator[tuple[int, bytes]], questions: dict, config: Any,
+                     profile: str | None, contract_digest: str | None,
+                     workers: int) -> Iterator[tuple[Any, Any, bytes, int]]:
+    """``(trace head, score or None, line, line number)`` for every line, in file order."""
+    from .io import check_trace_line, rescore_trace
+
+    setup = pickle.dumps((str(path), questions, config, profile, contract_digest),
+                         protocol=pickle.HIGHEST_PROTOCOL)
+    helpers: list[_Helper] = []
+    try:
+        try:
+            helpers = [_Helper(setup) for _ in range(workers)]
+        except OSError:
+            helpers = []
+        idle = deque(helpers)
+        pending: deque[tuple[_Helper | None, list[tuple[int, bytes]]]] = deque()
+
+        def feed() -> bool:
+            chunk = [x for _, x in zip(range(CHUNK), lines)]
+            if not chunk:
+                return False
+            h = idle.popleft() if idle else None
+            if h is not None:
+                try:
+                    h.send(chunk)
+                except OSError:
+                    h = None  # the chunk is scored here
+            pending.append((h, chunk))
+            return True
+
+        more = True
+        while more and (idle or not helpers) and len(pending) < max(1, len(helpers)):
+            more = feed()
+        while pending:
+            h, chunk = pending.popleft()
+            rows = h.receive() if h is not None else None
+            if h is not None and h.proc.poll() is None:
+                idle.append(h)  # alive: it answered, with rows or with "a problem in this chunk"
+            if more:
+                more = feed()  # keep the helper busy while this chunk is handed out
+            if rows is not None:
+                for (n, line), (head, values, fields_set) in zip(chunk, rows):
+                    yield _head(head), _score(values, fields_set), line, n
+            else:  # a problem in the chunk, or no helper: this process scores it (and raises what it raises)
+                for n, line in chunk:
+                    trace = check_trace_line(path, n, line, contract_digest)
+                    yield trace, rescore_trace(trace, questions, config, profile), line, n
+    finally:
+        for h in helpers:
+            h.close()
+
+
+def _serve() -> None:
+    """The helper: score chunks until the parent closes the pipe; a chunk with any problem
+    is answered with ``None`` (the parent then scores it itself)."""
+    from .io import check_trace_line, rescore_trace
+
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    path, questions, config, profile, digest = pickle.load(stdin)
+    every = None
+    while True:
+        try:
+            chunk = pickle.load(stdin)
+        except EOFError:
+            return
+        rows: list | None = []
+        try:
+            for n, line in chunk:
+                trace = check_trace_line(path, n, line, digest)
+                s = rescore_trace(trace, questions, config, profile)
+                t = trace.timings
+                head = (*(getattr(trace, f) for f in HEAD_FIELDS), tuple(getattr(t, f) for f in TIMING_FIELDS))
+                if s is None:
+                    rows.append((head, None, None))
+                    continue
+                if every is None:
+                    every = frozenset(type(s).model_fields)
+                fs = s.__pydantic_fields_set__
+                rows.append((head, tuple(s.__dict__[f] for f in type(s).model_fields),
+                             None if fs == every else frozenset(fs)))
+        except Exception:  # noqa: BLE001 - the parent re-scores this chunk and raises the located error
+            rows = None
+        pickle.dump(rows, stdout, protocol=pickle.HIGHEST_PROTOCOL)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    _serve()

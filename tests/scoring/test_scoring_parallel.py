@@ -1,0 +1,101 @@
+"""Re-scoring by helper processes yields what one process yields: the same scores (values and
+canonical lines), the same kept trace fields, the same lines in file order — and, for a bad
+file, the same located error (bad JSON, another contract, a repeated trace key, the first
+problem in file order winning)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_scoring_properties import QUESTIONS, calls
+
+from groundeval.errors import ContractError
+from groundeval.scoring import parallel
+from groundeval.scoring.io import TraceRef, iter_rescore_lines, score_line
+from groundeval.trace.io import trace_line
+from groundeval.trace.model import Trace
+
+QMAP = {q.id: q for q in QUESTIONS}
+KEPT = TraceRef._KEPT
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(parallel, "CHUNK", 3)  # many chunks, every helper used several times
+
+
+@st.composite
+def trace_lines(draw) -> list[str]:
+    """Traces of known and unknown questions, each under its own agent (one trace per key)."""
+    out = []
+    for i in range(draw(st.integers(1, 14))):
+        q = draw(st.sampled_from(QUESTIONS))
+        qid = q.id if draw(st.integers(0, 5)) else "not-a-question"
+        t = Trace(question_id=qid, track=q.track, mode=draw(st.sampled_from(["tool", "context"])), actor=q.actor,
+                  as_of=q.as_of, contract_digest="d" * 64, agent=f"a{i}", trial=draw(st.integers(0, 2)),
+                  calls=[{**c, "index": k} for k, c in enumerate(draw(st.lists(calls(), max_size=4)))],
+                  usage=draw(st.dictionaries(st.sampled_from(["input", "output"]), st.integers(0, 99))),
+                  timings={"total_ms": draw(st.none() | st.floats(0, 1e4)), "call_latency_ms": [1.5]})
+        out.append(trace_line(t))
+    return out
+
+
+def _run(path, workers: int, digest: str | None = "d" * 64):
+    try:
+        return [(tuple(getattr(t, f) for f in KEPT), None if s is None else score_line(s), s, line)
+                for t, s, line in iter_rescore_lines(path, QMAP, contract_digest=digest, workers=workers)]
+    except ContractError as exc:
+        return ("error", str(exc))
+
+
+def _write(tmp_path, lines: list[str]):
+    path = tmp_path / "traces.jsonl"
+    path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # tmp_path reused
+@given(trace_lines(), st.integers(1, 3), st.sampled_from(["none", "json", "digest", "duplicate", "field"]),
+       st.integers(0, 20))
+def test_helpers_yield_what_one_process_yields(tmp_path, lines, workers, damage, where):
+    lines = list(lines)
+    at = where % (len(lines) + 1)
+    if damage == "json":
+        lines.insert(at, '{"question_id": "p1", oops')
+    elif damage == "digest":
+        lines.insert(at, lines[at % len(lines)].replace('"' + "d" * 64 + '"', '"' + "0" * 64 + '"'))
+    elif damage == "duplicate":
+        lines.insert(at, lines[at % len(lines)])
+    elif damage == "field":
+        rec = json.loads(lines[at % len(lines)])
+        rec["calls"] = [{"index": "x"}]
+        lines.insert(at, json.dumps(rec))
+    path = _write(tmp_path, lines)
+    alone = _run(path, 0)
+    assert _run(path, workers) == alone
+    if damage != "none":
+        assert alone[0] == "error"
+
+
+def test_a_large_file_uses_helpers_and_keeps_every_field(tmp_path, monkeypatch):
+    lines = [trace_line(Trace(question_id=q.id, track=q.track, mode="tool", actor=q.actor, as_of=q.as_of,
+                              contract_digest="d" * 64, agent=f"a{i}",
+                              timings={"started": "2026-01-01T00:00:00Z", "total_ms": 2.5}))
+             for i in range(40) for q in QUESTIONS]
+    path = _write(tmp_path, lines)
+    monkeypatch.setattr(parallel, "MIN_BYTES", 1)
+    monkeypatch.delenv("GROUNDEVAL_SCORE_WORKERS", raising=False)
+    assert parallel.workers_wanted(path) >= (1 if len(__import__("os").sched_getaffinity(0)) > 1 else 0)
+    helped = list(iter_rescore_lines(path, QMAP, workers=2))
+    alone = list(iter_rescore_lines(path, QMAP, workers=0))
+    assert all(isinstance(t, parallel.TraceHead) for t, _s, _l in helped)
+    for (h, s1, l1), (t, s2, l2) in zip(helped, alone, strict=True):
+        assert l1 == l2 and s1 == s2 and score_line(s1) == score_line(s2)
+        assert s1.__pydantic_fields_set__ == s2.__pydantic_fields_set__
+        assert all(getattr(h, f) == getattr(t, f) for f in KEPT)
+        ref = TraceRef(h, l1)  # the drill-down still reaches every field of the trace
+        assert ref.calls == t.calls and ref.timings == t.timings
