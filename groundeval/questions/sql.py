@@ -149,8 +149,15 @@ def pack_names(store: Any) -> dict[str, list[str]]:
 # joins rather than ``IN`` subqueries inside a ``UNION``: DuckDB 1.5.5 could park every
 # thread forever on that plan at 1M events.)
 
-# Only the wanted keys are read, with one JSON pointer list per query (``?``: the
-# pointers, ``?``: their keys in the same order), so each document is parsed once.
+# ``ge_want`` holds the values not indexed yet; ``ge_wev`` the events of their groups
+# (id, type, group, µs: no raw text). Facts read only the wanted keys, through one JSON
+# pointer list per query (``?``: the pointers, ``?``: their keys in the same order), so
+# each document is parsed once.
+_WANTED_EVENTS = """
+    CREATE OR REPLACE TEMP TABLE ge_wev AS
+    SELECT e.id, e.type, g.grp, epoch_us(e.ts) AS us FROM events e
+    JOIN ge_tgroup g ON g.type = e.type JOIN (SELECT DISTINCT grp FROM ge_want) wg ON wg.grp = g.grp"""
+
 _POST_FACTS = """
     INSERT INTO ge_post
     WITH k AS (SELECT DISTINCT grp, key FROM ge_want WHERE kind = 'f'),
@@ -166,23 +173,27 @@ _POST_ARTIFACTS = """
     INSERT INTO ge_post
     SELECT DISTINCT w.grp, e.type, 'a', w.key, w.val, e.id FROM ge_want w
     JOIN event_artifacts ea ON ea.key = w.key AND ea.artifact_id = w.val
-    JOIN events e ON e.id = ea.event_id JOIN ge_tgroup g ON g.type = e.type AND g.grp = w.grp
+    JOIN ge_wev e ON e.id = ea.event_id AND e.grp = w.grp
     WHERE w.kind = 'a'"""
 
+# an actor is named by its display name, else by its id
 _POST_ACTORS = """
     INSERT INTO ge_post
-    SELECT DISTINCT w.grp, e.type, 'p', '', w.val, e.id FROM event_actors a
-    LEFT JOIN ge_display d ON d.actor = a.actor
-    JOIN ge_want w ON w.kind = 'p' AND w.val = coalesce(d.name, a.actor)
-    JOIN events e ON e.id = a.event_id JOIN ge_tgroup g ON g.type = e.type AND g.grp = w.grp"""
+    WITH names AS (SELECT DISTINCT val FROM ge_want WHERE kind = 'p'),
+         who AS (SELECT d.actor, d.name FROM ge_display d JOIN names n ON n.val = d.name
+                 UNION ALL
+                 SELECT n.val, n.val FROM names n ANTI JOIN ge_display d ON d.actor = n.val),
+         ea AS (SELECT a.event_id, who.name FROM event_actors a JOIN who ON who.actor = a.actor)
+    SELECT DISTINCT w.grp, e.type, 'p', '', w.val, e.id FROM ea
+    JOIN ge_wev e ON e.id = ea.event_id
+    JOIN ge_want w ON w.kind = 'p' AND w.val = ea.name AND w.grp = e.grp"""
 
 # the start of the event's day, minute or second (floor division, exact in integers)
 _POST_TIME = """
     INSERT INTO ge_post
-    SELECT DISTINCT w.grp, e.type, 't', w.key, w.val, e.id FROM events e
-    JOIN ge_tgroup g ON g.type = e.type
-    JOIN ge_want w ON w.kind = 't' AND w.key = ? AND w.grp = g.grp
-     AND w.val = (epoch_us(e.ts) - ((epoch_us(e.ts) % ?) + ?) % ?)::VARCHAR"""
+    SELECT DISTINCT w.grp, e.type, 't', w.key, w.val, e.id FROM ge_wev e
+    JOIN ge_want w ON w.kind = 't' AND w.key = ? AND w.grp = e.grp
+     AND w.val = (e.us - ((e.us % ?) + ?) % ?)::VARCHAR"""
 
 _COUNT = """
     WITH h AS (SELECT c.rid, p.id, any_value(c.n) AS n, count(*) AS m FROM ge_rc c
@@ -196,21 +207,22 @@ _CONSTRAINT = [("grp", "VARCHAR"), ("kind", "VARCHAR"), ("key", "VARCHAR"), ("va
 
 def start_subjects(gs: GraphSQL, display: dict[str, str], groups: dict[str, str]) -> dict[str, int]:
     """The working tables of one generation's subject references: display names, each
-    event type's group (``groups``: type -> group name). Returns the events of each type."""
+    event type's group (``groups``: type -> group name), the postings (empty). Returns
+    the events of each type."""
     gs.put("ge_display", [("actor", "VARCHAR"), ("name", "VARCHAR")], sorted(display.items()))
     gs.put("ge_tgroup", [("type", "VARCHAR"), ("grp", "VARCHAR")], sorted(groups.items()))
+    gs.q("CREATE OR REPLACE TEMP TABLE ge_post (grp VARCHAR, type VARCHAR, kind VARCHAR, key VARCHAR,"
+         " val VARCHAR, id VARCHAR)")
     return dict(gs.q("SELECT type, count(*) FROM events GROUP BY type ORDER BY 1"))
 
 
-def load_postings(gs: GraphSQL, want: Iterable[tuple[str, str, str, str]],
-                  levels: Iterable[tuple[str, int]]) -> list[tuple]:
-    """Index the events of each type group showing each wanted ``(group, kind, key, value)``
-    (``levels``: the time levels and their µs); returns ``(type, kind, key, value, events
-    of the type showing it)`` for the identifiers (kinds ``f`` and ``a``)."""
-    want = sorted(set(want))
+def load_postings(gs: GraphSQL, want: list[tuple[str, str, str, str]], levels: Iterable[tuple[str, int]]) -> None:
+    """Add to ``ge_post`` the events of each type group showing each ``(group, kind, key,
+    value)`` of ``want`` (values not indexed before; ``levels``: the time levels and their µs)."""
+    if not want:
+        return
     gs.put("ge_want", _CONSTRAINT, want)
-    gs.q("CREATE OR REPLACE TEMP TABLE ge_post (grp VARCHAR, type VARCHAR, kind VARCHAR, key VARCHAR,"
-         " val VARCHAR, id VARCHAR)")
+    gs.q(_WANTED_EVENTS)
     keys = sorted({w[2] for w in want if w[1] == "f"})
     if keys:
         gs.q(_POST_FACTS, [[_pointer("facts", k) for k in keys], keys])
@@ -218,8 +230,14 @@ def load_postings(gs: GraphSQL, want: Iterable[tuple[str, str, str, str]],
     gs.q(_POST_ACTORS)
     for level, size in levels:
         gs.q(_POST_TIME, [level, size, size, size])
-    return gs.q("SELECT type, kind, key, val, count(*) FROM ge_post WHERE kind IN ('f', 'a') "
-                "GROUP BY ALL ORDER BY ALL")
+
+
+def frequencies(gs: GraphSQL, values: list[tuple[str, str, str, str]]) -> list[tuple]:
+    """``(event type, kind, key, value, events of the type showing it)`` for indexed
+    ``(group, kind, key, value)`` identifiers."""
+    gs.put("ge_want", _CONSTRAINT, values)
+    return gs.q("SELECT p.type, p.kind, p.key, p.val, count(*) FROM ge_post p JOIN ge_want w "
+                "ON w.grp = p.grp AND w.kind = p.kind AND w.key = p.key AND w.val = p.val GROUP BY ALL ORDER BY ALL")
 
 
 def _pointer(*keys: str) -> str:

@@ -198,6 +198,7 @@ class SubjectIndex:
     display: dict[str, str]
     _groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _sizes: dict[str, int] = field(default_factory=dict)
+    _indexed: set[tuple[str, str, str, str]] = field(default_factory=set)  # values in ge_post
 
     LEVELS_PER_ROUND = 3  # references per subject a round counts (most resolve on the first)
 
@@ -247,18 +248,21 @@ class SubjectIndex:
         self._sizes = sql.start_subjects(self.gs, self.display, {t: humanize(t) for t in self._groups})
 
     def _load(self, subjects: list[tuple[Subject, Role]]) -> dict[tuple[str, str, str, str], int]:
-        """Index every value the subjects' references may show; ``(event type, kind, key,
-        value) -> events of that type showing it`` for their identifiers."""
-        want = []
+        """Index every value the subjects' references may show (those not indexed by an
+        earlier batch); ``(event type, kind, key, value) -> events of that type showing
+        it`` for their identifiers."""
+        want, ids = set(), set()
         for s, role in subjects:
             grp = humanize(s.type)
-            want += [(grp, *i) for i in identifiers(s.record)]
+            ids.update((grp, *i) for i in identifiers(s.record))
             if role.actors:
-                want += [(grp, "p", "", self.display.get(a, a)) for a in s.actors]
+                want.update((grp, "p", "", self.display.get(a, a)) for a in s.actors)
             if role.time:
-                want += [(grp, "t", level, str(s.ts_us - s.ts_us % _US[level])) for level in TIME_LEVELS]
-        rows = sql.load_postings(self.gs, want, [(level, _US[level]) for level in TIME_LEVELS])
-        return {(t, k, key, v): n for t, k, key, v, n in rows}
+                want.update((grp, "t", level, str(s.ts_us - s.ts_us % _US[level])) for level in TIME_LEVELS)
+        new = sorted((want | ids) - self._indexed)
+        sql.load_postings(self.gs, new, [(level, _US[level]) for level in TIME_LEVELS])
+        self._indexed.update(new)
+        return {(t, k, key, v): n for t, k, key, v, n in sql.frequencies(self.gs, sorted(ids))} if ids else {}
 
     def _unique(self, refs: list[Reference]) -> list[bool]:
         """Whether each reference's words match exactly its own subject among the events of the log."""
