@@ -230,7 +230,6 @@ def judge_run(run_dir: str | Path, judge: Any, *, with_reference: bool = False,
     ``judge``: a ``provider:model`` string (see :func:`groundeval.agents.complete.text_model`)
     or an object with ``name`` and ``complete(system, user)`` returning text or an object
     with ``text``."""
-    from ..agents.http import ProviderError
     from ..questions.prose import ReplyCache
 
     run_dir = Path(run_dir)
@@ -240,13 +239,31 @@ def judge_run(run_dir: str | Path, judge: Any, *, with_reference: bool = False,
         from ..agents.complete import text_model
 
         judge = text_model(judge, option="--judge", temperature=0.0, max_tokens=400)
-    name = str(getattr(judge, "name", None) or repr(judge))
     qs, qmap, traces, scores = _load_run(run_dir)
-    smap = {episode_key(s.question_id, s.agent, s.mode): s for s in scores}
-    cache = ReplyCache(cache_dir if cache_dir is not None else default_cache_dir())
-    path = run_dir / JUDGE_FILE
-    existing = _read_existing(path)
+    job = _Judging(judge, run_dir / JUDGE_FILE, ReplyCache(cache_dir if cache_dir is not None else default_cache_dir()),
+                   with_reference=with_reference, threshold=threshold, on_progress=on_progress)
+    episodes = _episodes(traces, qmap, scores, with_reference)
+    todo = job.keep_judged(episodes)
+    job.run(todo, concurrency)
+    ordered = job.finish(episodes)
+    report = contrast(ordered, scores, threshold=threshold, judge=job.name, with_reference=with_reference)
+    files = {JUDGE_FILE: job.path,
+             CONTRAST_FILE: _write(run_dir / CONTRAST_FILE, json.dumps(report, indent=2, sort_keys=True,
+                                                                       ensure_ascii=False) + "\n"),
+             CONTRAST_MD: _write(run_dir / CONTRAST_MD, render_markdown(report, joined(ordered, scores)))}
+    if render:
+        files.update(_rerender(run_dir, qs, traces, scores))
+    return JudgeResult(out_dir=run_dir, records=ordered, report=report, requests=job.counts["requests"],
+                       cache_hits=job.counts["cache_hits"], reused=job.reused, files=files)
 
+
+# (episode key, question, trace, score, user prompt, prompt sha256)
+_Episode = tuple[tuple[str, str, str], Any, Any, Any, str, str]
+
+
+def _episodes(traces: list[Any], qmap: dict[str, Any], scores: list[Any], with_reference: bool) -> list[_Episode]:
+    """Every scored episode with its judge prompt, in track then key order."""
+    smap = {episode_key(s.question_id, s.agent, s.mode): s for s in scores}
     episodes = []
     for t in traces:
         key = episode_key(t.question_id, t.agent, t.mode)
@@ -256,112 +273,139 @@ def judge_run(run_dir: str | Path, judge: Any, *, with_reference: bool = False,
         user = user_prompt(q, t, with_reference=with_reference) if t.final_answer is not None else ""
         episodes.append((key, q, t, s, user, _sha({"v": PROMPT_VERSION, "system": SYSTEM_PROMPT, "user": user})))
     episodes.sort(key=lambda e: (e[3].track, e[0]))
+    return episodes
 
-    def base(key, q, t, s, prompt_sha) -> dict[str, Any]:
+
+class _Stop(Exception):
+    """A fatal provider error (bad key, unknown model): the pass stops (kept in ``_Judging.fatal``)."""
+
+
+class _Judging:
+    """One judging pass over a run: the records kept or judged, appended to the judge file as they come."""
+
+    def __init__(self, judge: Any, path: Path, cache: Any, *, with_reference: bool, threshold: float,
+                 on_progress: Callable[[int, int], None] | None):
+        self.judge, self.path, self.cache = judge, path, cache
+        self.name = str(getattr(judge, "name", None) or repr(judge))
+        self.with_reference, self.threshold, self.on_progress = with_reference, threshold, on_progress
+        self.records: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.counts = {"requests": 0, "cache_hits": 0, "done": 0}
+        self.fatal: list[BaseException] = []
+        self.reused = 0
+        self.total = 0
+        self.lock = threading.Lock()
+        self.tmp = path.with_name(path.name + ".tmp")
+
+    def base(self, key, q, t, s, prompt_sha) -> dict[str, Any]:
+        """groundeval's side of a record: the episode's scores."""
         return {"question_id": q.id, "agent": t.agent, "mode": t.mode, "track": s.track, "bucket": s.bucket,
-                "judge": name, "with_reference": with_reference, "prompt_sha256": prompt_sha,
+                "judge": self.name, "with_reference": self.with_reference, "prompt_sha256": prompt_sha,
                 "s_answer": s.s_answer, "s_traj": s.s_traj, "s_adj": s.s_adj, "failure_class": s.failure_class,
                 "answer_correct": s.answer_correct, "path_valid": s.path_valid, "valid_answer": s.valid_answer}
 
-    records: dict[tuple[str, str, str], dict[str, Any]] = {}
-    todo = []
-    reused = 0
-    for key, q, t, s, user, prompt_sha in episodes:
-        old = existing.get(key)
-        if old is not None and old.get("judge") == name and old.get("prompt_sha256") == prompt_sha \
-                and old.get("with_reference") == with_reference and old.get("status") in ("ok", "unparsable",
-                                                                                          "no_answer"):
-            records[key] = {**old, **base(key, q, t, s, prompt_sha)}  # groundeval's side refreshed
-            reused += 1
-        else:
-            todo.append((key, q, t, s, user, prompt_sha))
+    def _reusable(self, old: dict[str, Any] | None, prompt_sha: str) -> bool:
+        return old is not None and old.get("judge") == self.name and old.get("prompt_sha256") == prompt_sha \
+            and old.get("with_reference") == self.with_reference \
+            and old.get("status") in ("ok", "unparsable", "no_answer")
 
-    lock = threading.Lock()
-    counts = {"requests": 0, "cache_hits": 0, "done": 0}
-    fatal: list[BaseException] = []
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # start the file from what is kept; judged lines are appended as they arrive
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(_line(records[k]) for k in sorted(records)), encoding="utf-8")
-    os.replace(tmp, path)
-    total = len(episodes)
+    def keep_judged(self, episodes: list[_Episode]) -> list[_Episode]:
+        """Keep the verdicts an earlier pass wrote for the same judge and prompt (the file
+        restarts from them); returns the episodes still to judge."""
+        existing = _read_existing(self.path)
+        todo = []
+        for key, q, t, s, user, prompt_sha in episodes:
+            old = existing.get(key)
+            if self._reusable(old, prompt_sha):
+                self.records[key] = {**old, **self.base(key, q, t, s, prompt_sha)}  # groundeval's side refreshed
+                self.reused += 1
+            else:
+                todo.append((key, q, t, s, user, prompt_sha))
+        self.total = len(episodes)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp.write_text("".join(_line(self.records[k]) for k in sorted(self.records)), encoding="utf-8")
+        os.replace(self.tmp, self.path)
+        return todo
 
-    def one(item) -> None:
+    def run(self, todo: list[_Episode], concurrency: int) -> None:
+        try:
+            if concurrency > 1 and len(todo) > 1:
+                with ThreadPoolExecutor(max_workers=concurrency) as pool:
+                    list(pool.map(self.one, todo))
+            else:
+                for item in todo:
+                    self.one(item)
+        finally:
+            close = getattr(self.judge, "close", None)
+            if callable(close):
+                close()
+        if self.fatal:
+            raise UsageError.single("--judge", f"{self.name}: {self.fatal[0]} (judged episodes are kept in "
+                                    f"{self.path}; run again to resume)")
+
+    def _reply(self, record: dict[str, Any], user: str) -> str | None:
+        """The judge's text for ``user`` (cached by prompt and model); None when the request failed
+        (recorded in ``record``). A fatal provider error is :class:`_Stop`."""
+        from ..agents.http import ProviderError
+
+        cache_key = _sha({"v": PROMPT_VERSION, "system": SYSTEM_PROMPT, "user": user, "model": self.name})
+        hit = self.cache.get(cache_key)
+        raw = hit.get("text") if hit is not None else None
+        with self.lock:
+            self.counts["cache_hits" if isinstance(raw, str) else "requests"] += 1
+        if isinstance(raw, str):
+            return raw
+        try:
+            reply = self.judge.complete(SYSTEM_PROMPT, user)
+        except ProviderError as exc:
+            if exc.fatal:
+                self.fatal.append(exc)
+                raise _Stop from None
+            record.update(status="error", judge_score=None, judge_rationale=str(exc))
+            return None
+        raw = reply if isinstance(reply, str) else str(getattr(reply, "text", "") or "")
+        self.cache.put(cache_key, {"model": self.name, "text": raw})
+        return raw
+
+    def one(self, item: _Episode) -> None:
         key, q, t, s, user, prompt_sha = item
-        record = base(key, q, t, s, prompt_sha)
-        if fatal:
+        record = self.base(key, q, t, s, prompt_sha)
+        if self.fatal:
             return
         if t.final_answer is None:
             record.update(status="no_answer", judge_score=None, judge_rationale="no answer was submitted; not sent")
         else:
-            cache_key = _sha({"v": PROMPT_VERSION, "system": SYSTEM_PROMPT, "user": user, "model": name})
-            hit = cache.get(cache_key)
-            raw = hit.get("text") if hit is not None else None
-            if isinstance(raw, str):
-                with lock:
-                    counts["cache_hits"] += 1
-            else:
-                with lock:
-                    counts["requests"] += 1
-                try:
-                    reply = judge.complete(SYSTEM_PROMPT, user)
-                except ProviderError as exc:
-                    if exc.fatal:
-                        fatal.append(exc)
-                        return
-                    record.update(status="error", judge_score=None, judge_rationale=str(exc))
-                    raw = None
-                else:
-                    raw = reply if isinstance(reply, str) else str(getattr(reply, "text", "") or "")
-                    cache.put(cache_key, {"model": name, "text": raw})
+            try:
+                raw = self._reply(record, user)
+            except _Stop:
+                return
             if raw is not None:
                 score, rationale = parse_reply(raw)
                 record.update(status="ok" if score is not None else "unparsable", judge_score=score,
                               judge_rationale=rationale[:MAX_RAW_CHARS])
                 if score is None:
                     record["judge_raw"] = raw[:MAX_RAW_CHARS]
-        if record.get("judge_score") is not None:
-            record["judge_approved"] = record["judge_score"] >= threshold
-            record["threshold"] = threshold
-        with lock:
-            records[key] = record
-            with open(path, "a", encoding="utf-8") as fh:
+        self._approve(record)
+        with self.lock:
+            self.records[key] = record
+            with open(self.path, "a", encoding="utf-8") as fh:
                 fh.write(_line(record))
-            counts["done"] += 1
-            if on_progress is not None:
-                on_progress(reused + counts["done"], total)
+            self.counts["done"] += 1
+            if self.on_progress is not None:
+                self.on_progress(self.reused + self.counts["done"], self.total)
 
-    try:
-        if concurrency > 1 and len(todo) > 1:
-            with ThreadPoolExecutor(max_workers=concurrency) as pool:
-                list(pool.map(one, todo))
-        else:
-            for item in todo:
-                one(item)
-    finally:
-        close = getattr(judge, "close", None)
-        if callable(close):
-            close()
-    if fatal:
-        raise UsageError.single("--judge", f"{name}: {fatal[0]} (judged episodes are kept in {path}; "
-                                "run again to resume)")
+    def _approve(self, record: dict[str, Any]) -> None:
+        if isinstance(record.get("judge_score"), (int, float)):
+            record["judge_approved"] = record["judge_score"] >= self.threshold
+            record["threshold"] = self.threshold
 
-    for r in records.values():  # the approval flag follows this run's threshold
-        if isinstance(r.get("judge_score"), (int, float)):
-            r["judge_approved"] = r["judge_score"] >= threshold
-            r["threshold"] = threshold
-    ordered = [records[e[0]] for e in episodes if e[0] in records]
-    tmp.write_text("".join(_line(r) for r in ordered), encoding="utf-8")
-    os.replace(tmp, path)
-    report = contrast(ordered, scores, threshold=threshold, judge=name, with_reference=with_reference)
-    files = {JUDGE_FILE: path,
-             CONTRAST_FILE: _write(run_dir / CONTRAST_FILE, json.dumps(report, indent=2, sort_keys=True,
-                                                                       ensure_ascii=False) + "\n"),
-             CONTRAST_MD: _write(run_dir / CONTRAST_MD, render_markdown(report, joined(ordered, scores)))}
-    if render:
-        files.update(_rerender(run_dir, qs, traces, scores))
-    return JudgeResult(out_dir=run_dir, records=ordered, report=report, requests=counts["requests"],
-                       cache_hits=counts["cache_hits"], reused=reused, files=files)
+    def finish(self, episodes: list[_Episode]) -> list[dict[str, Any]]:
+        """Every record in episode order, approval following this pass's threshold; the file rewritten so."""
+        for r in self.records.values():
+            self._approve(r)
+        ordered = [self.records[e[0]] for e in episodes if e[0] in self.records]
+        self.tmp.write_text("".join(_line(r) for r in ordered), encoding="utf-8")
+        os.replace(self.tmp, self.path)
+        return ordered
 
 
 def _rerender(run_dir: Path, qs: Any, traces: list[Any], scores: list[Any]) -> dict[str, Path]:
