@@ -31,12 +31,13 @@ def pytest_configure(config):
 
 
 def _importable(module: str) -> bool:
-    """True when ``module`` is an installed package (not a folder of the same name on sys.path:
-    pytest puts tests/ there, and tests/agents would pass for the OpenAI Agents SDK's ``agents``)."""
-    import importlib.util
+    """True when an installed distribution provides ``module`` (a folder of the same name on
+    sys.path does not count: pytest puts tests/ there, and tests/agents would otherwise pass
+    for the OpenAI Agents SDK's ``agents``; langgraph is a namespace package, so its spec has
+    no origin either)."""
+    import importlib.metadata
 
-    spec = importlib.util.find_spec(module)
-    return spec is not None and spec.origin is not None
+    return module in importlib.metadata.packages_distributions()
 
 
 def need(module: str, extra: str):
