@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -34,6 +35,7 @@ from .worker import AgentSpec, EpisodeWorker, ScoreWorker, StoreSpec, line_chunk
 
 START_TIMEOUT_S = 300.0  # workers must be up by then (a cluster short of CPUs never starts them)
 CHUNK_LINES = 1000  # trace lines (or traces) per scoring task
+CONNECT_TIMEOUT_S = 10.0  # a --ray-address that does not answer within this is refused
 POLL_S = 0.25  # how often a waiting episode checks the run's stop flag (Ctrl-C)
 
 
@@ -50,6 +52,20 @@ class _Fails:
 
     def run(self, episode: Any) -> None:
         raise self._exc
+
+
+def _check_reachable(address: str) -> None:
+    """Fail in seconds on a ``host:port`` (or ``ray://host:port``) nothing listens on: Ray itself
+    retries such an address for minutes."""
+    hostport = address.split("://", 1)[-1]
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto", "local" and the like: Ray resolves them
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise UsageError.single("--ray-address", f"cannot reach Ray at {address}: {exc.strerror or exc} (is the "
+                                "cluster up? set RAY_ADDRESS or --ray-address to its head node)") from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -90,6 +106,8 @@ class RayBackend:
                                       "logging_level": logging.ERROR, "runtime_env": self.runtime_env}
             if self.address is None:  # a local instance: as many CPUs as workers asked for
                 kwargs["num_cpus"] = max(os.cpu_count() or 1, self.requested or 0)
+            else:
+                _check_reachable(self.address)
             try:
                 ray.init(address=self.address or "local", **kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:

@@ -28,7 +28,7 @@ def test_100k_event_org_gives_the_local_bytes(ray_backend, tmp_path, capsys):
         t0 = time.perf_counter()
         local = api.run(org, agent, tmp_path / f"local-{agent}", db=db, questions=questions, pack=org)
         timings[f"local {agent}"] = time.perf_counter() - t0
-        questions = local.parent / "questions.json"
+        questions = questions or local.parent / "questions.json"  # generated once, by the first run
         t0 = time.perf_counter()
         remote = api.run(org, agent, tmp_path / f"ray-{agent}", db=db, questions=questions, pack=org,
                          backend=ray_backend)

@@ -6,6 +6,10 @@ cannot be pickled is refused before anything runs, and bad trace lines are the s
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 
 import pytest
 from ray_agents import CrashOn, Unpicklable
@@ -79,3 +83,17 @@ def test_bad_trace_lines_are_the_same_located_error(ray_backend, tmp_path, capsy
             assert code == 2 and "Traceback" not in err
             errs.append(err)
         assert errs[0] == errs[1] and f"{traces}" in errs[0]
+
+
+def test_an_unreachable_cluster_is_refused_in_seconds(tmp_path):
+    """Ray itself retries an address nothing listens on for minutes; groundeval says so at once."""
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (tmp_path / "t.jsonl").write_text("")
+    for how in (["--ray-address", f"127.0.0.1:{port}"], []):
+        proc = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "run", "tiny", "--agent", "oracle", "--out",
+                               str(tmp_path / "o"), "--backend", "ray", *how], capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "RAY_ADDRESS": f"127.0.0.1:{port}"})
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert f"--ray-address: cannot reach Ray at 127.0.0.1:{port}" in proc.stderr
