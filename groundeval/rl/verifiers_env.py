@@ -63,11 +63,19 @@ class GroundevalToolsetConfig(vf.ToolsetConfig):
     pass
 
 
+_OPEN: dict[tuple[str, int | None], Any] = {}
+
+
 def _questions(pack: str, seed: int | None) -> Any:
+    """``(store, questions)`` of a pack, loaded once per process: every rollout of a training
+    run reads the same read-only store (the scorer and the tool server each hold one)."""
     import groundeval
 
-    store = groundeval.load(pack)
-    return store, groundeval.generate(store, seed=seed)
+    key = (str(pack), seed)
+    if key not in _OPEN:
+        store = groundeval.load(pack)
+        _OPEN[key] = (store, groundeval.generate(store, seed=seed))
+    return _OPEN[key]
 
 
 class GroundevalToolset(vf.Toolset[GroundevalToolsetConfig, GroundevalState]):
@@ -125,12 +133,8 @@ def _score(task: Any, trace: Any) -> dict[str, Any] | None:
     if data is None:
         return None
     store, qs = _questions(task.pack, task.seed)
-    try:
-        question = next(q for q in qs.questions if q.id == task.question_id)
-        detail = reward(question, Trace.model_validate(data), config=store.manifest.evaluation.scoring,
-                        detail=True)
-    finally:
-        store.close()
+    question = next(q for q in qs.questions if q.id == task.question_id)
+    detail = reward(question, Trace.model_validate(data), config=store.manifest.evaluation.scoring, detail=True)
     assert isinstance(detail, dict)
     return detail
 
@@ -175,8 +179,7 @@ class GroundevalTaskset(vf.Taskset[GroundevalTask, GroundevalTasksetConfig]):
     """One task per generated question of ``config.pack`` (question order)."""
 
     def load(self) -> Any:
-        store, qs = _questions(self.config.pack, self.config.seed)
-        store.close()
+        _store, qs = _questions(self.config.pack, self.config.seed)
         for q in qs.questions:
             public = q.public()
             prompt = (f"{INSTRUCTIONS}\n\nQuestion: {q.text}\nActor: {public.get('actor')}\n"
