@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..store.digest import idle_cores
+
 CHUNK = 1024  # trace lines per helper round trip
 MIN_BYTES = 16 * 1024 * 1024  # smaller files are scored here: helpers take ~0.5 s to start
 
@@ -53,11 +55,7 @@ def workers_wanted(path: Path) -> int:
             return 0
     except OSError:
         return 0
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return min(cores, 4) if cores > 1 else 0
+    return idle_cores()
 
 
 def _head(values: tuple) -> TraceHead:

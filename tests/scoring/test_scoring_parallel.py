@@ -6,6 +6,7 @@ problem in file order winning)."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -89,7 +90,13 @@ def test_a_large_file_uses_helpers_and_keeps_every_field(tmp_path, monkeypatch):
     path = _write(tmp_path, lines)
     monkeypatch.setattr(parallel, "MIN_BYTES", 1)
     monkeypatch.delenv("GROUNDEVAL_SCORE_WORKERS", raising=False)
-    assert parallel.workers_wanted(path) >= (1 if len(__import__("os").sched_getaffinity(0)) > 1 else 0)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert parallel.workers_wanted(path) == 2  # two cores, one idle: helpers
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 0.2, 0.2))
+    assert parallel.workers_wanted(path) == 0  # no idle core: helpers would only add their costs
+    monkeypatch.setenv("GROUNDEVAL_SCORE_WORKERS", "3")
+    assert parallel.workers_wanted(path) == 3
     helped = list(iter_rescore_lines(path, QMAP, workers=2))
     alone = list(iter_rescore_lines(path, QMAP, workers=0))
     assert all(isinstance(t, parallel.TraceHead) for t, _s, _l in helped)
