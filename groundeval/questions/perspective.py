@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from math import ceil
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..contract.models import EvaluationConfig
 from ..graph.sql import GraphSQL
@@ -43,100 +43,140 @@ NEAR_US = 2 * 86_400_000_000
 POOL_PER_GROUP = 2
 
 
+class _Targets(NamedTuple):
+    """The sampled pivots' targets with what labelling read about them."""
+
+    rows: list[tuple[str, int, str]]  # (actor, as_of_us, event id)
+    pivots: list[tuple[str, int]]
+    info: dict[str, tuple]  # event id -> GraphSQL.events_info row
+    created: dict[str, tuple[str, int | None]]  # artifact id -> (subsystem, created_us)
+    wit: dict[str, list[str]]  # event id -> its witnesses (sorted)
+    gated: dict[str, list[tuple]]  # row index (text) -> (artifact, subsystem, horizon, subsystem, actor ok)
+
+
 def candidates(gs: GraphSQL, ev: EvaluationConfig, subjects: SubjectIndex,
                seed: int = 0) -> tuple[list[Candidate], dict[str, int]]:
     skipped: dict[str, int] = {}
     gates = set(ev.gates.get("perspective", []))
+    t = _targets(gs, ev)
+    if t is None:
+        return [], skipped
+    labelled = _label(gs, t, gates, skipped)
+    _sample(labelled, t, seed)
+    refs = _references(subjects, labelled, t)
+    roles = sql.actor_sets(gs, t.pivots, "roles")
+    granted = sql.actor_sets(gs, t.pivots, "grants")
+    out = []
+    for i in sorted(labelled):
+        ref = refs[t.rows[i][2]]
+        if ref is None:
+            skipped["ambiguous_reference"] = skipped.get("ambiguous_reference", 0) + 1
+            continue
+        out.append(_candidate(i, labelled[i], ref, t, gates, roles, granted, subjects.display))
+    return out, skipped
+
+
+def _targets(gs: GraphSQL, ev: EvaluationConfig) -> _Targets | None:
+    """Actors, their pivots, each pivot's nearest witnessed events, and the cone of every
+    (pivot, witness) pair in one batch."""
     limit = max(4, 2 * ceil(max(ev.max_perspective_questions, 1) / ev.max_per_actor))
     actors = sql.perspective_actors(gs, ev.perspective_actors, limit)
     pivots = sql.perspective_pivots(gs, actors, ev.perspective.pivots_per_actor)
     rows = sql.perspective_targets(gs, pivots)
     if not rows:
-        return [], skipped
+        return None
     info = {r[0]: r for r in gs.events_info({r[2] for r in rows})}
     created = gs.artifacts_info({a for r in info.values() for a in r[5]})
     wit = {eid: sorted(a for a in r[5] if is_witness(created[a][1], r[2])) for eid, r in info.items()}
     pairs = [(str(i), actor, as_of, aid) for i, (actor, as_of, eid) in enumerate(rows) for aid in wit[eid]]
-    by_key: dict[str, list[tuple]] = {}
+    gated: dict[str, list[tuple]] = {}
     for key, aid, found, sub, h_ok, s_ok, a_ok in sql.gate_batch(gs, pairs):
         if found:
-            by_key.setdefault(key, []).append((aid, sub, h_ok, s_ok, a_ok))
+            gated.setdefault(key, []).append((aid, sub, h_ok, s_ok, a_ok))
+    return _Targets(rows, pivots, info, created, wit, gated)
 
-    def visible(r: tuple) -> bool:
-        _, _, h, s, a = r
-        return (h or "horizon" not in gates) and (s or "subsystem" not in gates) and (a or "actor" not in gates)
 
+def _visible(r: tuple, gates: set[str]) -> bool:
+    """Inside every configured gate: ``r`` is (artifact, subsystem, horizon, subsystem, actor ok)."""
+    _, _, h, s, a = r
+    return (h or "horizon" not in gates) and (s or "subsystem" not in gates) and (a or "actor" not in gates)
+
+
+def _label(gs: GraphSQL, t: _Targets, gates: set[str], skipped: dict[str, int]) -> dict[int, tuple[str, list[str]]]:
+    """Row index -> (bucket, visible evidence) for every target with a clean label."""
     labelled: dict[int, tuple[str, list[str]]] = {}
     later: list[tuple[str, str, int, str]] = []
-    for i, (actor, as_of, eid) in enumerate(rows):
-        arts = by_key.get(str(i), [])
-        vis = [r[0] for r in arts if visible(r)]
-        happened = info[eid][2] <= as_of
+    for i, (actor, as_of, eid) in enumerate(t.rows):
+        arts = t.gated.get(str(i), [])
+        vis = [r[0] for r in arts if _visible(r, gates)]
+        happened = t.info[eid][2] <= as_of
         if vis and happened:
             labelled[i] = ("positive", vis)
         elif not vis and happened and ("horizon" not in gates or all(r[2] for r in arts)):
             labelled[i] = ("negative_permission", [])
         elif "horizon" in gates and not any(r[2] for r in arts):
-            t_star = max([info[eid][2], *(created[r[0]][1] for r in arts)])
+            t_star = max([t.info[eid][2], *(t.created[r[0]][1] for r in arts)])
             later += [(str(i), actor, t_star, r[0]) for r in arts]
         else:
             skipped["mixed_horizon"] = skipped.get("mixed_horizon", 0) + 1  # neither label is clean
-    would = {k for k, _aid, found, _s, h, s, a in sql.gate_batch(gs, later) if found and visible((_aid, _s, h, s, a))}
+    would = {k for k, aid, found, sub, h, s, a in sql.gate_batch(gs, later)
+             if found and _visible((aid, sub, h, s, a), gates)}
     for key in sorted({p[0] for p in later}, key=int):
         if key in would:
             labelled[int(key)] = ("negative_temporal", [])
         else:
             skipped["never_visible"] = skipped.get("never_visible", 0) + 1
+    return labelled
 
-    # A seeded sample per (bucket, actor, event type), like the other tracks' pools:
-    # enough for every cap, so references are resolved for hundreds of targets, not all.
+
+def _sample(labelled: dict[int, tuple[str, list[str]]], t: _Targets, seed: int) -> None:
+    """Keep a seeded sample per (bucket, actor, event type), like the other tracks' pools:
+    enough for every cap, so references are resolved for hundreds of targets, not all."""
     kept: Counter = Counter()
-    for i in sorted(labelled, key=lambda i: seeded_hash(seed, "perspective", *rows[i])):
-        k = (labelled[i][0], rows[i][0], info[rows[i][2]][1])
+    for i in sorted(labelled, key=lambda i: seeded_hash(seed, "perspective", *t.rows[i])):
+        k = (labelled[i][0], t.rows[i][0], t.info[t.rows[i][2]][1])
         kept[k] += 1
         if kept[k] > POOL_PER_GROUP:
             del labelled[i]
-    # An artifact key that witnesses any target of a type is hidden for every target of it.
-    hide: dict[str, set[tuple[str, str]]] = {}
-    for eid in {rows[i][2] for i in labelled}:
-        etype, raw = info[eid][1], json.loads(info[eid][3])
-        hide.setdefault(etype, set()).update(
-            k for k, vals in keyed_values(raw).items() if k[0] == "a" and vals & set(wit[eid]))
-    refs = subjects.resolve(
-        (eid, Subject(eid, info[eid][1], info[eid][2], json.loads(info[eid][3]), tuple(info[eid][4])),
-         Role(time=False, hide=frozenset(hide[info[eid][1]]), forbid=frozenset(wit[eid])))
-        for eid in sorted({rows[i][2] for i in labelled}))
 
-    roles = sql.roles_batch(gs, pivots)
-    granted = sql.granted_batch(gs, pivots)
-    out = []
-    for i in sorted(labelled):
-        actor, as_of, eid = rows[i]
-        ref = refs[eid]
-        if ref is None:
-            skipped["ambiguous_reference"] = skipped.get("ambiguous_reference", 0) + 1
-            continue
-        bucket, vis = labelled[i]
-        _, etype, ets, _raw, ev_actors, _arts, _subs, _mc = info[eid]
-        arts = by_key.get(str(i), [])
-        blocked = sorted({r[1] for r in arts if "subsystem" in gates and not r[3]})
-        subs = sorted({r[1] for r in arts})
-        factors = (actor not in ev_actors) + (len(subs) > 1 or 0 < len(vis) < len(arts)) + \
-            (abs(ets - as_of) <= NEAR_US)
-        truth = PerspectiveTruth(could_actor_have_known=bucket == "positive", target_event_id=eid,
-                                 target_event_type=etype, target_artifacts=sorted(r[0] for r in arts),
-                                 evidence_artifacts=sorted(vis), blocked_subsystems=blocked,
-                                 role_at_as_of=roles.get((actor, as_of), []))
-        payload: dict[str, Any] = {
-            "truth": truth, "actor": actor, "as_of": to_utc(as_of), "gates": sorted(gates, key=_gate_order),
-            "context_subsystems": sorted(set(granted.get((actor, as_of), [])) | set(subs)),
-            "names": ref.values(), "event_type": etype, "refs": [ref.text()], "subjects": [ref.shown()],
-            "slots": {"actor": subjects.display.get(actor, actor), "target": ref.text()},
-        }
-        out.append(Candidate(key=f"perspective|{actor}|{as_of}|{eid}", bucket=bucket,
-                             label=bucket == "positive", difficulty=difficulty_of(factors), event_type=etype,
-                             actor=actor, group=etype, payload=payload))
-    return out, skipped
+
+def _references(subjects: SubjectIndex, labelled: dict[int, tuple[str, list[str]]], t: _Targets) -> dict:
+    """Each kept target's reference, without its time and its witnesses: an artifact key
+    that witnesses any target of a type is hidden for every target of it."""
+    targets = sorted({t.rows[i][2] for i in labelled})
+    hide: dict[str, set[tuple[str, str]]] = {}
+    for eid in targets:
+        etype, raw = t.info[eid][1], json.loads(t.info[eid][3])
+        hide.setdefault(etype, set()).update(
+            k for k, vals in keyed_values(raw).items() if k[0] == "a" and vals & set(t.wit[eid]))
+    return subjects.resolve(
+        (eid, Subject(eid, t.info[eid][1], t.info[eid][2], json.loads(t.info[eid][3]), tuple(t.info[eid][4])),
+         Role(time=False, hide=frozenset(hide[t.info[eid][1]]), forbid=frozenset(t.wit[eid])))
+        for eid in targets)
+
+
+def _candidate(i: int, label: tuple[str, list[str]], ref: Any, t: _Targets, gates: set[str],
+               roles: dict, granted: dict, display: dict[str, str]) -> Candidate:
+    actor, as_of, eid = t.rows[i]
+    bucket, vis = label
+    _, etype, ets, _raw, ev_actors, _arts, _subs, _mc = t.info[eid]
+    arts = t.gated.get(str(i), [])
+    blocked = sorted({r[1] for r in arts if "subsystem" in gates and not r[3]})
+    subs = sorted({r[1] for r in arts})
+    factors = (actor not in ev_actors) + (len(subs) > 1 or 0 < len(vis) < len(arts)) + \
+        (abs(ets - as_of) <= NEAR_US)
+    truth = PerspectiveTruth(could_actor_have_known=bucket == "positive", target_event_id=eid,
+                             target_event_type=etype, target_artifacts=sorted(r[0] for r in arts),
+                             evidence_artifacts=sorted(vis), blocked_subsystems=blocked,
+                             role_at_as_of=roles.get((actor, as_of), []))
+    payload: dict[str, Any] = {
+        "truth": truth, "actor": actor, "as_of": to_utc(as_of), "gates": sorted(gates, key=_gate_order),
+        "context_subsystems": sorted(set(granted.get((actor, as_of), [])) | set(subs)),
+        "names": ref.values(), "event_type": etype, "refs": [ref.text()], "subjects": [ref.shown()],
+        "slots": {"actor": display.get(actor, actor), "target": ref.text()},
+    }
+    return Candidate(key=f"perspective|{actor}|{as_of}|{eid}", bucket=bucket, label=bucket == "positive",
+                     difficulty=difficulty_of(factors), event_type=etype, actor=actor, group=etype, payload=payload)
 
 
 def _gate_order(g: str) -> int:

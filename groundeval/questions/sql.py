@@ -90,33 +90,27 @@ def gate_batch(gs: GraphSQL, rows: list[tuple[str, str, int, str]]) -> list[tupl
     return gs.q(gate_sql("ge_pairs"))
 
 
-def roles_batch(gs: GraphSQL, pivots: list[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
-    """Roles each actor holds at each as-of (sorted)."""
-    if not pivots:
-        return {}
-    gs.put("ge_pv0", [("actor", "VARCHAR"), ("us", "BIGINT")], pivots)
-    rows = gs.q(
-        """WITH pv AS (SELECT actor, us FROM ge_pv0)
-           SELECT pv.actor, pv.us, list(DISTINCT ar.role ORDER BY ar.role)
-           FROM pv JOIN actor_roles ar ON ar.actor = pv.actor
-             AND ar.since <= ge_ts(pv.us) AND ge_ts(pv.us) < ar.until
-           GROUP BY pv.actor, pv.us ORDER BY 1, 2""")
-    return {(r[0], r[1]): list(r[2]) for r in rows}
+_ACTOR_SETS = {
+    # what: (the listed column, the extra join that reaches it)
+    "roles": ("ar.role", ""),
+    "grants": ("g.subsystem", "JOIN grants g ON g.role = ar.role AND g.since <= ge_ts(pv.us) AND ge_ts(pv.us) < g.until"),
+}
 
 
-def granted_batch(gs: GraphSQL, pivots: list[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
-    """Subsystems granted to each actor's roles at each as-of (sorted)."""
+def actor_sets(gs: GraphSQL, pivots: list[tuple[str, int]], what: str) -> dict[tuple[str, int], list[str]]:
+    """Per (actor, as_of_us): the roles the actor holds then (``what='roles'``), or the
+    subsystems those roles are granted then (``what='grants'``), sorted."""
     if not pivots:
         return {}
+    column, join = _ACTOR_SETS[what]
     gs.put("ge_pv0", [("actor", "VARCHAR"), ("us", "BIGINT")], pivots)
     rows = gs.q(
-        """WITH pv AS (SELECT actor, us FROM ge_pv0)
-           SELECT pv.actor, pv.us, list(DISTINCT g.subsystem ORDER BY g.subsystem)
-           FROM pv JOIN actor_roles ar ON ar.actor = pv.actor
-             AND ar.since <= ge_ts(pv.us) AND ge_ts(pv.us) < ar.until
-           JOIN grants g ON g.role = ar.role
-             AND g.since <= ge_ts(pv.us) AND ge_ts(pv.us) < g.until
-           GROUP BY pv.actor, pv.us ORDER BY 1, 2""")
+        f"""WITH pv AS (SELECT actor, us FROM ge_pv0)
+            SELECT pv.actor, pv.us, list(DISTINCT {column} ORDER BY {column})
+            FROM pv JOIN actor_roles ar ON ar.actor = pv.actor
+              AND ar.since <= ge_ts(pv.us) AND ge_ts(pv.us) < ar.until
+            {join}
+            GROUP BY pv.actor, pv.us ORDER BY 1, 2""")
     return {(r[0], r[1]): list(r[2]) for r in rows}
 
 
