@@ -1,6 +1,7 @@
 """Scoring throughput by backend: local, and Ray with 1 and 2 workers (needs the ray extra).
 
     .venv-ray/bin/python benchmarks/bench_ray.py [--n 20000] [--repeat 3] [--workers 1,2] [--json out.json]
+    .venv-ray/bin/python benchmarks/bench_ray.py --episodes PACK [--agent keyword] [--repeat 3]
 
 Writes the synthetic traces of ``bench_scoring.py`` (all tracks, ~8 calls each) to a
 temporary JSONL file and times ``backend.rescore`` over it — what ``groundeval score
@@ -8,6 +9,10 @@ temporary JSONL file and times ``backend.rescore`` over it — what ``groundeval
 Ray starts once per worker count, outside the timed part (its start-up is reported apart).
 The floor is reading the file's lines alone, in the same run. Prints medians, the driver's
 peak RSS and the load average before and after.
+
+``--episodes PACK`` times ``api.run`` instead (episodes per second: the agent through the gated
+runtime) with the pack's questions generated once and its store in one ``--db`` file: local with
+``--concurrency`` 1 and 2, and Ray with each worker count (actors started inside the timed part).
 """
 
 from __future__ import annotations
@@ -42,6 +47,46 @@ def _timed(fn, repeat: int) -> dict:
             "driver_cpu_s": round(statistics.median(cpus), 3), "traces_per_s": round(counts[0] / wall)}
 
 
+def episodes(args) -> dict:
+    from groundeval import api
+    from groundeval.distributed.ray_backend import RayBackend
+
+    results: dict = {"pack": args.episodes, "agent": args.agent, "load_before": [round(x, 2) for x in os.getloadavg()]}
+    with tempfile.TemporaryDirectory() as tmp:
+        db, first = Path(tmp) / "store.duckdb", api.run(args.episodes, args.agent, Path(tmp) / "warm",
+                                                          db=Path(tmp) / "store.duckdb")
+        questions = first.parent / "questions.json"
+        n = len(first.read_text().splitlines())
+        runs = 0
+
+        def one(**kw) -> int:
+            nonlocal runs
+            runs += 1
+            api.run(args.episodes, args.agent, Path(tmp) / f"r{runs}", questions=questions, pack=args.episodes,
+                    db=db, **kw)
+            return n
+
+        for c in (1, 2):
+            results[f"local_c{c}"] = _timed(lambda: one(concurrency=c), args.repeat)
+        for w in (int(x) for x in args.workers.split(",")):
+            be = RayBackend(workers=w)
+            assert be.workers == w
+            try:
+                one(backend=be)  # warm
+                results[f"ray_{w}"] = _timed(lambda: one(backend=be), args.repeat)
+            finally:
+                be.close()
+    results["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    results["driver_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    for key, r in results.items():
+        if isinstance(r, dict):
+            print(f"{key:10} {r['n'] / r['median_s']:>8.1f} episodes/s  median {r['median_s']:.2f} s of "
+                  f"{r['runs_s']} ({r['n']} episodes)  driver CPU {r['driver_cpu_s']:.2f} s")
+    print(f"driver peak RSS {results['driver_peak_rss_mb']} MB · load average before {results['load_before']} "
+          f"after {results['load_after']}")
+    return results
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=20000)
@@ -49,7 +94,14 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--chunk", type=int, default=None, help="Trace lines per Ray task (default: the backend's).")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--episodes", default=None, help="Time episodes (api.run) on this pack instead of scoring.")
+    ap.add_argument("--agent", default="keyword", help="--episodes: the agent (default keyword: it searches).")
     args = ap.parse_args()
+    if args.episodes:
+        out = episodes(args)
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        return
     load_before = os.getloadavg()
     questions, lines = build(args.n)
     results: dict = {"n": args.n, "cores": os.cpu_count(), "load_before": [round(x, 2) for x in load_before]}
