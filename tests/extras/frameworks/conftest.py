@@ -14,7 +14,6 @@ import pytest
 
 INSTALL = "pip install -e '.[dev,frameworks]' (or bash .ci/extras/frameworks.sh)"
 
-os.environ.setdefault("OTEL_SDK_DISABLED", "true")  # no exporter looks for a collector
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("CREWAI_TESTING", "true")  # no first-run "view your traces?" prompt on stdin
@@ -36,8 +35,14 @@ def _importable(module: str) -> bool:
     for the OpenAI Agents SDK's ``agents``; langgraph is a namespace package, so its spec has
     no origin either)."""
     import importlib.metadata
+    import importlib.util
 
-    return module in importlib.metadata.packages_distributions()
+    if module.split(".")[0] not in importlib.metadata.packages_distributions():
+        return False
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
 
 
 def need(module: str, extra: str):
