@@ -79,50 +79,82 @@ def parse_table(table: dict[str, Any], path: Path) -> GateConfig:
     """Validate a ``[tool.groundeval]`` table. Keys the gate does not use are left for
     other groundeval commands and ignored here."""
     values: dict[str, Any] = {"root": path.parent}
+    for step in (_strings, _integers, _numbers, _by_track, _checks):
+        values.update(step(table, path))
+    _choices(values, path)
+    return GateConfig(**values)
+
+
+def _strings(table: dict[str, Any], path: Path) -> dict[str, Any]:
+    out = {}
     for key in _STR_KEYS:
         if key in table:
             if not isinstance(table[key], str) or not table[key].strip():
                 raise _fail(path, key, f"expected a non-empty string, got {table[key]!r}")
-            values[key] = table[key]
+            out[key] = table[key]
+    return out
+
+
+def _integers(table: dict[str, Any], path: Path) -> dict[str, Any]:
+    out = {}
     for key in _INT_KEYS:
         if key in table:
             if isinstance(table[key], bool) or not isinstance(table[key], int) or table[key] < 0:
                 raise _fail(path, key, f"expected a non-negative integer, got {table[key]!r}")
-            values[key] = table[key]
-    for key in ("min_adjusted", "tolerance"):
-        if key in table:
-            values[key] = _unit(path, key, table[key])
+            out[key] = table[key]
+    return out
+
+
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)
+
+
+def _numbers(table: dict[str, Any], path: Path) -> dict[str, Any]:
+    out = {key: _unit(path, key, table[key]) for key in ("min_adjusted", "tolerance") if key in table}
     if "alpha" in table:
         a = table["alpha"]
-        if isinstance(a, bool) or not isinstance(a, int | float) or not 0.0 < float(a) < 1.0:
+        if not _number(a) or not 0.0 < float(a) < 1.0:
             raise _fail(path, "alpha", f"expected a number strictly between 0 and 1, got {a!r}")
-        values["alpha"] = float(a)
+        out["alpha"] = float(a)
     if "timeout" in table:
-        if isinstance(table["timeout"], bool) or not isinstance(table["timeout"], int | float) or table["timeout"] <= 0:
+        if not _number(table["timeout"]) or table["timeout"] <= 0:
             raise _fail(path, "timeout", f"expected a positive number of seconds, got {table['timeout']!r}")
-        values["timeout"] = float(table["timeout"])
+        out["timeout"] = float(table["timeout"])
+    return out
+
+
+def _by_track(table: dict[str, Any], path: Path) -> dict[str, Any]:
     by_track = table.get("min_adjusted_by_track", {})
     if not isinstance(by_track, dict):
         raise _fail(path, "min_adjusted_by_track", "expected a table of track = threshold")
-    if by_track:
-        from ..tracks import names
+    if not by_track:
+        return {}
+    from ..tracks import names
 
-        known = names()
+    known = names()
+    out = {}
     for track, value in by_track.items():
         if track not in known:
             raise _fail(path, f"min_adjusted_by_track.{track}",
                         f"unknown track {track!r}; expected one of {', '.join(known)}")
-        values.setdefault("min_adjusted_by_track", {})[track] = _unit(path, f"min_adjusted_by_track.{track}", value)
-    if "checks" in table:
-        checks = table["checks"]
-        if not isinstance(checks, list) or any(c not in ALL_CHECKS for c in checks):
-            raise _fail(path, "checks", f"expected a list drawn from {', '.join(ALL_CHECKS)}, got {checks!r}")
-        values["checks"] = tuple(c for c in ALL_CHECKS if c in checks)
+        out[track] = _unit(path, f"min_adjusted_by_track.{track}", value)
+    return {"min_adjusted_by_track": out}
+
+
+def _checks(table: dict[str, Any], path: Path) -> dict[str, Any]:
+    if "checks" not in table:
+        return {}
+    checks = table["checks"]
+    if not isinstance(checks, list) or any(c not in ALL_CHECKS for c in checks):
+        raise _fail(path, "checks", f"expected a list drawn from {', '.join(ALL_CHECKS)}, got {checks!r}")
+    return {"checks": tuple(c for c in ALL_CHECKS if c in checks)}
+
+
+def _choices(values: dict[str, Any], path: Path) -> None:
     if "regression_test" in values and values["regression_test"] not in ("paired", "point"):
         raise _fail(path, "regression_test", f"expected paired or point, got {values['regression_test']!r}")
     if "mode" in values and values["mode"] not in ("tool", "context", "zero-shot"):
         raise _fail(path, "mode", f"expected tool, context or zero-shot, got {values['mode']!r}")
-    return GateConfig(**values)
 
 
 def load_config(root: Path) -> GateConfig:
