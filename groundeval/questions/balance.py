@@ -55,78 +55,111 @@ def quotas(total: int, ratios: dict[str, float]) -> dict[str, int]:
     return out
 
 
-def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float],
-           difficulty_ratios: dict[str, float], max_per_actor: int, max_per_type: int,
-           seed: int) -> tuple[list[Candidate], dict[str, Any]]:
-    """Pick up to ``total`` candidates; returns them and an achieved-vs-requested report."""
-    order = sorted(cands, key=lambda c: (seeded_hash(seed, c.key), c.key))
+@dataclass
+class _Tally:
+    """What has been picked so far, by the keys the caps and preferences read."""
+
+    max_per_actor: int
+    max_per_type: int
+    difficulty_ratios: dict[str, float]
+    rank: dict[int, int]  # id(candidate) -> its place in hash order
+    picked: list[Candidate] = field(default_factory=list)
+    n_bucket: Counter = field(default_factory=Counter)
+    n_actor: Counter = field(default_factory=Counter)
+    n_type: Counter = field(default_factory=Counter)
+    n_actor_label: Counter = field(default_factory=Counter)
+    n_type_label: Counter = field(default_factory=Counter)
+    n_group: Counter = field(default_factory=Counter)
+    n_diff: Counter = field(default_factory=Counter)
+    used_unique: set[str] = field(default_factory=set)
+
+    def eligible(self, c: Candidate) -> bool:
+        return ((c.actor is None or self.n_actor[c.actor] < self.max_per_actor)
+                and self.n_type[c.event_type] < self.max_per_type
+                and (c.unique is None or c.unique not in self.used_unique))
+
+    def priority(self, c: Candidate) -> tuple:
+        """Lowest first: label balance per actor and type, stratum use, difficulty need, hash order."""
+        n_al, n_tl = self.n_actor_label, self.n_type_label
+        actor_imb = (n_al[(c.actor, c.label)] - n_al[(c.actor, not c.label)]) if c.actor else 0
+        type_imb = n_tl[(c.event_type, c.label)] - n_tl[(c.event_type, not c.label)]
+        dsum = sum(self.difficulty_ratios.values()) or 1.0
+        want = self.difficulty_ratios.get(c.difficulty, 0) / dsum * (len(self.picked) + 1) - self.n_diff[c.difficulty]
+        return (max(actor_imb, type_imb, 0) >= 1, max(actor_imb, type_imb), actor_imb + type_imb,
+                self.n_group[(c.bucket, c.group)], -want, self.rank[id(c)])
+
+    def add(self, c: Candidate) -> None:
+        self.picked.append(c)
+        self.n_bucket[c.bucket] += 1
+        self.n_type[c.event_type] += 1
+        self.n_type_label[(c.event_type, c.label)] += 1
+        self.n_group[(c.bucket, c.group)] += 1
+        self.n_diff[c.difficulty] += 1
+        if c.actor is not None:
+            self.n_actor[c.actor] += 1
+            self.n_actor_label[(c.actor, c.label)] += 1
+        if c.unique is not None:
+            self.used_unique.add(c.unique)
+
+
+def _pools(order: list[Candidate], buckets: dict[str, float]) -> dict[str, list[Candidate]]:
+    """Per bucket, candidates in hash order, at most ``_TRIM`` per (bucket, actor, type, group, difficulty)."""
     kept: Counter = Counter()
-    pools: dict[str, list[Candidate]] = {b: [] for b in bucket_ratios}
+    pools: dict[str, list[Candidate]] = {b: [] for b in buckets}
     for c in order:
         k = (c.bucket, c.actor, c.event_type, c.group, c.difficulty)
         if c.bucket in pools and kept[k] < _TRIM:
             kept[k] += 1
             pools[c.bucket].append(c)
-    rank = {id(c): i for i, c in enumerate(order)}
+    return pools
+
+
+def _next_bucket(open_: list[str], pools: dict[str, list[Candidate]], tally: _Tally, quota: dict[str, int],
+                 bucket_ratios: dict[str, float]) -> str:
+    """The bucket furthest behind its quota; once every quota is met, behind its ratio."""
+    order = list(pools)
+    short = [b for b in open_ if tally.n_bucket[b] < quota[b]]
+    if short:
+        return min(short, key=lambda b: ((tally.n_bucket[b] + 1) / quota[b], order.index(b)))
+    weighted = [b for b in open_ if bucket_ratios[b] > 0] or open_
+    return min(weighted, key=lambda b: ((tally.n_bucket[b] + 1) / (bucket_ratios[b] or 1e-9), order.index(b)))
+
+
+def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float],
+           difficulty_ratios: dict[str, float], max_per_actor: int, max_per_type: int,
+           seed: int) -> tuple[list[Candidate], dict[str, Any]]:
+    """Pick up to ``total`` candidates; returns them and an achieved-vs-requested report."""
+    order = sorted(cands, key=lambda c: (seeded_hash(seed, c.key), c.key))
+    pools = _pools(order, bucket_ratios)
     quota = quotas(total, bucket_ratios)
-    dsum = sum(difficulty_ratios.values()) or 1.0
-    picked: list[Candidate] = []
-    n_bucket: Counter = Counter()
-    n_actor: Counter = Counter()
-    n_type: Counter = Counter()
-    n_actor_label: Counter = Counter()
-    n_type_label: Counter = Counter()
-    n_group: Counter = Counter()
-    n_diff: Counter = Counter()
-    used_unique: set[str] = set()
-
-    def eligible(c: Candidate) -> bool:
-        return ((c.actor is None or n_actor[c.actor] < max_per_actor) and n_type[c.event_type] < max_per_type
-                and (c.unique is None or c.unique not in used_unique))
-
-    def priority(c: Candidate) -> tuple:
-        actor_imb = (n_actor_label[(c.actor, c.label)] - n_actor_label[(c.actor, not c.label)]) if c.actor else 0
-        type_imb = n_type_label[(c.event_type, c.label)] - n_type_label[(c.event_type, not c.label)]
-        want = difficulty_ratios.get(c.difficulty, 0) / dsum * (len(picked) + 1) - n_diff[c.difficulty]
-        return (max(actor_imb, type_imb, 0) >= 1, max(actor_imb, type_imb), actor_imb + type_imb,
-                n_group[(c.bucket, c.group)], -want, rank[id(c)])
-
-    while len(picked) < total:
+    tally = _Tally(max_per_actor, max_per_type, difficulty_ratios, {id(c): i for i, c in enumerate(order)})
+    while len(tally.picked) < total:
         for b in pools:
-            pools[b] = [c for c in pools[b] if eligible(c)]
+            pools[b] = [c for c in pools[b] if tally.eligible(c)]
         open_ = [b for b in pools if pools[b]]
         if not open_:
             break
-        short = [b for b in open_ if n_bucket[b] < quota[b]]
-        if short:
-            bucket = min(short, key=lambda b: ((n_bucket[b] + 1) / quota[b], list(pools).index(b)))
-        else:
-            weighted = [b for b in open_ if bucket_ratios[b] > 0] or open_
-            bucket = min(weighted, key=lambda b: ((n_bucket[b] + 1) / (bucket_ratios[b] or 1e-9),
-                                                  list(pools).index(b)))
-        c = min(pools[bucket], key=priority)
+        bucket = _next_bucket(open_, pools, tally, quota, bucket_ratios)
+        c = min(pools[bucket], key=tally.priority)
         pools[bucket].remove(c)
-        picked.append(c)
-        n_bucket[c.bucket] += 1
-        n_type[c.event_type] += 1
-        n_type_label[(c.event_type, c.label)] += 1
-        n_group[(c.bucket, c.group)] += 1
-        n_diff[c.difficulty] += 1
-        if c.actor is not None:
-            n_actor[c.actor] += 1
-            n_actor_label[(c.actor, c.label)] += 1
-        if c.unique is not None:
-            used_unique.add(c.unique)
+        tally.add(c)
 
     labels = {c.bucket: c.label for c in cands}
-    rs_all = sum(bucket_ratios.values()) or 1.0
-    requested_yes = sum(r for b, r in bucket_ratios.items() if labels.get(b)) / rs_all
-    picked, trimmed = _trim(picked, max(SHORTCUT_LIMIT, requested_yes, 1.0 - requested_yes))
+    rs = sum(bucket_ratios.values()) or 1.0
+    requested_yes = sum(r for b, r in bucket_ratios.items() if labels.get(b)) / rs
+    picked, trimmed = _trim(tally.picked, max(SHORTCUT_LIMIT, requested_yes, 1.0 - requested_yes))
+    return picked, _report(cands, picked, trimmed, total, quota, bucket_ratios, difficulty_ratios)
+
+
+def _report(cands: list[Candidate], picked: list[Candidate], trimmed: int, total: int, quota: dict[str, int],
+            bucket_ratios: dict[str, float], difficulty_ratios: dict[str, float]) -> dict[str, Any]:
+    """Achieved against requested, per bucket and difficulty."""
     n_bucket = Counter(c.bucket for c in picked)
     n_diff = Counter(c.difficulty for c in picked)
     n = len(picked)
     rs = sum(bucket_ratios.values()) or 1.0
-    report = {
+    dsum = sum(difficulty_ratios.values()) or 1.0
+    return {
         "requested_total": total,
         "achieved_total": n,
         "trimmed_for_shortcuts": trimmed,
@@ -138,7 +171,6 @@ def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float
                            "achieved": n_diff[d], "achieved_ratio": round(n_diff[d] / n, 4) if n else 0.0}
                        for d in DIFFICULTIES},
     }
-    return picked, report
 
 
 SHORTCUT_LIMIT = 0.6
