@@ -23,7 +23,7 @@ import os
 import pickle
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 CHUNK = 32768  # records per fetch and per helper round trip
@@ -40,6 +40,9 @@ def _number(text: str) -> float | int:
 
 
 _CANON_DECODER = json.JSONDecoder(parse_float=_number)
+# json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) without building
+# an encoder per call (json.dumps does, for any non-default option: ~0.7 µs a record)
+_CANON_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 
 def canonical_record(text: str | bytes, drop: tuple[str, ...] = ()) -> bytes:
@@ -49,17 +52,20 @@ def canonical_record(text: str | bytes, drop: tuple[str, ...] = ()) -> bytes:
     if drop and isinstance(value, dict):
         for key in drop:
             value.pop(key, None)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _CANON_ENCODE(value).encode("utf-8")
 
 
-def chunk_md5s(rows: Iterable[Sequence[Any]], drop: tuple[str, ...] = ()) -> list[bytes]:
+def chunk_md5s(rows: Sequence[Sequence[Any]], drop: tuple[str, ...] = ()) -> list[bytes]:
     """The sorted md5s of rows ``(*prefix, text)``: md5 of the prefix columns (each followed
     by ``\\x1f``) and the record's canonical JSON."""
     md5 = hashlib.md5
     out = []
-    for *prefix, text in rows:
-        head = "".join(f"{p}\x1f" for p in prefix).encode("utf-8")
-        out.append(md5(head + canonical_record(text, drop)).digest())
+    if rows and len(rows[0]) == 1:  # no prefix columns (events)
+        out = [md5(canonical_record(text, drop)).digest() for (text,) in rows]
+    else:
+        for *prefix, text in rows:
+            head = "".join(f"{p}\x1f" for p in prefix).encode("utf-8")
+            out.append(md5(head + canonical_record(text, drop)).digest())
     out.sort()
     return out
 
