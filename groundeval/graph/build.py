@@ -138,69 +138,22 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     if search_spaces and needs_fts(store):
         store.ensure_fts()  # first: loading the extension replaces the thread's cursor
     gs = GraphSQL(store.cursor)
-    defs: dict[str, list] = {"sides": [], "sources": [], "matches": [], "specs": [], "joins": []}
-    for i, spec in enumerate(ev.causal_links):
-        _define(f"c{i}", "c", spec.cause_event_type, spec.effect_event_type, [(j.cause, j.effect) for j in spec.join],
-                spec.match_field, spec.match_value, gap_us(spec.max_gap_days), defs)
-    for i, spec in enumerate(ev.silence_pairs):
-        _define(f"s{i}", "s", spec.trigger_event_type, spec.response_event_type,
-                [(j.trigger, j.response) for j in spec.join], spec.match_field, spec.match_value,
-                gap_us(spec.max_gap_days), defs)
-    gs.load(defs["sides"], defs["sources"], defs["matches"], defs["specs"], defs["joins"])
+    gs.load(**_definitions(ev))
 
-    # -- causal edges and distractors
     names = [s.name for s in ev.causal_links]
-    spec_by_name = {s.name: s for s in ev.causal_links}
     raw_edges = _by_spec(gs.causal_edges(), names)
     linked = {(c, e) for _, c, e, _, _ in raw_edges}
     raw_distractors = [r for r in _by_spec(gs.next_effects(), names) if (r[1], r[2]) not in linked]
-
-    # -- silence
-    presences_raw: list[tuple[int, str, int, str, int]] = []  # (spec index, trigger, its µs, response, its µs)
-    absences_raw: list[tuple[int, str, int]] = []
-    ambiguous: list[AmbiguousTrigger] = []
-    for src, tid, missing, presence, before, outside, tts, pts in gs.silence_status():
-        i = int(src[1:])
-        key = ev.silence_pairs[i].key
-        if missing:
-            ambiguous.append(AmbiguousTrigger(key, tid, "missing_join_key"))
-        elif presence is not None:
-            presences_raw.append((i, tid, tts, presence, pts))
-        elif before is not None:
-            ambiguous.append(AmbiguousTrigger(key, tid, "response_before_trigger", before))
-        elif outside is not None:
-            ambiguous.append(AmbiguousTrigger(key, tid, "response_outside_gap", outside))
-        else:
-            absences_raw.append((i, tid, tts))
+    presences_raw, absences_raw, ambiguous = _silence_status(gs, ev)
+    kept, duplicates = _first_triggers(presences_raw)
 
     causes_of: dict[str, set[str]] = {}
     for _, c, e, _, _ in raw_edges:
         causes_of.setdefault(e, set()).add(c)
-    types = {n: (spec.cause_event_type, spec.effect_event_type) for n, spec in spec_by_name.items()}
+    types = {s.name: (s.cause_event_type, s.effect_event_type) for s in ev.causal_links}
     edges = [CausalEdge(n, c, e, *types[n], cts, ets, len(causes_of[e]) > 1) for n, c, e, cts, ets in raw_edges]
     distractors = [Distractor(n, c, e, *types[n], cts, ets) for n, c, e, cts, ets in raw_distractors]
-
-    # A response answering several triggers of one spec is one presence (earliest trigger).
-    presences_raw.sort(key=lambda p: (p[0], p[3], p[2], p[1]))
-    seen: set[tuple[int, str]] = set()
-    duplicates = 0
-    kept = []
-    for i, t, tts, r, rts in presences_raw:
-        if (i, r) in seen:
-            duplicates += 1
-            continue
-        seen.add((i, r))
-        kept.append((i, t, tts, r, rts))
-
-    fixed = [(sp.key, sp.trigger_event_type, sp.response_event_type, gap_us(sp.max_gap_days),
-              tuple(sorted(set(sp.search_space_subsystems)))) for sp in ev.silence_pairs]
-    presences, absences = [], []
-    for i, t, tts, r, rts in kept:
-        key, ttype, rtype, gap, subs = fixed[i]
-        presences.append(SilenceRecord(key, "presence", t, ttype, rtype, tts, gap, r, rts, (), subs))
-    for i, t, tts in absences_raw:
-        key, ttype, rtype, gap, subs = fixed[i]
-        absences.append(SilenceRecord(key, "absence", t, ttype, rtype, tts, gap, None, None, (), subs))
+    presences, absences = _silence_records(ev, kept, absences_raw)
 
     def involved() -> set[str]:
         out = {x for _, c, e, _, _ in raw_edges + raw_distractors for x in (c, e)}
@@ -223,6 +176,69 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
         "multi_cause_effects": sum(1 for v in causes_of.values() if len(v) > 1),
     }
     return EventGraph(edges, distractors, absences, presences, ambiguous, events, stats)
+
+
+def _definitions(ev: Any) -> dict[str, list]:
+    """The rows of ``GraphSQL.load``'s definition tables for every causal and silence spec."""
+    defs: dict[str, list] = {"sides": [], "sources": [], "matches": [], "specs": [], "joins": []}
+    for i, spec in enumerate(ev.causal_links):
+        _define(f"c{i}", "c", spec.cause_event_type, spec.effect_event_type, [(j.cause, j.effect) for j in spec.join],
+                spec.match_field, spec.match_value, gap_us(spec.max_gap_days), defs)
+    for i, spec in enumerate(ev.silence_pairs):
+        _define(f"s{i}", "s", spec.trigger_event_type, spec.response_event_type,
+                [(j.trigger, j.response) for j in spec.join], spec.match_field, spec.match_value,
+                gap_us(spec.max_gap_days), defs)
+    return defs
+
+
+def _silence_status(gs: GraphSQL, ev: Any) -> tuple[list[tuple[int, str, int, str, int]], list[tuple[int, str, int]],
+                                                      list[AmbiguousTrigger]]:
+    """Each trigger's status: presences (spec index, trigger, its µs, response, its µs),
+    absences (spec index, trigger, its µs) and ambiguous triggers."""
+    presences: list[tuple[int, str, int, str, int]] = []
+    absences: list[tuple[int, str, int]] = []
+    ambiguous: list[AmbiguousTrigger] = []
+    for src, tid, missing, presence, before, outside, tts, pts in gs.silence_status():
+        i = int(src[1:])
+        key = ev.silence_pairs[i].key
+        if missing:
+            ambiguous.append(AmbiguousTrigger(key, tid, "missing_join_key"))
+        elif presence is not None:
+            presences.append((i, tid, tts, presence, pts))
+        elif before is not None:
+            ambiguous.append(AmbiguousTrigger(key, tid, "response_before_trigger", before))
+        elif outside is not None:
+            ambiguous.append(AmbiguousTrigger(key, tid, "response_outside_gap", outside))
+        else:
+            absences.append((i, tid, tts))
+    return presences, absences, ambiguous
+
+
+def _first_triggers(presences: list[tuple[int, str, int, str, int]]) -> tuple[list[tuple[int, str, int, str, int]], int]:
+    """A response answering several triggers of one spec is one presence (its earliest
+    trigger); returns the kept presences and how many were dropped. Sorts ``presences``."""
+    presences.sort(key=lambda p: (p[0], p[3], p[2], p[1]))
+    seen: set[tuple[int, str]] = set()
+    kept = []
+    for i, t, tts, r, rts in presences:
+        if (i, r) not in seen:
+            seen.add((i, r))
+            kept.append((i, t, tts, r, rts))
+    return kept, len(presences) - len(kept)
+
+
+def _silence_records(ev: Any, presences: list[tuple[int, str, int, str, int]],
+                     absences: list[tuple[int, str, int]]) -> tuple[list[SilenceRecord], list[SilenceRecord]]:
+    fixed = [(sp.key, sp.trigger_event_type, sp.response_event_type, gap_us(sp.max_gap_days),
+              tuple(sorted(set(sp.search_space_subsystems)))) for sp in ev.silence_pairs]
+    out_p, out_a = [], []
+    for i, t, tts, r, rts in presences:
+        key, ttype, rtype, gap, subs = fixed[i]
+        out_p.append(SilenceRecord(key, "presence", t, ttype, rtype, tts, gap, r, rts, (), subs))
+    for i, t, tts in absences:
+        key, ttype, rtype, gap, subs = fixed[i]
+        out_a.append(SilenceRecord(key, "absence", t, ttype, rtype, tts, gap, None, None, (), subs))
+    return out_p, out_a
 
 
 def _by_spec(rows: list[tuple], names: list[str]) -> list[tuple]:
