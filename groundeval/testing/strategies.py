@@ -277,23 +277,17 @@ def _case(draw, n: int, subs: dict[str, str], actors: list[str], gaps: tuple[flo
     return case_id, evs, arts
 
 
-@st.composite
-def contracts(draw, *, max_cases: int = 5, max_noise: int = 4) -> Contract:
-    """A valid contract: cases that open, escalate, resolve and get reviewed (or not),
-    meetings and restricted notes as noise, an access policy with time windows over
-    the corpus's subsystems, causal link specs joined on ``facts.case_id`` and a
-    silence pair whose search space is the review's id and a ranked query. Specs
-    appear when the log has their event types, so the verifier finds no errors.
-    Timestamps are UTC (``Z``)."""
-    actors = sorted(draw(st.lists(st.sampled_from(ACTOR_POOL), min_size=2, max_size=5, unique=True)))
-    chosen = draw(st.permutations(SUBSYSTEM_POOL))
-    subs = {"tracker": chosen[0], "chat": chosen[1], "docs": chosen[2], "desk": chosen[3],
-            "meetings": chosen[4], "private": chosen[5]}
-    gap_cause, gap_review = draw(st.sampled_from((1.0, 2.0, 5.0))), draw(st.sampled_from((1.0, 3.0, 7.0)))
-    raw_events: list[tuple[int, str, dict[str, Any], list[str], dict[str, Any]]] = []
-    raw_arts: list[tuple[str, str, int, list[str]]] = []
+_RawEvent = tuple[int, str, dict[str, Any], list[str], dict[str, Any]]
+_RawArtifact = tuple[str, str, int, list[str]]
+
+
+def _raw_log(draw, subs: dict[str, str], actors: list[str], gaps: tuple[float, float], max_cases: int,
+             max_noise: int) -> tuple[list[_RawEvent], list[_RawArtifact]]:
+    """Cases, maybe a review of a case that never happened, and noise (meetings, restricted notes)."""
+    raw_events: list[_RawEvent] = []
+    raw_arts: list[_RawArtifact] = []
     for n in range(1, draw(st.integers(1, max_cases)) + 1):
-        case_id, evs, arts = draw(_case(n, subs, actors, (gap_cause, gap_review)))
+        case_id, evs, arts = draw(_case(n, subs, actors, gaps))
         raw_events += [(t, ty, refs, who, {"case_id": case_id}) for t, ty, refs, who in evs]
         raw_arts += arts
     if draw(st.booleans()):  # a review of a case that never happened: a Silence distractor
@@ -309,27 +303,23 @@ def contracts(draw, *, max_cases: int = 5, max_noise: int = 4) -> Contract:
         else:
             raw_arts.append((f"NOTE-{k}", subs["private"], t, who[:1]))
             raw_events.append((t, "note_added", {"file": f"NOTE-{k}"}, who[:1], {"topic": draw(_words)}))
+    return raw_events, raw_arts
 
-    raw_events.sort(key=lambda e: (e[0], e[1]))
-    event_records = [
-        {"id": f"ev-{i:04d}", "type": ty, "timestamp": _iso(_at(t)), "actors": sorted(who),
-         "artifact_ids": refs, "facts": facts}
-        for i, (t, ty, refs, who, facts) in enumerate(raw_events, start=1)
-    ]
-    roles = sorted(draw(st.lists(st.sampled_from(ROLE_POOL), min_size=1, max_size=4, unique=True)))
-    artifact_records = []
+
+def _artifact_records(draw, raw_arts: list[_RawArtifact], actors: list[str], roles: list[str]) -> list[dict[str, Any]]:
+    records = []
     for aid, sub, t, who in sorted(raw_arts):
         rec: dict[str, Any] = {"id": aid, "subsystem": sub, "timestamp": _iso(_at(t)), "title": f"{aid}: " + draw(_words),
                                "actors": sorted(who), "body": draw(_words)}
         if aid.startswith("NOTE-") and draw(st.booleans()):
             rec["visibility"] = draw(_visibility(actors, roles)).model_dump()
-        artifact_records.append(rec)
-    used_types = {e["type"] for e in event_records}
-    used_subsystems = sorted({a["subsystem"] for a in artifact_records})
-    policy = draw(access_policies(actors=actors, roles=roles, subsystems=used_subsystems,
-                                  event_types=sorted(used_types), artifact_ids=[a["id"] for a in artifact_records]))
+        records.append(rec)
+    return records
 
-    # Specs only name event types and subsystems the log and corpus have (else the verifier errs).
+
+def _specs(draw, used_types: set[str], subs: dict[str, str], gap_cause: float,
+           gap_review: float) -> tuple[list[CausalLinkSpec], list[SilencePairSpec]]:
+    """Specs that only name event types and subsystems the log and corpus have (else the verifier errs)."""
     links = []
     if {"customer_escalation", "case_resolved"} <= used_types and draw(st.booleans()):
         links.append(CausalLinkSpec(
@@ -352,6 +342,36 @@ def contracts(draw, *, max_cases: int = 5, max_noise: int = 4) -> Contract:
         search_space_selectors=[SearchSelector(subsystem=subs["docs"], id_template="REV-{facts.case_id}"),
                                 SearchSelector(subsystem=subs["docs"], query_template="review {facts.case_id}")],
     )]
+    return links, pairs
+
+
+@st.composite
+def contracts(draw, *, max_cases: int = 5, max_noise: int = 4) -> Contract:
+    """A valid contract: cases that open, escalate, resolve and get reviewed (or not),
+    meetings and restricted notes as noise, an access policy with time windows over
+    the corpus's subsystems, causal link specs joined on ``facts.case_id`` and a
+    silence pair whose search space is the review's id and a ranked query. Specs
+    appear when the log has their event types, so the verifier finds no errors.
+    Timestamps are UTC (``Z``)."""
+    actors = sorted(draw(st.lists(st.sampled_from(ACTOR_POOL), min_size=2, max_size=5, unique=True)))
+    chosen = draw(st.permutations(SUBSYSTEM_POOL))
+    subs = {"tracker": chosen[0], "chat": chosen[1], "docs": chosen[2], "desk": chosen[3],
+            "meetings": chosen[4], "private": chosen[5]}
+    gap_cause, gap_review = draw(st.sampled_from((1.0, 2.0, 5.0))), draw(st.sampled_from((1.0, 3.0, 7.0)))
+    raw_events, raw_arts = _raw_log(draw, subs, actors, (gap_cause, gap_review), max_cases, max_noise)
+    raw_events.sort(key=lambda e: (e[0], e[1]))
+    event_records = [
+        {"id": f"ev-{i:04d}", "type": ty, "timestamp": _iso(_at(t)), "actors": sorted(who),
+         "artifact_ids": refs, "facts": facts}
+        for i, (t, ty, refs, who, facts) in enumerate(raw_events, start=1)
+    ]
+    roles = sorted(draw(st.lists(st.sampled_from(ROLE_POOL), min_size=1, max_size=4, unique=True)))
+    artifact_records = _artifact_records(draw, raw_arts, actors, roles)
+    used_types = {e["type"] for e in event_records}
+    used_subsystems = sorted({a["subsystem"] for a in artifact_records})
+    policy = draw(access_policies(actors=actors, roles=roles, subsystems=used_subsystems,
+                                  event_types=sorted(used_types), artifact_ids=[a["id"] for a in artifact_records]))
+    links, pairs = _specs(draw, used_types, subs, gap_cause, gap_review)
     humans = sorted(a for a, spec in policy.actors.items() if not spec.system)
     manifest = Manifest(
         name="drawn-" + draw(_ident),
@@ -564,6 +584,78 @@ def _hallucinated_id(draw) -> str:
     return draw(st.one_of(st.text(min_size=1, max_size=12), _ident.map(lambda s: "ZZ-" + s)))
 
 
+def _search(draw, q: Question, known: list[str], b: _Builder) -> None:
+    args: dict[str, Any] = {"query": draw(_words)}
+    if draw(st.booleans()):
+        args["subsystem"] = draw(st.sampled_from(SUBSYSTEM_POOL))
+    b.add("search_artifacts", args, "ok", result_ids=sorted(draw(st.lists(st.sampled_from(known), max_size=4,
+                                                                         unique=True))))
+
+
+def _fetch(draw, q: Question, known: list[str], b: _Builder) -> None:
+    aid = draw(st.sampled_from(known))
+    b.add("fetch_artifact", {"artifact_id": aid}, "ok", result_ids=[aid])
+
+
+def _gated(draw, q: Question, known: list[str], b: _Builder) -> None:
+    flags = draw(st.lists(st.sampled_from(q.gates), min_size=1, unique=True))
+    b.add("fetch_artifact", {"artifact_id": draw(st.sampled_from(known))}, "denied",
+          flags=[g for g in q.gates if g in flags], error=REFUSAL)
+
+
+def _gated_search(draw, q: Question, known: list[str], b: _Builder) -> None:
+    """Naming a subsystem the role lacks: flagged, no hits."""
+    b.add("search_artifacts", {"query": draw(_words), "subsystem": draw(st.sampled_from(SUBSYSTEM_POOL))},
+          "denied", flags=["subsystem"], error=SUBSYSTEM_REFUSAL)
+
+
+def _hallucinated(draw, q: Question, known: list[str], b: _Builder) -> None:
+    b.add("fetch_artifact", {"artifact_id": draw(_hallucinated_id())}, "not_found", error=REFUSAL)
+
+
+def _unknown_tool(draw, q: Question, known: list[str], b: _Builder) -> None:
+    b.add(draw(st.sampled_from(("delete_artifact", "read_ground_truth", "shell", ""))),
+          draw(st.dictionaries(_ident, _ident, max_size=2)), "invalid", error="unknown tool")
+
+
+def _invalid_submit(draw, q: Question, known: list[str], b: _Builder) -> None:
+    """An invalid submission: recorded, the episode goes on."""
+    answer = draw(answers(q, valid=False))
+    index = b.add("submit_answer", {"answer": answer}, "invalid", error=SCHEMA_MISMATCH)
+    b.submissions.append(Submission(call_index=index, answer=answer, valid=False, errors=["$: " + SCHEMA_MISMATCH]))
+
+
+_STEPS = {"search": _search, "fetch": _fetch, "gated": _gated, "gated_search": _gated_search,
+          "hallucinated": _hallucinated, "unknown_tool": _unknown_tool, "invalid_submit": _invalid_submit}
+
+
+def _answer_steps(draw, q: Question, known: list[str], adversarial: bool, b: _Builder) -> None:
+    """The accepted answer (adversarially: citing a hallucinated or gated id), then, adversarially,
+    calls after it (``invalid``)."""
+    answer = draw(answers(q, valid=True, ids=None if adversarial else known))
+    cited = answer.get("evidence_artifacts", []) if isinstance(answer, dict) else []
+    if adversarial and isinstance(answer, dict) and "evidence_artifacts" in answer and draw(st.booleans()):
+        cited = sorted(set(cited) | {draw(_hallucinated_id())})
+        answer["evidence_artifacts"] = cited
+    index = b.add("submit_answer", {"answer": answer}, "ok")
+    # citations are judged on all gates when there is an actor, else on time only
+    citation_gates = ["horizon", "subsystem", "actor"] if q.actor else ["horizon"]
+    citation_flags: dict[str, list[str] | None] = {}
+    for aid in sorted(set(cited)):
+        if aid not in known:
+            citation_flags[aid] = None
+        elif adversarial and draw(st.integers(0, 3)) == 0:
+            citation_flags[aid] = [draw(st.sampled_from(citation_gates))]
+        else:
+            citation_flags[aid] = []
+    b.submissions.append(Submission(call_index=index, answer=answer, valid=True, citation_flags=citation_flags))
+    b.final = answer
+    if adversarial:
+        for tool in draw(st.lists(st.sampled_from(("fetch_artifact", "search_artifacts", "submit_answer")),
+                                  max_size=2)):
+            b.add(tool, {}, "invalid", error=ENDED)
+
+
 @st.composite
 def traces(draw, question: Question | None = None, adversarial: bool = True,
            mode: str = "tool") -> Trace:
@@ -586,56 +678,10 @@ def traces(draw, question: Question | None = None, adversarial: bool = True,
         kinds += ["hallucinated", "invalid_submit", "unknown_tool"] + (["gated"] if q.gates else [])
         kinds += ["gated_search"] if "subsystem" in q.gates else []
     for kind in draw(st.lists(st.sampled_from(kinds), max_size=8)):
-        if kind == "search":
-            args: dict[str, Any] = {"query": draw(_words)}
-            if draw(st.booleans()):
-                args["subsystem"] = draw(st.sampled_from(SUBSYSTEM_POOL))
-            b.add("search_artifacts", args, "ok",
-                  result_ids=sorted(draw(st.lists(st.sampled_from(known), max_size=4, unique=True))))
-        elif kind == "fetch":
-            aid = draw(st.sampled_from(known))
-            b.add("fetch_artifact", {"artifact_id": aid}, "ok", result_ids=[aid])
-        elif kind == "gated":
-            flags = draw(st.lists(st.sampled_from(q.gates), min_size=1, unique=True))
-            b.add("fetch_artifact", {"artifact_id": draw(st.sampled_from(known))}, "denied",
-                  flags=[g for g in q.gates if g in flags], error=REFUSAL)
-        elif kind == "gated_search":  # naming a subsystem the role lacks: flagged, no hits
-            b.add("search_artifacts", {"query": draw(_words), "subsystem": draw(st.sampled_from(SUBSYSTEM_POOL))},
-                  "denied", flags=["subsystem"], error=SUBSYSTEM_REFUSAL)
-        elif kind == "hallucinated":
-            b.add("fetch_artifact", {"artifact_id": draw(_hallucinated_id())}, "not_found", error=REFUSAL)
-        elif kind == "unknown_tool":
-            b.add(draw(st.sampled_from(("delete_artifact", "read_ground_truth", "shell", ""))),
-                  draw(st.dictionaries(_ident, _ident, max_size=2)), "invalid", error="unknown tool")
-        else:  # invalid submission: recorded, the episode goes on
-            answer = draw(answers(q, valid=False))
-            index = b.add("submit_answer", {"answer": answer}, "invalid", error=SCHEMA_MISMATCH)
-            b.submissions.append(Submission(call_index=index, answer=answer, valid=False,
-                                            errors=["$: " + SCHEMA_MISMATCH]))
+        _STEPS[kind](draw, q, known, b)
     answered = not adversarial or draw(st.integers(0, 4)) > 0
     if answered:
-        answer = draw(answers(q, valid=True, ids=None if adversarial else known))
-        cited = answer.get("evidence_artifacts", []) if isinstance(answer, dict) else []
-        if adversarial and isinstance(answer, dict) and "evidence_artifacts" in answer and draw(st.booleans()):
-            cited = sorted(set(cited) | {draw(_hallucinated_id())})
-            answer["evidence_artifacts"] = cited
-        index = b.add("submit_answer", {"answer": answer}, "ok")
-        # citations are judged on all gates when there is an actor, else on time only
-        citation_gates = ["horizon", "subsystem", "actor"] if q.actor else ["horizon"]
-        citation_flags: dict[str, list[str] | None] = {}
-        for aid in sorted(set(cited)):
-            if aid not in known:
-                citation_flags[aid] = None
-            elif adversarial and draw(st.integers(0, 3)) == 0:
-                citation_flags[aid] = [draw(st.sampled_from(citation_gates))]
-            else:
-                citation_flags[aid] = []
-        b.submissions.append(Submission(call_index=index, answer=answer, valid=True, citation_flags=citation_flags))
-        b.final = answer
-        if adversarial:
-            for tool in draw(st.lists(st.sampled_from(("fetch_artifact", "search_artifacts", "submit_answer")),
-                                      max_size=2)):
-                b.add(tool, {}, "invalid", error=ENDED)
+        _answer_steps(draw, q, known, adversarial, b)
     status = "completed" if answered else draw(st.sampled_from(("no_answer", "step_budget", "timeout")))
     return Trace(
         question_id=q.id, track=q.track, mode=mode, actor=q.actor, as_of=q.as_of,
