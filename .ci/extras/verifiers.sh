@@ -8,5 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .venv-verifiers
 python3 -m venv .venv-verifiers
-.venv-verifiers/bin/pip install -q -e '.[verifiers]' pytest hypothesis
+.venv-verifiers/bin/pip install -q uv  # uv resolves like pip but fetches in parallel (pip: minutes)
+.venv-verifiers/bin/uv pip install -q --python .venv-verifiers/bin/python -e '.[verifiers]' pytest hypothesis
 GROUNDEVAL_REQUIRE_EXTRAS=1 .venv-verifiers/bin/python -m pytest tests/extras/verifiers -q
