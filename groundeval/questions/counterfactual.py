@@ -19,8 +19,6 @@ pair of the spec); the references always name the events.
 
 from __future__ import annotations
 
-import hashlib
-import heapq
 import re
 from typing import Any, Iterable
 
@@ -30,6 +28,7 @@ from ..store.store import to_utc
 from .balance import Candidate, difficulty_of
 from ..tracks.counterfactual import NO_MECHANISM, CounterfactualTruth
 from .leakage import leaks
+from .pool import covering_as_of, seeded_sample, skip
 from .subjects import Role, Subject, SubjectIndex, all_values, keyed_values, path_key
 from ..store.witness import witnesses
 
@@ -37,24 +36,10 @@ DAY_US = 86_400_000_000
 
 
 def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[tuple[Any, bool]]:
-    """A bounded, seeded sample of edges and distractors per (spec, polarity): enough for
-    every cap, so text and leakage checks run on hundreds of pairs, not every edge."""
-    keep = max(8, 2 * ev.max_per_event_type)
-    groups: dict[tuple[str, bool], list] = {}
-    for rec, positive in [(e, True) for e in eg.causal_edges] + [(d, False) for d in eg.distractors]:
-        groups.setdefault((rec.spec, positive), []).append(rec)
-    out = []
-    for (spec, positive) in sorted(groups):
-        # seeded_hash(seed, "counterfactual", spec, cause, effect), with the shared prefix hashed once
-        prefix = hashlib.sha256(f"{seed}\x1fcounterfactual\x1f{spec}\x1f".encode())
-
-        def order(r: Any) -> tuple[str, Any]:
-            h = prefix.copy()
-            h.update(f"{r.cause_event_id}\x1f{r.effect_event_id}".encode())
-            return h.hexdigest(), r
-
-        out += [(r, positive) for r in heapq.nsmallest(keep, groups[(spec, positive)], key=order)]
-    return out
+    """A bounded, seeded sample of edges and distractors per (spec, polarity)."""
+    pairs = [(e, True) for e in eg.causal_edges] + [(d, False) for d in eg.distractors]
+    return seeded_sample(pairs, lambda p: (p[0].spec, p[1]), lambda p: f"{p[0].cause_event_id}\x1f{p[0].effect_event_id}",
+                         seed, "counterfactual", max(8, 2 * ev.max_per_event_type))
 
 
 _DIGITS = re.compile(r"\d{2,}")
@@ -100,17 +85,36 @@ def candidates(eg: EventGraph, ev: EvaluationConfig, subjects: SubjectIndex,
     """Candidates from ``pairs`` (default: :func:`pool`)."""
     skipped: dict[str, int] = {}
     specs = {s.name: s for s in ev.causal_links}
-    gates = ev.gates.get("counterfactual", [])
-    pairs = pool(eg, ev, seed) if pairs is None else pairs
+    usable = _usable(eg, pool(eg, ev, seed) if pairs is None else pairs, artifacts, skipped)
+    refs = subjects.resolve(_requests(usable, _roles([(rec, c, e, ew) for rec, _, c, e, ew in usable], specs)))
+    out = []
+    for n, (rec, positive, cause, effect, _) in enumerate(usable):
+        c_ref, e_ref = refs[(n, "c")], refs[(n, "e")]
+        if c_ref is None or e_ref is None:
+            skip(skipped, "ambiguous_reference")
+            continue
+        out.append(_candidate(specs[rec.spec], rec, positive, cause, effect, c_ref, e_ref, artifacts,
+                              ev.gates.get("counterfactual", []), vocabulary))
+    return out, skipped
+
+
+def _usable(eg: EventGraph, pairs: list[tuple[Any, bool]], artifacts: dict[str, tuple[str, int | None]],
+            skipped: dict[str, int]) -> list[tuple[Any, bool, Any, Any, list[str]]]:
+    """(record, positive, cause, effect, the effect's witnesses) of the pairs whose both
+    events have artifacts (nothing else would let an agent find them)."""
     usable = []
     for rec, positive in pairs:
         cause, effect = eg.events[rec.cause_event_id], eg.events[rec.effect_event_id]
         if not cause.artifacts or not effect.artifacts:
-            skipped["no_artifacts"] = skipped.get("no_artifacts", 0) + 1
+            skip(skipped, "no_artifacts")
             continue
-        e_wit = witnesses(effect.artifacts, effect.ts_us, artifacts)
-        usable.append((rec, positive, cause, effect, e_wit))
-    roles = _roles([(rec, c, e, ew) for rec, _, c, e, ew in usable], specs)
+        usable.append((rec, positive, cause, effect, witnesses(effect.artifacts, effect.ts_us, artifacts)))
+    return usable
+
+
+def _requests(usable: list[tuple[Any, bool, Any, Any, list[str]]],
+              roles: dict[str, tuple[Role, Role]]) -> list[tuple[Any, Subject, Role]]:
+    """The cause's and the effect's reference requests, keyed (n, 'c') and (n, 'e')."""
     requests = []
     for n, (rec, _, cause, effect, e_wit) in enumerate(usable):
         c_role, e_role = roles[rec.spec]
@@ -118,42 +122,38 @@ def candidates(eg: EventGraph, ev: EvaluationConfig, subjects: SubjectIndex,
                          c_role.forbidding(e_wit)))
         requests.append(((n, "e"), Subject(effect.id, effect.type, effect.ts_us, effect.record, ()),
                          e_role.forbidding([*e_wit, *all_values(cause.record)])))
-    refs = subjects.resolve(requests)
-    out = []
-    for n, (rec, positive, cause, effect, _) in enumerate(usable):
-        c_ref, e_ref = refs[(n, "c")], refs[(n, "e")]
-        if c_ref is None or e_ref is None:
-            skipped["ambiguous_reference"] = skipped.get("ambiguous_reference", 0) + 1
-            continue
-        spec = specs[rec.spec]
-        evidence = sorted(set(cause.artifacts) | set(effect.artifacts))
-        created = [artifacts[a][1] for a in evidence if artifacts.get(a) and artifacts[a][1] is not None]
-        as_of = max([effect.ts_us, cause.ts_us, *created])
-        subs = sorted({artifacts[a][0] for a in evidence if a in artifacts})
-        multi = positive and rec.multi_cause
-        factors = multi + (effect.ts_us - cause.ts_us > DAY_US) + (len(subs) > 1)
-        truth = CounterfactualTruth(
-            outcome_changed=spec.outcome_changed if positive else False,
-            causal_mechanism=spec.name if positive else NO_MECHANISM,
-            mechanism_aliases=sorted(spec.mechanism_aliases) if positive else [],
-            mechanism_direction="cause_to_effect" if positive else "no_causal_link",
-            cause_event_id=cause.id, effect_event_id=effect.id, cause_event_type=cause.type,
-            effect_event_type=effect.type, actors=sorted(set(cause.actors) | set(effect.actors)),
-            evidence_artifacts=evidence, cause_artifacts=sorted(cause.artifacts),
-            effect_artifacts=sorted(effect.artifacts), multi_cause=multi)
-        premise = f"{c_ref.text()} had not happened"
-        gloss = _plain(spec.premise_template, vocabulary)
-        outcome = _plain(spec.outcome_template, vocabulary)
-        payload: dict[str, Any] = {
-            "truth": truth, "actor": None, "as_of": to_utc(as_of), "gates": list(gates),
-            "context_subsystems": subs, "event_type": effect.type, "spec": spec.name,
-            "names": sorted(set(c_ref.values()) | set(e_ref.values())), "refs": [c_ref.text(), e_ref.text()], "subjects": [c_ref.shown(), e_ref.shown()],
-            "slots": {"premise": premise + (f" (that is, {gloss})" if gloss else ""),
-                      "effect": e_ref.text(),
-                      "hint": f" (for example, would it be that {outcome})" if outcome else ""},
-        }
-        out.append(Candidate(key=f"counterfactual|{rec.spec}|{cause.id}|{effect.id}",
-                             bucket="positive" if positive else "negative", label=truth.outcome_changed,
-                             difficulty=difficulty_of(factors), event_type=effect.type, group=spec.name,
-                             unique=effect.id, payload=payload))
-    return out, skipped
+    return requests
+
+
+def _candidate(spec: Any, rec: Any, positive: bool, cause: Any, effect: Any, c_ref: Any, e_ref: Any,
+               artifacts: dict[str, tuple[str, int | None]], gates: list[str], vocabulary: list[str]) -> Candidate:
+    evidence = sorted(set(cause.artifacts) | set(effect.artifacts))
+    as_of = covering_as_of(max(effect.ts_us, cause.ts_us), evidence, artifacts)
+    subs = sorted({artifacts[a][0] for a in evidence if a in artifacts})
+    multi = positive and rec.multi_cause
+    factors = multi + (effect.ts_us - cause.ts_us > DAY_US) + (len(subs) > 1)
+    truth = CounterfactualTruth(
+        outcome_changed=spec.outcome_changed if positive else False,
+        causal_mechanism=spec.name if positive else NO_MECHANISM,
+        mechanism_aliases=sorted(spec.mechanism_aliases) if positive else [],
+        mechanism_direction="cause_to_effect" if positive else "no_causal_link",
+        cause_event_id=cause.id, effect_event_id=effect.id, cause_event_type=cause.type,
+        effect_event_type=effect.type, actors=sorted(set(cause.actors) | set(effect.actors)),
+        evidence_artifacts=evidence, cause_artifacts=sorted(cause.artifacts),
+        effect_artifacts=sorted(effect.artifacts), multi_cause=multi)
+    premise = f"{c_ref.text()} had not happened"
+    gloss = _plain(spec.premise_template, vocabulary)
+    outcome = _plain(spec.outcome_template, vocabulary)
+    payload: dict[str, Any] = {
+        "truth": truth, "actor": None, "as_of": to_utc(as_of), "gates": list(gates),
+        "context_subsystems": subs, "event_type": effect.type, "spec": spec.name,
+        "names": sorted(set(c_ref.values()) | set(e_ref.values())), "refs": [c_ref.text(), e_ref.text()],
+        "subjects": [c_ref.shown(), e_ref.shown()],
+        "slots": {"premise": premise + (f" (that is, {gloss})" if gloss else ""),
+                  "effect": e_ref.text(),
+                  "hint": f" (for example, would it be that {outcome})" if outcome else ""},
+    }
+    return Candidate(key=f"counterfactual|{rec.spec}|{cause.id}|{effect.id}",
+                     bucket="positive" if positive else "negative", label=truth.outcome_changed,
+                     difficulty=difficulty_of(factors), event_type=effect.type, group=spec.name,
+                     unique=effect.id, payload=payload)
