@@ -36,6 +36,8 @@ class GateConfig:
     seed: int | None = None
     max_steps: int = 30
     concurrency: int = 1
+    trials: int = 1  # runs of each question; every property must hold in every trial, means over all
+    profile: str = "default"  # the scoring profile (default or paper), as ``groundeval score --profile``
     timeout: float | None = None
     out: str | None = None
     checks: tuple[str, ...] = ALL_CHECKS
@@ -61,8 +63,8 @@ class GateConfig:
         return replace(self, **{k: v for k, v in values.items() if v is not None})
 
 
-_INT_KEYS = ("seed", "max_steps", "concurrency")
-_STR_KEYS = ("pack", "agent", "mode", "questions", "out", "baseline", "regression_test")
+_INT_KEYS = ("seed", "max_steps", "concurrency", "trials")
+_STR_KEYS = ("pack", "agent", "mode", "questions", "out", "baseline", "regression_test", "profile")
 
 
 def _fail(path: Path, key: str, message: str) -> ContractError:
@@ -155,6 +157,13 @@ def _choices(values: dict[str, Any], path: Path) -> None:
         raise _fail(path, "regression_test", f"expected paired or point, got {values['regression_test']!r}")
     if "mode" in values and values["mode"] not in ("tool", "context", "zero-shot"):
         raise _fail(path, "mode", f"expected tool, context or zero-shot, got {values['mode']!r}")
+    if "trials" in values and values["trials"] < 1:
+        raise _fail(path, "trials", f"expected at least 1, got {values['trials']!r}")
+    if "profile" in values:
+        from ..scoring.profiles import PROFILES
+
+        if values["profile"] not in PROFILES:
+            raise _fail(path, "profile", f"expected one of {', '.join(PROFILES)}, got {values['profile']!r}")
 
 
 def load_config(root: Path) -> GateConfig:

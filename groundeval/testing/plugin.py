@@ -45,6 +45,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Use a saved questions.json instead of generating questions.")
     group.addoption("--groundeval-out", metavar="DIR", default=None,
                     help="Keep traces, scores and reports here (default: a temporary folder).")
+    group.addoption("--groundeval-trials", metavar="K", type=int, default=None,
+                    help="Run each question K times (default 1, or [tool.groundeval] trials): every property "
+                         "must hold in every trial; thresholds and the baseline use the mean over trials.")
+    group.addoption("--groundeval-profile", choices=("default", "paper"), default=None,
+                    help="Scoring profile (default: groundeval's formulas, or [tool.groundeval] profile).")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -63,6 +68,8 @@ def pytest_configure(config: pytest.Config) -> None:
             questions=config.getoption("groundeval_questions"),
             out=config.getoption("groundeval_out"),
             alpha=config.getoption("groundeval_alpha"),
+            trials=config.getoption("groundeval_trials"),
+            profile=config.getoption("groundeval_profile"),
         )
     except ContractError as exc:
         raise pytest.UsageError(f"groundeval: {exc}") from None
@@ -70,6 +77,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("groundeval: --groundeval-agent (or [tool.groundeval] agent) is required")
     if not 0.0 < settings.alpha < 1.0:
         raise pytest.UsageError(f"groundeval: --groundeval-alpha must be strictly between 0 and 1, got {settings.alpha}")
+    if settings.trials < 1:
+        raise pytest.UsageError(f"groundeval: --groundeval-trials must be at least 1, got {settings.trials}")
     config.stash[_GATE] = Gate(config, settings, update_baseline=config.getoption("groundeval_update_baseline"))
 
 
@@ -84,7 +93,9 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if gate is None:
         return None
     s = gate.settings
-    return [f"groundeval: pack {s.pack}, agent {s.agent}, mode {s.mode}"]
+    extra = (f", {s.trials} trials" if s.trials > 1 else "") + (f", profile {s.profile}" if s.profile != "default"
+                                                                  else "")
+    return [f"groundeval: pack {s.pack}, agent {s.agent}, mode {s.mode}{extra}"]
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k / -m deselection, so they apply to gate items too
@@ -121,8 +132,8 @@ class Gate:
         self.store = None
         self.questions: dict[str, Any] = {}
         self.agent = None
-        self.traces: dict[str, Any] = {}
-        self.scores: dict[str, Any] = {}
+        self.traces: dict[str, list[Any]] = {}  # per question, its traces in trial order
+        self.scores: dict[str, list[Any]] = {}  # and their scores
         self.run_error: str | None = None
         self._planned = False
         self._tmp: str | None = None
@@ -208,7 +219,7 @@ class Gate:
             return
         from ..agents.runner import run_questions
         from ..errors import ContractError
-        from ..scoring.score import score
+        from ..scoring.profiles import score
         from ..trace.io import read_traces
 
         s = self.settings
@@ -221,19 +232,19 @@ class Gate:
         try:
             produced = run_questions(self.store, wanted, self.agent, mode=s.mode, out_dir=self.out_dir,
                                      concurrency=s.concurrency, timeout=s.timeout, max_steps=s.max_steps,
-                                     overwrite=True, pack=str(s.pack))
+                                     overwrite=True, pack=str(s.pack), trials=s.trials)
         except ContractError as exc:  # e.g. a provider refusing the key: a user-facing message already
             self.run_error = str(exc)
             return
         except Exception as exc:  # the agent broke the whole run: every item reports it
             self.run_error = f"{type(exc).__name__}: {exc}"
             return
-        for trace in read_traces(produced):
+        for trace in sorted(read_traces(produced), key=lambda t: (t.question_id, t.trial)):
             if trace.question_id in self.questions:
-                self.traces[trace.question_id] = trace
+                self.traces.setdefault(trace.question_id, []).append(trace)
         scoring = self.store.manifest.evaluation.scoring
         for qid in sorted(self.traces):
-            self.scores[qid] = score(self.questions[qid], self.traces[qid], scoring)
+            self.scores[qid] = [score(self.questions[qid], t, scoring, s.profile) for t in self.traces[qid]]
         if s.out:
             self._write_outputs(scoring)
 
@@ -244,28 +255,44 @@ class Gate:
         from ..scoring.io import write_scores
 
         ids = sorted(self.scores)
-        scores = [self.scores[i] for i in ids]
+        scores = [s for i in ids for s in self.scores[i]]
         write_scores(self.out_dir / "scores.jsonl", scores)
-        questions, traces = [self.questions[i] for i in ids], [self.traces[i] for i in ids]
-        report = aggregate(questions, traces, scores, config=scoring)
+        questions, traces = [self.questions[i] for i in ids], [t for i in ids for t in self.traces[i]]
+        report = aggregate(questions, traces, scores, config=scoring, profile=self.settings.profile)
         write_reports(report, self.out_dir, questions=questions, traces=traces, scores=scores)
 
-    def result(self, question_id: str):
+    def results(self, question_id: str) -> list[tuple[Any, Any]]:
+        """``(trace, score)`` of each trial of the question, in trial order."""
         if self.run_error:
             raise GateFailure(f"the agent run failed: {self.run_error}")
-        trace = self.traces.get(question_id)
-        if trace is None:
+        traces = self.traces.get(question_id)
+        if not traces:
             raise GateFailure(f"question {question_id}: the runner produced no trace")
-        return trace, self.scores[question_id]
+        return list(zip(traces, self.scores[question_id]))
+
+    def result(self, question_id: str):
+        """``(trace, score)`` of the question's first trial (the only one without trials)."""
+        return self.results(question_id)[0]
+
+    def mean_scores(self) -> list[Any]:
+        """Per question, its score with S_adj the mean over its trials (the score itself with one trial)."""
+        out = []
+        for qid in sorted(self.scores):
+            runs = self.scores[qid]
+            first = runs[0]
+            out.append(first if len(runs) == 1 else first.model_copy(
+                update={"s_adj": sum(s.s_adj for s in runs) / len(runs)}))
+        return out
 
     def current(self):
         from .baseline import summarize
 
-        return summarize(self.scores.values(), contract_digest=self.store.digest, agent=self.settings.agent)
+        return summarize(self.mean_scores(), contract_digest=self.store.digest, agent=self.settings.agent)
 
     def summary_lines(self) -> list[str]:
         cur = self.current()
-        lines = [f"{t}: mean S_adj {v:.3f} over {sum(1 for s in self.scores.values() if s.track == t)} questions"
+        per = f" x {self.settings.trials} trials" if self.settings.trials > 1 else ""
+        lines = [f"{t}: mean S_adj {v:.3f} over {sum(1 for s in self.mean_scores() if s.track == t)} questions{per}"
                  for t, v in cur.tracks.items()]
         if cur.overall is not None:
             lines.append(f"overall: mean S_adj {cur.overall:.3f}")
@@ -331,17 +358,24 @@ class QuestionItem(GateItem):
         return [self.question_id]
 
     def check(self) -> None:
+        failures = [self._failure(trace, score) for trace, score in self.gate.results(self.question_id)]
+        failures = [f for f in failures if f]
+        if failures:
+            raise GateFailure("\n".join(failures))
+
+    def _failure(self, trace, score) -> str | None:
+        """The report of the checks this trial failed (None: it passed them all)."""
         from .checks import run_question_checks, trace_excerpt
 
         q = self.gate.questions[self.question_id]
-        trace, score = self.gate.result(self.question_id)
         results = run_question_checks(q, trace, score, self.gate.settings.checks)
         failed = [r for r in results if not r.passed]
         if not failed:
-            return
+            return None
         mark = tuple(sorted({i for r in failed for i in r.call_indices}))
+        trial = f", trial {trace.trial}" if self.gate.settings.trials > 1 else ""
         lines = [
-            f"groundeval: question {q.id} ({q.track}/{q.bucket}, {q.difficulty}) failed "
+            f"groundeval: question {q.id} ({q.track}/{q.bucket}, {q.difficulty}{trial}) failed "
             f"{len(failed)} of {len(results)} checks",
             f"  question: {q.text}",
             f"  actor: {q.actor or '-'}   as of: {q.public()['as_of']}   gates: {', '.join(q.gates) or 'none'}",
@@ -351,7 +385,7 @@ class QuestionItem(GateItem):
                      f" v {score.violation_rate:.2f}, {score.failure_class})")
         lines.append("  trace:")
         lines += ["  " + line for line in trace_excerpt(trace, mark=mark).splitlines()]
-        raise GateFailure("\n".join(lines))
+        return "\n".join(lines)
 
 
 class TrackItem(GateItem):
@@ -369,13 +403,15 @@ class TrackItem(GateItem):
         threshold = self.gate.settings.threshold(self.track)
         if threshold is None:
             pytest.skip(f"no threshold for {self.track} ([tool.groundeval] min_adjusted or min_adjusted_by_track)")
-        pairs = [(i, *self.gate.result(i)) for i in self.needs()]
+        pairs = [(i, *run) for i in self.needs() for run in self.gate.results(i)]  # every trial
         mean = sum(s.s_adj for _, _, s in pairs) / len(pairs)
         if mean + 1e-9 >= threshold:
             return
-        worst = sorted(pairs, key=lambda p: (p[2].s_adj, p[0]))[:3]
+        worst = sorted(pairs, key=lambda p: (p[2].s_adj, p[0], p[1].trial))[:3]
+        counted = f"{len(pairs)} questions" if self.gate.settings.trials == 1 else \
+            f"{len(self.needs())} questions x {self.gate.settings.trials} trials"
         lines = [f"groundeval: {self.track} mean adjusted score {mean:.3f} < required {threshold:.3f} "
-                 f"({len(pairs)} questions)", "  lowest:"]
+                 f"({counted})", "  lowest:"]
         for qid, trace, s in worst:
             q = self.gate.questions[qid]
             lines.append(f"  - {qid} ({q.bucket}) S_adj {s.s_adj:.3f} [{s.failure_class}]: {q.text}")
@@ -388,7 +424,7 @@ class BaselineItem(GateItem):
         from .baseline import compare, compare_paired, read_baseline, write_baseline
 
         for qid in self.needs():
-            self.gate.result(qid)
+            self.gate.results(qid)
         s = self.gate.settings
         path = s.resolve(s.baseline) if s.baseline else None
         current = self.gate.current()
