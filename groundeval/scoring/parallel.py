@@ -58,28 +58,36 @@ def workers_wanted(path: Path) -> int:
     return idle_cores()
 
 
-def _head(values: tuple) -> TraceHead:
+def _builders():
+    """(trace head, score) builders from the helpers' plain values, without validation: the
+    values were validated (or computed) by the helper, as in one process."""
     from ..trace.model import Timings
-
-    head = TraceHead.__new__(TraceHead)
-    for f, v in zip(HEAD_FIELDS, values):
-        setattr(head, f, v)
-    head.timings = Timings.model_construct(**dict(zip(TIMING_FIELDS, values[-1])))
-    return head
-
-
-def _score(values: tuple | None, fields_set: frozenset | None) -> Any:
     from .model import QuestionScore
 
-    if values is None:
-        return None
-    obj = QuestionScore.__new__(QuestionScore)
-    object.__setattr__(obj, "__dict__", dict(zip(QuestionScore.model_fields, values)))
-    object.__setattr__(obj, "__pydantic_fields_set__", set(fields_set if fields_set is not None
-                                                             else QuestionScore.model_fields))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
-    return obj
+    new, setattr_, every = object.__new__, object.__setattr__, tuple(QuestionScore.model_fields)
+
+    def head(values: tuple) -> TraceHead:
+        h = new(TraceHead)
+        (h.question_id, h.track, h.mode, h.agent, h.trial, h.contract_digest, h.usage, timing) = values
+        t = new(Timings)
+        setattr_(t, "__dict__", dict(zip(TIMING_FIELDS, timing)))
+        setattr_(t, "__pydantic_fields_set__", set(TIMING_FIELDS))
+        setattr_(t, "__pydantic_extra__", None)
+        setattr_(t, "__pydantic_private__", None)
+        h.timings = t
+        return h
+
+    def score(values: tuple | None, fields_set: frozenset | None) -> Any:
+        if values is None:
+            return None
+        s = new(QuestionScore)
+        setattr_(s, "__dict__", dict(zip(every, values)))
+        setattr_(s, "__pydantic_fields_set__", set(every if fields_set is None else fields_set))
+        setattr_(s, "__pydantic_extra__", None)
+        setattr_(s, "__pydantic_private__", None)
+        return s
+
+    return head, score
 
 
 class _Helper:
@@ -124,6 +132,7 @@ def rescore_parallel(path: Path, lines: Iterator[tuple[int, bytes]], questions: 
     """``(trace head, score or None, line, line number)`` for every line, in file order."""
     from .io import check_trace_line, rescore_trace
 
+    make_head, make_score = _builders()
     setup = pickle.dumps((str(path), questions, config, profile, contract_digest),
                          protocol=pickle.HIGHEST_PROTOCOL)
     helpers: list[_Helper] = []
@@ -160,7 +169,7 @@ def rescore_parallel(path: Path, lines: Iterator[tuple[int, bytes]], questions: 
                 more = feed()  # keep the helper busy while this chunk is handed out
             if rows is not None:
                 for (n, line), (head, values, fields_set) in zip(chunk, rows):
-                    yield _head(head), _score(values, fields_set), line, n
+                    yield make_head(head), make_score(values, fields_set), line, n
             else:  # a problem in the chunk, or no helper: this process scores it (and raises what it raises)
                 for n, line in chunk:
                     trace = check_trace_line(path, n, line, contract_digest)
