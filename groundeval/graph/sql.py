@@ -277,27 +277,7 @@ class GraphSQL:
         ``limit``, so do all those above it, and it is within the group's top ``limit``."""
         if not queries:
             return []
-        self.put("ge_q", [("qid", "INTEGER"), ("subsystem", "VARCHAR"), ("query", "VARCHAR"), ("lim", "INTEGER")],
-                 queries)
-        fts = "fts_main_artifact_text"
-        self.cur.execute(
-            f"""CREATE OR REPLACE TEMP TABLE ge_bq AS
-                WITH tok AS (SELECT DISTINCT qid, stem(t, 'porter') AS t FROM
-                               (SELECT qid, unnest({fts}.tokenize(query)) AS t FROM ge_q))
-                SELECT q.qid, q.subsystem, q.lim, d.termid, d.df, d.df <= ? AS rare
-                FROM ge_q q JOIN tok ON tok.qid = q.qid JOIN {fts}.dict d ON d.term = tok.t""", [self.RARE_DF])
-        self.cur.execute(
-            f"""CREATE OR REPLACE TEMP TABLE ge_bw AS
-                WITH terms AS (SELECT DISTINCT termid, df FROM ge_bq),
-                     st AS (SELECT num_docs, avgdl FROM {fts}.stats),
-                     tf AS (SELECT tm.termid, tm.docid, any_value(t.df) AS df, count(*) AS tf
-                            FROM terms t JOIN {fts}.terms tm ON tm.termid = t.termid GROUP BY tm.termid, tm.docid)
-                SELECT tf.termid, tf.docid, d.name AS id, x.subsystem,
-                       -- integer 1e-9 units: exact, so sums and ties are the same every run
-                       round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
-                             * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl))))
-                             * 1e9)::BIGINT AS w
-                FROM tf JOIN {fts}.docs d ON d.docid = tf.docid JOIN artifacts x ON x.id = d.name, st""")
+        self._bm25_weights(queries)
         return self.q(
             """WITH qg AS (SELECT qid, subsystem, lim,
                                   list_sort(list(termid) FILTER (WHERE NOT rare)) AS fsig
@@ -322,3 +302,28 @@ class GraphSQL:
                     top AS (SELECT c.qid, c.id, c.score FROM cand c JOIN qg ON qg.qid = c.qid
                             QUALIFY row_number() OVER (PARTITION BY c.qid ORDER BY c.score DESC, c.id) <= qg.lim)
                SELECT qid, id FROM top ORDER BY qid, score DESC, id""")
+
+    def _bm25_weights(self, queries: list[tuple[int, str, str, int]]) -> None:
+        """``ge_bq``: each query's stemmed terms (rare or not); ``ge_bw``: each term's BM25
+        weight in each document that holds it."""
+        self.put("ge_q", [("qid", "INTEGER"), ("subsystem", "VARCHAR"), ("query", "VARCHAR"), ("lim", "INTEGER")],
+                 queries)
+        fts = "fts_main_artifact_text"
+        self.cur.execute(
+            f"""CREATE OR REPLACE TEMP TABLE ge_bq AS
+                WITH tok AS (SELECT DISTINCT qid, stem(t, 'porter') AS t FROM
+                               (SELECT qid, unnest({fts}.tokenize(query)) AS t FROM ge_q))
+                SELECT q.qid, q.subsystem, q.lim, d.termid, d.df, d.df <= ? AS rare
+                FROM ge_q q JOIN tok ON tok.qid = q.qid JOIN {fts}.dict d ON d.term = tok.t""", [self.RARE_DF])
+        self.cur.execute(
+            f"""CREATE OR REPLACE TEMP TABLE ge_bw AS
+                WITH terms AS (SELECT DISTINCT termid, df FROM ge_bq),
+                     st AS (SELECT num_docs, avgdl FROM {fts}.stats),
+                     tf AS (SELECT tm.termid, tm.docid, any_value(t.df) AS df, count(*) AS tf
+                            FROM terms t JOIN {fts}.terms tm ON tm.termid = t.termid GROUP BY tm.termid, tm.docid)
+                SELECT tf.termid, tf.docid, d.name AS id, x.subsystem,
+                       -- integer 1e-9 units: exact, so sums and ties are the same every run
+                       round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
+                             * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl))))
+                             * 1e9)::BIGINT AS w
+                FROM tf JOIN {fts}.docs d ON d.docid = tf.docid JOIN artifacts x ON x.id = d.name, st""")
