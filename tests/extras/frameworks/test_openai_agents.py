@@ -34,3 +34,22 @@ def test_agent_trace_scores_as_direct_calls(store, questions, make):
     assert_declared(llm.requests[0], scenario.question)
     assert_replies_returned(llm, trace)
     assert_same_as_direct(store, questions, scenario, trace)
+
+
+def test_arguments_that_are_not_json_are_recorded(store, questions):
+    """The SDK hands the raw text on; the episode records it as an invalid call, and the model
+    reads why."""
+    from llm_server import call, say
+
+    q = answered(questions).question
+    script = [call("fetch_artifact", '{"artifact_id": "PM-4'), call("search_artifacts", '["postmortem"]'), say("Gave up.")]
+    with LLMServer(script) as srv, Episode(store, q, agent="openai-agents") as ep:
+        client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="local", max_retries=0)
+        agent = agents.Agent(name="analyst", model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+                             tools=gated_tools(ep))
+        agents.Runner.run_sync(agent, q.text, run_config=agents.RunConfig(tracing_disabled=True))
+    assert [(c.tool, c.status, c.arguments) for c in ep.trace.calls] == [
+        ("fetch_artifact", "invalid", {"_arguments": '{"artifact_id": "PM-4'}),
+        ("search_artifacts", "invalid", {"_arguments": ["postmortem"]})]
+    assert ep.trace.status == "no_answer"
+    assert_replies_returned(srv.llm, ep.trace)
