@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 rm -rf .venv-ray
 python3 -m venv .venv-ray
-.venv-ray/bin/pip install -q -e '.[dev,ray]'
+.venv-ray/bin/pip install -q uv  # uv resolves like pip but fetches in parallel
+.venv-ray/bin/uv pip install -q --python .venv-ray/bin/python -e '.[dev,ray]'
 GROUNDEVAL_REQUIRE_EXTRAS=1 RAY_ADDRESS= .venv-ray/bin/python -m pytest tests/extras/ray -q
