@@ -53,3 +53,33 @@ def test_arguments_that_are_not_json_are_recorded(store, questions):
         ("search_artifacts", "invalid", {"_arguments": ["postmortem"]})]
     assert ep.trace.status == "no_answer"
     assert_replies_returned(srv.llm, ep.trace)
+
+
+@pytest.mark.parametrize("make", [answered, misbehaves], ids=["answered", "misbehaves"])
+def test_sdk_tracing_hook_replays_into_the_same_trace(store, questions, make):
+    """RunRecorder, on the SDK's own tracing hook, keeps the run's calls; replayed, they leave
+    the adapter's trace and its score."""
+    import groundeval
+    from groundeval.adapters.observed import trace_from_run
+    from groundeval.adapters.openai_agents import RunRecorder
+
+    scenario = make(questions)
+    recorder = RunRecorder()
+    agents.set_trace_processors([recorder])  # and no exporter to any service
+    agents.set_tracing_disabled(False)
+    try:
+        with LLMServer(scenario.script()) as srv, Episode(store, scenario.question, agent="analyst") as ep:
+            client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="local", max_retries=0)
+            agent = agents.Agent(name="analyst", tools=gated_tools(ep),
+                                 model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client))
+            agents.Runner.run_sync(agent, scenario.question.text)
+    finally:
+        agents.set_tracing_disabled(True)
+        agents.set_trace_processors([])
+    (run,) = recorder.runs
+    assert run.agents == ["analyst"] and [c.tool for c in run.calls] == [name for name, _ in scenario.calls]
+    replayed = trace_from_run(store, scenario.question, run)
+    assert replayed.agent == "analyst"
+    key = [(c.tool, c.arguments, c.status, c.result_ids, c.flags, c.error) for c in replayed.calls]
+    assert key == [(c.tool, c.arguments, c.status, c.result_ids, c.flags, c.error) for c in ep.trace.calls]
+    assert groundeval.score(questions, [replayed])[0] == groundeval.score(questions, [ep.trace])[0]
