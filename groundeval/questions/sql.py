@@ -217,12 +217,15 @@ def load_postings(gs: GraphSQL, want: list[tuple[str, str, str, str]], levels: I
         return
     gs.put("ge_want", _CONSTRAINT, want)
     gs.q(_WANTED_EVENTS)
+    kinds = {w[1] for w in want}
     keys = sorted({w[2] for w in want if w[1] == "f"})
     if keys:
         gs.q(_POST_FACTS, [[_pointer("facts", k) for k in keys], keys])
-    gs.q(_POST_ARTIFACTS)
-    gs.q(_POST_ACTORS)
-    for level, size in levels:
+    if "a" in kinds:
+        gs.q(_POST_ARTIFACTS)
+    if "p" in kinds:
+        gs.q(_POST_ACTORS)
+    for level, size in levels if "t" in kinds else ():
         gs.q(_POST_TIME, [level, size, size, size])
 
 
