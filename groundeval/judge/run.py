@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import ContractError, UsageError
+from ..errors import ContractError, GroundevalError, UsageError
 from .contrast import DEFAULT_THRESHOLD, contrast, episode_key, joined, render_markdown
 
 JUDGE_FILE, CONTRAST_FILE, CONTRAST_MD = "judge.jsonl", "judge.json", "judge.md"
@@ -276,7 +276,7 @@ def _episodes(traces: list[Any], qmap: dict[str, Any], scores: list[Any], with_r
     return episodes
 
 
-class _Stop(Exception):
+class _Stop(GroundevalError):
     """A fatal provider error (bad key, unknown model): the pass stops (kept in ``_Judging.fatal``)."""
 
 
@@ -303,8 +303,8 @@ class _Judging:
                 "s_answer": s.s_answer, "s_traj": s.s_traj, "s_adj": s.s_adj, "failure_class": s.failure_class,
                 "answer_correct": s.answer_correct, "path_valid": s.path_valid, "valid_answer": s.valid_answer}
 
-    def _reusable(self, old: dict[str, Any] | None, prompt_sha: str) -> bool:
-        return old is not None and old.get("judge") == self.name and old.get("prompt_sha256") == prompt_sha \
+    def _reusable(self, old: dict[str, Any], prompt_sha: str) -> bool:
+        return old.get("judge") == self.name and old.get("prompt_sha256") == prompt_sha \
             and old.get("with_reference") == self.with_reference \
             and old.get("status") in ("ok", "unparsable", "no_answer")
 
@@ -315,7 +315,7 @@ class _Judging:
         todo = []
         for key, q, t, s, user, prompt_sha in episodes:
             old = existing.get(key)
-            if self._reusable(old, prompt_sha):
+            if old is not None and self._reusable(old, prompt_sha):
                 self.records[key] = {**old, **self.base(key, q, t, s, prompt_sha)}  # groundeval's side refreshed
                 self.reused += 1
             else:

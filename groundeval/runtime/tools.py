@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from ..trace.text import escape
 
@@ -213,7 +213,7 @@ _PHRASES = {
 }
 
 
-def _phrase(err: dict[str, Any]) -> str:
+def _phrase(err: ErrorDetails) -> str:
     kind, ctx = err["type"], err.get("ctx") or {}
     if kind in _PHRASES:
         return _PHRASES[kind]
