@@ -93,7 +93,7 @@ def idle_cores() -> int:
         cores = os.cpu_count() or 1
     try:
         busy = os.getloadavg()[0]
-    except OSError:
+    except (OSError, AttributeError):  # no load average (e.g. Windows)
         busy = 0.0
     return min(cores, 4) if cores > 1 and cores - busy >= 1 else 0
 
