@@ -91,10 +91,13 @@ def _builders():
 
 
 class _Helper:
-    def __init__(self, setup: bytes):
+    def __init__(self) -> None:
         env = dict(os.environ, GROUNDEVAL_SCORE_WORKERS="0")
         self.proc = subprocess.Popen([sys.executable, "-m", "groundeval.scoring.parallel"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+
+    def start(self, setup: bytes) -> None:
+        """Send the questions, config and profile (blocks until the helper has imported and reads)."""
         assert self.proc.stdin is not None
         self.proc.stdin.write(setup)
         self.proc.stdin.flush()
@@ -138,8 +141,12 @@ def rescore_parallel(path: Path, lines: Iterator[tuple[int, bytes]], questions: 
     helpers: list[_Helper] = []
     try:
         try:
-            helpers = [_Helper(setup) for _ in range(workers)]
+            helpers = [_Helper() for _ in range(workers)]  # all started first: their imports overlap
+            for h in helpers:
+                h.start(setup)
         except OSError:
+            for h in helpers:
+                h.close()
             helpers = []
         idle = deque(helpers)
         pending: deque[tuple[_Helper | None, list[tuple[int, bytes]]]] = deque()
