@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groundeval.adapters.core import gated_tools, parse_arguments
+from groundeval.adapters.core import gated_tools, parse_arguments, require
 from groundeval.runtime.episode import Episode
 from groundeval.runtime.tools import tool, tool_specs
 
@@ -82,3 +83,9 @@ def test_anything_sent_is_a_recorded_call(store, questions, data):
             reply = json.loads(gated.text(raw))
             assert reply["status"] in STATUSES
             assert ep.trace.calls[-1].index == i and ep.trace.calls[-1].tool == gated.name
+
+
+def test_a_missing_framework_names_its_extra():
+    with pytest.raises(ImportError, match=r"needs the 'crewai' extra \(module 'groundeval_no_such_module' is not "
+                                          r"installed\): pip install 'groundeval\[crewai\]'"):
+        require("crewai", "groundeval_no_such_module")
