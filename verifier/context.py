@@ -67,7 +67,7 @@ def _facts_of(data: Any) -> tuple:
             data.get("timestamp"), created)
 
 
-@dataclass
+@dataclass(slots=True)  # no __dict__ per record: ~200 bytes less each, a million records or more at scale
 class Record:
     """One staged record: a JSONL/CSV/Parquet row or one artifact file.
 
@@ -134,6 +134,18 @@ class Record:
         """(key, text) of the creation time as the loader picks it: the first of
         ``timestamp``, ``created_at``, ``date`` holding a string."""
         return self._known()[4]
+
+
+def _records(kind: str, staged: StagedPack, source: str) -> list[Record]:
+    rows = getattr(staged, source)
+    setattr(staged, source, [])
+    rows.reverse()
+    out = []
+    pop, add = rows.pop, out.append
+    while rows:
+        r = pop()
+        add(Record(kind, r.file, r.line, r.text, r.stem, r.folder))
+    return out
 
 
 class PackContext:
@@ -233,8 +245,10 @@ class PackContext:
     def _stage(self) -> None:
         """Every record of the sources as raw text, through the store's lenient reader."""
         self.staged = StagedPack(self.events_path, self.artifacts_path)
-        self.events = [Record("event", r.file, r.line, r.text) for r in self.staged.events]
-        self.artifacts = [Record("artifact", r.file, r.line, r.text, r.stem, r.folder) for r in self.staged.artifacts]
+        # The records take over the staged rows' texts; each row is released as its record is
+        # made (the store is built from DuckDB's staging tables, not from these rows).
+        self.events = _records("event", self.staged, "events")
+        self.artifacts = _records("artifact", self.staged, "artifacts")
         rule = {"events": "GE115", "artifacts": "GE125"}
         self.problems += [(rule[source], p) for source, p in self.staged.problems]
 

@@ -31,7 +31,7 @@ STAGES = {"events": "ev_stage", "artifacts": "art_stage"}
 RETRIES = 5  # validation rounds: each drops the rows the previous one rejected
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no __dict__ per row: millions of them at scale
 class StagedRow:
     """One raw record: a JSONL/CSV/Parquet row or one artifact file (``stem`` and ``folder``
     for files: the id and subsystem they default to)."""
@@ -70,7 +70,10 @@ class StagedPack:
     def _stage(self, source: str, path: Path, stage, rows_sql: str) -> None:
         try:
             stage(self.con, path)
-            rows = [StagedRow(*r) for r in self.con.execute(rows_sql).fetchall()]
+            cur = self.con.execute(rows_sql)
+            rows = []
+            while batch := cur.fetchmany(65536):  # never every row twice (tuples and StagedRows) at once
+                rows += [StagedRow(*r) for r in batch]
         except ContractError as exc:
             self.problems += [(source, p) for p in exc.problems]
             return
