@@ -149,3 +149,17 @@ def test_prose_hook_validated_with_fallback(tiny_pack):
     assert calls and all(q.meta["text_source"] == "template" for q in qs.questions)
     good = generate(store, prose=lambda r: "Reworded: " + r["text"])
     assert all(q.text.startswith("Reworded: ") for q in good.questions)
+
+
+def test_generate_restores_the_cycle_collector(tiny_pack):
+    import gc
+
+    store = Store.open(tiny_pack)
+    first = dumps(generate(store))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert dumps(generate(store)) == first
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
