@@ -9,24 +9,46 @@ skip these silently. The scenarios are in ``framework_scenarios.py``.
 from __future__ import annotations
 
 import os
+import tempfile
+from contextlib import contextmanager
 
 import pytest
 
 INSTALL = "pip install -e '.[dev,frameworks]' (or bash .ci/extras/frameworks.sh)"
 
-os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
-os.environ.setdefault("CREWAI_TESTING", "true")  # no first-run "view your traces?" prompt on stdin
-os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
-os.environ.setdefault("LANGSMITH_TRACING", "false")
-os.environ.setdefault("OPENAI_API_KEY", "sk-local-test")  # read by clients that insist on a key
+# the frameworks' switches for a test run; set only around this folder's tests (see _environment)
+ENVIRONMENT = {
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "CREWAI_TRACING_ENABLED": "false",
+    "CREWAI_TESTING": "true",  # no first-run "view your traces?" prompt on stdin
+    "OPENAI_AGENTS_DISABLE_TRACING": "1",
+    "LANGSMITH_TRACING": "false",
+    "OPENAI_API_KEY": "sk-local-test",  # read by clients that insist on a key
+}
 
 
-def pytest_configure(config):
-    # CrewAI keeps user data under the XDG data folder: keep it in this run's temporary folder
-    import tempfile
+@contextmanager
+def _framework_environment():
+    """The switches above and a temporary home: CrewAI writes user data (XDG data folder), a
+    credentials key (~/.local/share, whatever XDG says) and settings (~/.config) on import and
+    when it runs. Restored afterwards, so the rest of a test session never sees them."""
+    global _HOME
+    if _HOME is None:
+        _HOME = tempfile.mkdtemp(prefix="groundeval-frameworks-home-")
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in {**ENVIRONMENT, "HOME": _HOME, "XDG_DATA_HOME": os.path.join(_HOME, ".local", "share"),
+                           "XDG_CONFIG_HOME": os.path.join(_HOME, ".config")}.items():
+            mp.setenv(key, value)
+        yield
 
-    os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="groundeval-frameworks-")
+
+_HOME: str | None = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _environment():
+    with _framework_environment():
+        yield
 
 
 def _importable(module: str) -> bool:
@@ -54,7 +76,8 @@ def need(module: str, extra: str):
         if os.environ.get("GROUNDEVAL_REQUIRE_EXTRAS") == "1":
             raise ImportError(f"GROUNDEVAL_REQUIRE_EXTRAS=1 but {module!r} ({extra}) is not installed: {INSTALL}")
         pytest.skip(f"{extra} is not installed: {INSTALL}", allow_module_level=True)
-    return importlib.import_module(module)
+    with _framework_environment():
+        return importlib.import_module(module)
 
 
 @pytest.fixture(scope="session")
