@@ -101,3 +101,14 @@ def assert_replies_returned(llm, trace) -> None:
                for m in llm.tool_messages()]
     assert [r["status"] for r in replies] == [
         "not_found" if c.status == "denied" else c.status for c in trace.calls]
+
+
+def check_agent_like_direct_calls(store, questions, make, run) -> None:
+    """A framework's agent (``run(store, scenario) -> (trace, llm)``) plays the scenario made by
+    ``make``: the model was told groundeval's tools, every reply went back to it, and the trace
+    scores as the same calls made through the Python API."""
+    scenario = make(questions)
+    trace, llm = run(store, scenario)
+    assert_declared(llm.requests[0], scenario.question)
+    assert_replies_returned(llm, trace)
+    assert_same_as_direct(store, questions, scenario, trace)

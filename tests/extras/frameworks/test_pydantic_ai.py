@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import need
-from framework_scenarios import answered, assert_declared, assert_replies_returned, assert_same_as_direct, misbehaves
+from framework_scenarios import answered, check_agent_like_direct_calls, misbehaves
 from llm_server import MODEL, LLMServer
 
 pydantic_ai = need("pydantic_ai", "pydantic-ai")
@@ -29,8 +29,4 @@ def _run(store, scenario):
 
 @pytest.mark.parametrize("make", [answered, misbehaves], ids=["answered", "misbehaves"])
 def test_agent_trace_scores_as_direct_calls(store, questions, make):
-    scenario = make(questions)
-    trace, llm = _run(store, scenario)
-    assert_declared(llm.requests[0], scenario.question)
-    assert_replies_returned(llm, trace)
-    assert_same_as_direct(store, questions, scenario, trace)
+    check_agent_like_direct_calls(store, questions, make, _run)
