@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 from pydantic import ValidationError
 from pydantic_core import to_json
@@ -19,6 +19,9 @@ from ..questions.model import Question, QuestionSet
 from ..trace.model import Trace
 from .model import _OMITTED_AT_DEFAULT, QuestionScore
 from .profiles import score
+
+if TYPE_CHECKING:
+    from .parallel import TraceHead
 
 SCORES_FILE = "scores.jsonl"
 
@@ -196,14 +199,16 @@ def iter_rescore(traces_path: str | Path, questions: dict[str, Question],
 def iter_rescore_lines(traces_path: str | Path, questions: dict[str, Question],
                        config: ScoringConfig | None = None, *,
                        contract_digest: str | None = None, profile: str | None = None,
-                       workers: int | None = None) -> Iterator[tuple[Trace, QuestionScore | None, bytes]]:
+                       workers: int | None = None) -> Iterator[tuple[Trace | TraceHead, QuestionScore | None, bytes]]:
     """Parse and score each trace line (under the scoring ``profile``, default groundeval's
     own formulas); a trace of an unknown question yields ``None``.
 
     A large file (or ``workers`` > 0) is parsed and scored by helper processes
     (:mod:`groundeval.scoring.parallel`); the traces yielded are then their heads
     (:class:`~groundeval.scoring.parallel.TraceHead`: the fields :class:`TraceRef` keeps),
-    not parsed traces. ``workers=0`` parses every trace in this process.
+    not parsed traces. Whether helpers run depends on the file's size and the idle cores, so
+    a caller reads only the head's fields (a :class:`Trace` has them all) or passes
+    ``workers=0``, which parses every trace in this process.
 
     Re-scoring verifies its input: a second trace of the same (question, agent, mode, trial)
     is a located error (never scored twice), and so is a trace recorded on another
