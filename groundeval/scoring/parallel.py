@@ -16,16 +16,12 @@ own per-line functions: the located error raised is the one a single process rai
 
 from __future__ import annotations
 
-import os
-import pickle
-import subprocess
-import sys
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..store.digest import idle_cores
+from ..helper_process import HelperProcess, helpers_wanted, messages, reply
 
 CHUNK = 1024  # trace lines per helper round trip
 MIN_BYTES = 16 * 1024 * 1024  # smaller files are scored here: helpers take ~0.5 s to start
@@ -44,18 +40,11 @@ class TraceHead:
 def workers_wanted(path: Path) -> int:
     """Helper processes for re-scoring ``path`` (0 = in this process).
     ``GROUNDEVAL_SCORE_WORKERS`` overrides (0 turns helpers off)."""
-    env = os.environ.get("GROUNDEVAL_SCORE_WORKERS")
-    if env is not None:
-        try:
-            return max(0, int(env))
-        except ValueError:
-            return 0
     try:
-        if path.stat().st_size < MIN_BYTES:
-            return 0
+        size = path.stat().st_size
     except OSError:
-        return 0
-    return idle_cores()
+        size = 0
+    return helpers_wanted("GROUNDEVAL_SCORE_WORKERS", size, MIN_BYTES)
 
 
 def _builders():
@@ -90,43 +79,18 @@ def _builders():
     return head, score
 
 
-class _Helper:
+class _Helper(HelperProcess):
+    """A re-scoring helper: the questions, config and profile once, then chunks of lines; a
+    chunk's answer is its rows, or None for "a problem in this chunk" (and for a helper that stopped)."""
+
     def __init__(self) -> None:
-        env = dict(os.environ, GROUNDEVAL_SCORE_WORKERS="0")
-        self.proc = subprocess.Popen([sys.executable, "-m", "groundeval.scoring.parallel"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-
-    def start(self, setup: bytes) -> None:
-        """Send the questions, config and profile (blocks until the helper has imported and reads)."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(setup)
-        self.proc.stdin.flush()
-
-    def send(self, lines: list[tuple[int, bytes]]) -> None:
-        assert self.proc.stdin is not None
-        pickle.dump(lines, self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-        self.proc.stdin.flush()
+        super().__init__("groundeval.scoring.parallel", "GROUNDEVAL_SCORE_WORKERS")
 
     def receive(self) -> list | None:
-        """The chunk's rows, or None when the helper found a problem in it (or stopped)."""
-        assert self.proc.stdout is not None
         try:
-            return pickle.load(self.proc.stdout)
-        except (EOFError, pickle.UnpicklingError, OSError):
+            return super().receive()
+        except OSError:
             return None
-
-    def close(self) -> None:
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def rescore_parallel(path: Path, lines: Iterator[tuple[int, bytes]], questions: dict, config: Any,
@@ -136,14 +100,13 @@ def rescore_parallel(path: Path, lines: Iterator[tuple[int, bytes]], questions: 
     from .io import check_trace_line, rescore_trace
 
     make_head, make_score = _builders()
-    setup = pickle.dumps((str(path), questions, config, profile, contract_digest),
-                         protocol=pickle.HIGHEST_PROTOCOL)
+    setup = (str(path), questions, config, profile, contract_digest)
     helpers: list[_Helper] = []
     try:
         try:
             helpers = [_Helper() for _ in range(workers)]  # all started first: their imports overlap
             for h in helpers:
-                h.start(setup)
+                h.send(setup)
         except OSError:
             for h in helpers:
                 h.close()
@@ -170,7 +133,7 @@ def rescore_parallel(path: Path, lines: Iterator[tuple[int, bytes]], questions: 
         while pending:
             h, chunk = pending.popleft()
             rows = h.receive() if h is not None else None
-            if h is not None and h.proc.poll() is None:
+            if h is not None and h.alive():
                 idle.append(h)  # alive: it answered, with rows or with "a problem in this chunk"
             if more:
                 more = feed()  # keep the helper busy while this chunk is handed out
@@ -191,14 +154,10 @@ def _serve() -> None:
     is answered with ``None`` (the parent then scores it itself)."""
     from .io import check_trace_line, rescore_trace
 
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    path, questions, config, profile, digest = pickle.load(stdin)
+    received = messages()
+    path, questions, config, profile, digest = next(received)
     every = None
-    while True:
-        try:
-            chunk = pickle.load(stdin)
-        except EOFError:
-            return
+    for chunk in received:
         rows: list | None = []
         try:
             for n, line in chunk:
@@ -216,8 +175,7 @@ def _serve() -> None:
                              None if fs == every else frozenset(fs)))
         except Exception:  # noqa: BLE001 - the parent re-scores this chunk and raises the located error
             rows = None
-        pickle.dump(rows, stdout, protocol=pickle.HIGHEST_PROTOCOL)
-        stdout.flush()
+        reply(rows)
 
 
 if __name__ == "__main__":

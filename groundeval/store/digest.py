@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import pickle
-import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+from ..helper_process import HelperProcess, helpers_wanted, messages, reply
 
 CHUNK = 32768  # records per fetch and per helper round trip
 MIN_PARALLEL = 100_000  # below this many records, starting helpers costs more than it saves
@@ -72,69 +70,7 @@ def chunk_md5s(rows: Sequence[Sequence[Any]], drop: tuple[str, ...] = ()) -> lis
 
 def workers_wanted(records: int) -> int:
     """How many helper processes to hash ``records`` records with (0 = in this process)."""
-    env = os.environ.get("GROUNDEVAL_DIGEST_WORKERS")
-    if env is not None:
-        try:
-            return max(0, int(env))
-        except ValueError:
-            return 0
-    if records < MIN_PARALLEL:
-        return 0
-    return idle_cores()
-
-
-def idle_cores() -> int:
-    """Helper processes worth starting now: the cores this process may use, up to 4, when
-    at least one of them is idle (1-minute load average); 0 on one core or a busy machine,
-    where helpers would only add their start-up and transfer costs (~30 % more CPU)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0]
-    except (OSError, AttributeError):  # no load average (e.g. Windows)
-        busy = 0.0
-    return min(cores, 4) if cores > 1 and cores - busy >= 1 else 0
-
-
-class _Helper:
-    """One helper process: pickled ``(rows, drop)`` in, ``16 * len(rows)`` bytes of sorted md5s out."""
-
-    def __init__(self) -> None:
-        env = dict(os.environ, GROUNDEVAL_DIGEST_WORKERS="0")
-        self.proc = subprocess.Popen([sys.executable, "-m", "groundeval.store.digest"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        self.pending = 0  # rows sent and not yet read back
-
-    def send(self, rows: list, drop: tuple[str, ...]) -> None:
-        assert self.proc.stdin is not None
-        pickle.dump((rows, drop), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-        self.proc.stdin.flush()
-        self.pending = len(rows)
-
-    def receive(self) -> list[bytes]:
-        assert self.proc.stdout is not None
-        size = 16 * self.pending
-        data = self.proc.stdout.read(size)
-        if data is None or len(data) != size:
-            raise OSError("digest helper stopped")
-        self.pending = 0
-        return [data[i:i + 16] for i in range(0, size, 16)]
-
-    def close(self) -> None:
-        try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+    return helpers_wanted("GROUNDEVAL_DIGEST_WORKERS", records, MIN_PARALLEL)
 
 
 def _fetch(cur: Any) -> Iterator[list]:
@@ -166,22 +102,27 @@ def records_digest(con: Any, sql: str, drop: tuple[str, ...] = (), *, workers: i
 def _parallel(cur: Any, drop: tuple[str, ...], workers: int) -> list[bytes]:
     """Chunks handed to ``workers`` helpers round-robin; each helper holds at most one chunk,
     and its answer is read before it is sent the next (no pipe can fill both ways)."""
-    helpers: list[_Helper] = []
+    helpers: list[HelperProcess] = []
+    pending: list[bool] = []
     hashes: list[bytes] = []
+
+    def collect(i: int) -> None:
+        data = helpers[i].receive()
+        hashes.extend(data[k:k + 16] for k in range(0, len(data), 16))
+        pending[i] = False
+
     try:
-        helpers = [_Helper() for _ in range(workers)]
-        turn = 0
-        for rows in _fetch(cur):
-            h = helpers[turn % workers]
-            if h.pending:
-                hashes += h.receive()
-            h.send(rows, drop)
-            turn += 1
-        for h in helpers:
-            if h.pending:
-                hashes += h.receive()
-    except (BrokenPipeError, EOFError, pickle.PickleError) as exc:
-        raise OSError(str(exc)) from exc
+        helpers = [HelperProcess("groundeval.store.digest", "GROUNDEVAL_DIGEST_WORKERS") for _ in range(workers)]
+        pending = [False] * workers
+        for turn, rows in enumerate(_fetch(cur)):
+            i = turn % workers
+            if pending[i]:
+                collect(i)
+            helpers[i].send((rows, drop))
+            pending[i] = True
+        for i in range(workers):
+            if pending[i]:
+                collect(i)
     finally:
         for h in helpers:
             h.close()
@@ -189,15 +130,9 @@ def _parallel(cur: Any, drop: tuple[str, ...], workers: int) -> list[bytes]:
 
 
 def _serve() -> None:
-    """The helper's loop: hash chunks until the parent closes the pipe."""
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        try:
-            rows, drop = pickle.load(stdin)
-        except EOFError:
-            return
-        stdout.write(b"".join(chunk_md5s(rows, drop)))
-        stdout.flush()
+    """The helper's loop: the sorted md5s of each chunk, as one byte string."""
+    for rows, drop in messages():
+        reply(b"".join(chunk_md5s(rows, drop)))
 
 
 if __name__ == "__main__":
