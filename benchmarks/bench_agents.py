@@ -96,22 +96,38 @@ def synthetic_org(events: int, seed: int, tmp: Path, concurrency: int, verify_le
     store = timed("load", lambda: Store.open(pack))
     qs = timed("generate", lambda: generate(store))
     out = tmp / "eval"
-    path = timed("run", lambda: run_questions(store, qs, get_agent("oracle"), out_dir=out,
-                                              concurrency=concurrency, overwrite=True))
+    path = timed(
+        "run",
+        lambda: run_questions(store, qs, get_agent("oracle"), out_dir=out, concurrency=concurrency, overwrite=True),
+    )
     cfg = store.manifest.evaluation.scoring
     traces = read_traces(path)
     scores = timed("score", lambda: api.score_run(qs, traces, config=cfg))
-    report = timed("report", lambda: write_reports(aggregate(qs.questions, traces, scores, config=cfg), out,
-                                                   questions=qs.questions, traces=traces, scores=scores))
+    report = timed(
+        "report",
+        lambda: write_reports(
+            aggregate(qs.questions, traces, scores, config=cfg),
+            out,
+            questions=qs.questions,
+            traces=traces,
+            scores=scores,
+        ),
+    )
     store.close()
     pipeline = sum(v for k, v in stages.items() if k in ("load", "generate", "run", "score", "report"))
-    return {"events": events, "artifacts": counts.get("artifacts"), "questions": len(qs.questions),
-            "oracle_mean_s_adj": round(statistics.fmean(s.s_adj for s in scores), 6),
-            "oracle_min_s_adj": min(s.s_adj for s in scores),
-            "run_ms_per_episode": round(stages["run"] * 1000 / len(qs.questions), 2),
-            "stages_s": stages, "load_generate_run_score_report_s": round(pipeline, 3),
-            "with_verify_s": round(pipeline + sum(v for k, v in stages.items() if k.startswith("verify")), 3),
-            "target_s": 30.0, "reports": sorted(p.name for p in report.values())}
+    return {
+        "events": events,
+        "artifacts": counts.get("artifacts"),
+        "questions": len(qs.questions),
+        "oracle_mean_s_adj": round(statistics.fmean(s.s_adj for s in scores), 6),
+        "oracle_min_s_adj": min(s.s_adj for s in scores),
+        "run_ms_per_episode": round(stages["run"] * 1000 / len(qs.questions), 2),
+        "stages_s": stages,
+        "load_generate_run_score_report_s": round(pipeline, 3),
+        "with_verify_s": round(pipeline + sum(v for k, v in stages.items() if k.startswith("verify")), 3),
+        "target_s": 30.0,
+        "reports": sorted(p.name for p in report.values()),
+    }
 
 
 def main() -> None:

@@ -21,8 +21,10 @@ import time
 from groundeval.store.digest import records_digest
 from groundeval.store.store import Store
 
-SQLS = {"events": ("SELECT raw::VARCHAR FROM events", ()),
-        "artifacts": ("SELECT id, subsystem, raw::VARCHAR FROM artifacts", ("id", "subsystem"))}
+SQLS = {
+    "events": ("SELECT raw::VARCHAR FROM events", ()),
+    "artifacts": ("SELECT id, subsystem, raw::VARCHAR FROM artifacts", ("id", "subsystem")),
+}
 
 
 def _children_cpu() -> float:

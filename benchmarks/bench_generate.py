@@ -72,8 +72,9 @@ def synth_pack(cache: Path, n: int) -> Path:
 
 
 def run(pack: Path, db: Path | None, mode: str = "generate") -> dict:
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(pack), str(db or ""), mode], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(pack), str(db or ""), mode], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -91,8 +92,10 @@ def main() -> None:
             pack = synth_pack(args.cache, n)
             targets.append((f"synth {n}", pack, args.cache / f"org-{n}.duckdb"))
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-    print(f"{'pack':<20} {'events':>9} {'graph s':>8} {'total s':>8} {'us/event':>9} {'rss MB':>7}"
-          f" {'export s':>8} {'questions':>9}")
+    print(
+        f"{'pack':<20} {'events':>9} {'graph s':>8} {'total s':>8} {'us/event':>9} {'rss MB':>7}"
+        f" {'export s':>8} {'questions':>9}"
+    )
     for name, pack, db in targets:
         runs = [run(pack, db) for _ in range(args.repeat)]
         graph = statistics.median(r["graph_s"] for r in runs)
@@ -104,9 +107,11 @@ def main() -> None:
             export = f"{statistics.median(r['total_s'] for r in ex):.2f}"
             rss = max(rss, *(r["rss_mb"] for r in ex))
         r = runs[0]
-        print(f"{name:<20} {r['events']:>9} {graph:>8.2f} {total:>8.2f} {total / r['events'] * 1e6:>9.1f}"
-              f" {rss:>7.0f} {export:>8} {r['questions']:>9}   edges {r['edges']} distractors {r['distractors']}"
-              f" absences {r['absences']} presences {r['presences']} ambiguous {r['ambiguous']}")
+        print(
+            f"{name:<20} {r['events']:>9} {graph:>8.2f} {total:>8.2f} {total / r['events'] * 1e6:>9.1f}"
+            f" {rss:>7.0f} {export:>8} {r['questions']:>9}   edges {r['edges']} distractors {r['distractors']}"
+            f" absences {r['absences']} presences {r['presences']} ambiguous {r['ambiguous']}"
+        )
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

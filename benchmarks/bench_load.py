@@ -33,20 +33,37 @@ def write_pack(root: Path, n: int) -> Path:
     with open(pack / "events.jsonl", "w") as ev, open(pack / "artifacts.jsonl", "w") as ar:
         for i in range(n):
             ts = (start + timedelta(seconds=5 * i)).isoformat().replace("+00:00", "Z")
-            ev.write(json.dumps({
-                "id": f"ev-{i}", "type": TYPES[i % len(TYPES)], "timestamp": ts,
-                "actors": [f"u{rng.randrange(72)}", f"u{rng.randrange(72)}"],
-                "artifact_ids": {"doc": f"a-{i}"}, "facts": {"incident_id": f"INC-{i // 6}", "severity": "sev2"},
-            }) + "\n")
-            ar.write(json.dumps({
-                "id": f"a-{i}", "subsystem": SUBSYSTEMS[i % len(SUBSYSTEMS)], "timestamp": ts,
-                "title": f"Doc {i} about INC-{i // 6}", "body": "notes on the incident, the payment retry loop "
-                "and the follow-up actions agreed by the team",
-            }) + "\n")
+            ev.write(
+                json.dumps(
+                    {
+                        "id": f"ev-{i}",
+                        "type": TYPES[i % len(TYPES)],
+                        "timestamp": ts,
+                        "actors": [f"u{rng.randrange(72)}", f"u{rng.randrange(72)}"],
+                        "artifact_ids": {"doc": f"a-{i}"},
+                        "facts": {"incident_id": f"INC-{i // 6}", "severity": "sev2"},
+                    }
+                )
+                + "\n"
+            )
+            ar.write(
+                json.dumps(
+                    {
+                        "id": f"a-{i}",
+                        "subsystem": SUBSYSTEMS[i % len(SUBSYSTEMS)],
+                        "timestamp": ts,
+                        "title": f"Doc {i} about INC-{i // 6}",
+                        "body": "notes on the incident, the payment retry loop "
+                        "and the follow-up actions agreed by the team",
+                    }
+                )
+                + "\n"
+            )
     actors = "\n".join(f"    u{i}: eng" for i in range(72))
     (pack / "groundeval.yaml").write_text(
         f"name: load-{n}\nsources: {{events: events.jsonl, artifacts: artifacts.jsonl}}\n"
-        f"access:\n  actors:\n{actors}\n  roles:\n    eng: {{subsystems: [slack, jira]}}\n")
+        f"access:\n  actors:\n{actors}\n  roles:\n    eng: {{subsystems: [slack, jira]}}\n"
+    )
     return pack
 
 
@@ -75,8 +92,10 @@ def main() -> None:
             secs, rss, count = out.stdout.split()
             assert int(count) == n
             runs.append((float(secs), float(rss)))
-        print(f"{n:>10} {statistics.median(r[0] for r in runs):>10.2f} {min(r[0] for r in runs):>8.2f} "
-              f"{max(r[1] for r in runs):>9.0f}")
+        print(
+            f"{n:>10} {statistics.median(r[0] for r in runs):>10.2f} {min(r[0] for r in runs):>8.2f} "
+            f"{max(r[1] for r in runs):>9.0f}"
+        )
 
 
 if __name__ == "__main__":

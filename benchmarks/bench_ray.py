@@ -43,8 +43,13 @@ def _timed(fn, repeat: int) -> dict:
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
     wall = statistics.median(walls)
-    return {"n": counts[0], "median_s": round(wall, 3), "runs_s": [round(w, 3) for w in walls],
-            "driver_cpu_s": round(statistics.median(cpus), 3), "traces_per_s": round(counts[0] / wall)}
+    return {
+        "n": counts[0],
+        "median_s": round(wall, 3),
+        "runs_s": [round(w, 3) for w in walls],
+        "driver_cpu_s": round(statistics.median(cpus), 3),
+        "traces_per_s": round(counts[0] / wall),
+    }
 
 
 def episodes(args) -> dict:
@@ -53,8 +58,10 @@ def episodes(args) -> dict:
 
     results: dict = {"pack": args.episodes, "agent": args.agent, "load_before": [round(x, 2) for x in os.getloadavg()]}
     with tempfile.TemporaryDirectory() as tmp:
-        db, first = Path(tmp) / "store.duckdb", api.run(args.episodes, args.agent, Path(tmp) / "warm",
-                                                          db=Path(tmp) / "store.duckdb")
+        db, first = (
+            Path(tmp) / "store.duckdb",
+            api.run(args.episodes, args.agent, Path(tmp) / "warm", db=Path(tmp) / "store.duckdb"),
+        )
         questions = first.parent / "questions.json"
         n = len(first.read_text().splitlines())
         runs = 0
@@ -62,8 +69,9 @@ def episodes(args) -> dict:
         def one(**kw) -> int:
             nonlocal runs
             runs += 1
-            api.run(args.episodes, args.agent, Path(tmp) / f"r{runs}", questions=questions, pack=args.episodes,
-                    db=db, **kw)
+            api.run(
+                args.episodes, args.agent, Path(tmp) / f"r{runs}", questions=questions, pack=args.episodes, db=db, **kw
+            )
             return n
 
         for c in (1, 2):
@@ -80,10 +88,14 @@ def episodes(args) -> dict:
     results["driver_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     for key, r in results.items():
         if isinstance(r, dict):
-            print(f"{key:10} {r['n'] / r['median_s']:>8.1f} episodes/s  median {r['median_s']:.2f} s of "
-                  f"{r['runs_s']} ({r['n']} episodes)  driver CPU {r['driver_cpu_s']:.2f} s")
-    print(f"driver peak RSS {results['driver_peak_rss_mb']} MB · load average before {results['load_before']} "
-          f"after {results['load_after']}")
+            print(
+                f"{key:10} {r['n'] / r['median_s']:>8.1f} episodes/s  median {r['median_s']:.2f} s of "
+                f"{r['runs_s']} ({r['n']} episodes)  driver CPU {r['driver_cpu_s']:.2f} s"
+            )
+    print(
+        f"driver peak RSS {results['driver_peak_rss_mb']} MB · load average before {results['load_before']} "
+        f"after {results['load_after']}"
+    )
     return results
 
 
@@ -130,14 +142,18 @@ def main() -> None:
     results["load_after"] = [round(x, 2) for x in os.getloadavg()]
     for key in ("floor_read_lines", "local", *[k for k in results if k.startswith("ray_")]):
         r = results[key]
-        print(f"{key:18} {r['traces_per_s']:>9,} traces/s  median {r['median_s']:.3f} s of {r['runs_s']}  "
-              f"driver CPU {r['driver_cpu_s']:.3f} s" + (f"  (Ray start {r['ray_start_s']} s)" if "ray_start_s" in r
-                                                         else ""))
+        print(
+            f"{key:18} {r['traces_per_s']:>9,} traces/s  median {r['median_s']:.3f} s of {r['runs_s']}  "
+            f"driver CPU {r['driver_cpu_s']:.3f} s"
+            + (f"  (Ray start {r['ray_start_s']} s)" if "ray_start_s" in r else "")
+        )
     ones, twos = results.get("ray_1"), results.get("ray_2")
     if ones and twos:
         print(f"Ray 2 workers / 1 worker: x{twos['traces_per_s'] / ones['traces_per_s']:.2f}")
-    print(f"driver peak RSS {results['driver_peak_rss_mb']} MB · load average before {results['load_before']} "
-          f"after {results['load_after']} · {results['cores']} cores · {results['file_mb']} MB of traces")
+    print(
+        f"driver peak RSS {results['driver_peak_rss_mb']} MB · load average before {results['load_before']} "
+        f"after {results['load_after']} · {results['cores']} cores · {results['file_mb']} MB of traces"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
 

@@ -70,31 +70,64 @@ def write_pack(root: Path, n: int, seed: int) -> list[str]:
     root.mkdir(parents=True, exist_ok=True)
     (root / "groundeval.yaml").write_text(MANIFEST, encoding="utf-8")
     span = 365 * 24 * 3600
-    with open(root / "artifacts.jsonl", "w", encoding="utf-8") as art, \
-            open(root / "events.jsonl", "w", encoding="utf-8") as ev:
+    with (
+        open(root / "artifacts.jsonl", "w", encoding="utf-8") as art,
+        open(root / "events.jsonl", "w", encoding="utf-8") as ev,
+    ):
         for i in range(n):
             sub = SUBSYSTEMS[i % len(SUBSYSTEMS)]
             t = START + timedelta(seconds=rng.randrange(span))
             aid = f"{sub.upper()}-{i}"
             body = " ".join(rng.choices(vocab, cum_weights=cum, k=rng.randint(15, 35)))
-            rec = {"id": aid, "subsystem": sub, "timestamp": t.isoformat(), "title": " ".join(rng.choices(vocab, k=4)),
-                   "actors": [f"a{rng.randrange(4)}"], "body": f"{body} INC-{i % 5000}"}
+            rec = {
+                "id": aid,
+                "subsystem": sub,
+                "timestamp": t.isoformat(),
+                "title": " ".join(rng.choices(vocab, k=4)),
+                "actors": [f"a{rng.randrange(4)}"],
+                "body": f"{body} INC-{i % 5000}",
+            }
             if sub == "slack" and i % 10 == 0:
                 rec["visibility"] = {"actors": ["a0", "a1"]}
             art.write(json.dumps(rec) + "\n")
             etype = "incident_opened" if i % 7 == 0 else "note_added"
-            ev.write(json.dumps({"id": f"e{i}", "type": etype, "timestamp": (t + timedelta(minutes=1)).isoformat(),
-                                 "actors": rec["actors"], "artifact_ids": {"ref": aid},
-                                 "facts": {"incident_id": f"INC-{i % 5000}"}}) + "\n")
+            ev.write(
+                json.dumps(
+                    {
+                        "id": f"e{i}",
+                        "type": etype,
+                        "timestamp": (t + timedelta(minutes=1)).isoformat(),
+                        "actors": rec["actors"],
+                        "artifact_ids": {"ref": aid},
+                        "facts": {"incident_id": f"INC-{i % 5000}"},
+                    }
+                )
+                + "\n"
+            )
     return vocab
 
 
 def question(actor: str, as_of: datetime) -> Question:
-    truth = PerspectiveTruth(could_actor_have_known=True, target_event_id="e0", target_event_type="note_added",
-                             target_artifacts=[], evidence_artifacts=[], blocked_subsystems=[])
-    return Question(id="bench", track="perspective", bucket="positive", difficulty="easy", text="bench",
-                    actor=actor, as_of=as_of, gates=["horizon", "subsystem", "actor"],
-                    answer_schema={"type": "object"}, ground_truth=truth)
+    truth = PerspectiveTruth(
+        could_actor_have_known=True,
+        target_event_id="e0",
+        target_event_type="note_added",
+        target_artifacts=[],
+        evidence_artifacts=[],
+        blocked_subsystems=[],
+    )
+    return Question(
+        id="bench",
+        track="perspective",
+        bucket="positive",
+        difficulty="easy",
+        text="bench",
+        actor=actor,
+        as_of=as_of,
+        gates=["horizon", "subsystem", "actor"],
+        answer_schema={"type": "object"},
+        ground_truth=truth,
+    )
 
 
 def naive_search(rows, scope, words: list[str], limit: int) -> list[str]:
@@ -137,7 +170,7 @@ def bench(n: int, calls: int, seed: int, keep: Path | None) -> dict:
     mid = vocab[50:2000]  # mid-frequency words: real queries, not stopword-like
     queries = [" ".join(rng.sample(mid, rng.randint(2, 3))) for _ in range(calls)]
 
-    with Episode(store, q, max_steps=10 ** 7) as ep:
+    with Episode(store, q, max_steps=10**7) as ep:
         for qtext in queries[:5]:
             ep.search(qtext)  # warm up
         lat, cpu = [], []
@@ -146,9 +179,9 @@ def bench(n: int, calls: int, seed: int, keep: Path | None) -> dict:
             ep.search(qtext, limit=10)
             lat.append((time.perf_counter() - s) * 1000)
             cpu.append((time.process_time() - c) * 1000)
-        out["search_p50_ms"], out["search_p95_ms"] = round(pct(lat, .5), 3), round(pct(lat, .95), 3)
+        out["search_p50_ms"], out["search_p95_ms"] = round(pct(lat, 0.5), 3), round(pct(lat, 0.95), 3)
         # CPU time of all threads: robust to a busy host
-        out["search_cpu_p50_ms"], out["search_cpu_p95_ms"] = round(pct(cpu, .5), 3), round(pct(cpu, .95), 3)
+        out["search_cpu_p50_ms"], out["search_cpu_p95_ms"] = round(pct(cpu, 0.5), 3), round(pct(cpu, 0.95), 3)
         if n <= 100_000:
             t0 = time.perf_counter()
             fetch_index(store)
@@ -162,17 +195,21 @@ def bench(n: int, calls: int, seed: int, keep: Path | None) -> dict:
                 all_.append(d)
                 if r["status"] == "ok":
                     ok.append(d)
-            out["fetch_p50_ms"], out["fetch_p95_ms"] = round(pct(all_, .5), 3), round(pct(all_, .95), 3)
-            out["fetch_ok_p50_ms"], out["fetch_ok_share"] = round(pct(ok, .5), 3), round(len(ok) / len(ids), 2)
-            rows = [(a, s, c, r, (t or "").lower() + " " + (b or "").lower()) for a, s, c, r, t, b in store.query(
-                "SELECT a.id, a.subsystem, epoch_us(a.created), a.restricted, x.title, x.body"
-                " FROM artifacts a JOIN artifact_text x ON x.id = a.id ORDER BY a.id")]
+            out["fetch_p50_ms"], out["fetch_p95_ms"] = round(pct(all_, 0.5), 3), round(pct(all_, 0.95), 3)
+            out["fetch_ok_p50_ms"], out["fetch_ok_share"] = round(pct(ok, 0.5), 3), round(len(ok) / len(ids), 2)
+            rows = [
+                (a, s, c, r, (t or "").lower() + " " + (b or "").lower())
+                for a, s, c, r, t, b in store.query(
+                    "SELECT a.id, a.subsystem, epoch_us(a.created), a.restricted, x.title, x.body"
+                    " FROM artifacts a JOIN artifact_text x ON x.id = a.id ORDER BY a.id"
+                )
+            ]
             lat = []
             for qtext in queries[:50]:
                 s = time.perf_counter()
                 naive_search(rows, ep.scope, qtext.split(), 10)
                 lat.append((time.perf_counter() - s) * 1000)
-            out["naive_scan_p50_ms"] = round(pct(lat, .5), 3)
+            out["naive_scan_p50_ms"] = round(pct(lat, 0.5), 3)
     store.close()
     tmp.cleanup()
     out["loadavg_1m"] = float(Path("/proc/loadavg").read_text().split()[0]) if Path("/proc/loadavg").exists() else None

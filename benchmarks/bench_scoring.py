@@ -19,8 +19,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "scoring"))
 
-from scoring_builders import (counterfactual, fetch, perfect_counterfactual_answer,  # noqa: E402
-                              perfect_perspective_answer, perspective, search, silence, trace)
+from scoring_builders import (
+    counterfactual,
+    fetch,
+    perfect_counterfactual_answer,  # noqa: E402
+    perfect_perspective_answer,
+    perspective,
+    search,
+    silence,
+    trace,
+)
 
 from groundeval.scoring.io import iter_rescore, score_line  # noqa: E402
 from groundeval.trace.io import trace_line  # noqa: E402
@@ -47,8 +55,12 @@ def build(n: int, seed: int = 0):
         else:
             q = silence(exists=rng.random() < 0.5, qid=f"s{i}")
             answer = {"exists": q.ground_truth.exists, "evidence_artifacts": []}
-            calls = [search("postmortem", subsystem="confluence", hits=("PM-41", "PM-42")),
-                     fetch("JIRA-43"), fetch("PM-43"), fetch("PM-41")]
+            calls = [
+                search("postmortem", subsystem="confluence", hits=("PM-41", "PM-42")),
+                fetch("JIRA-43"),
+                fetch("PM-43"),
+                fetch("PM-41"),
+            ]
         rng.shuffle(calls)
         questions[q.id] = q
         lines.append(trace_line(trace(q, calls, answer)))

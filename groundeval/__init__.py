@@ -54,10 +54,38 @@ _LAZY: dict[str, str] = {
     "ObservedRun": "groundeval.observe.model:ObservedRun",
 }
 
-__all__ = ["Agent", "BaseTrack", "Contract", "ContractError", "Episode", "EvalResult", "GroundevalError",
-           "Manifest", "ObservedRun", "Problem", "ProviderError", "Question", "QuestionScore", "QuestionSet",
-           "RunReport", "Store", "TaskContract", "TaskScore", "Trace", "Track", "UsageError", "__version__",
-           "evaluate", "generate", "load", "register_track", "report", "run", "score", "verify"]
+__all__ = [
+    "Agent",
+    "BaseTrack",
+    "Contract",
+    "ContractError",
+    "Episode",
+    "EvalResult",
+    "GroundevalError",
+    "Manifest",
+    "ObservedRun",
+    "Problem",
+    "ProviderError",
+    "Question",
+    "QuestionScore",
+    "QuestionSet",
+    "RunReport",
+    "Store",
+    "TaskContract",
+    "TaskScore",
+    "Trace",
+    "Track",
+    "UsageError",
+    "__version__",
+    "evaluate",
+    "generate",
+    "load",
+    "register_track",
+    "report",
+    "run",
+    "score",
+    "verify",
+]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .agents.base import Agent

@@ -59,12 +59,27 @@ FORCE_HINT = "pass --force to use the pack anyway (its questions and scores may 
 
 def finding_problems(pack: str | Path, findings: list[Any]) -> list[Problem]:
     """Verifier findings as located problems (message with rule id and fix hint)."""
-    return [Problem(file=f.file or str(pack), message=f"[{f.rule}] {f.message}" + (f" (fix: {f.hint})" if f.hint else ""),
-                    line=f.line, record=f.record, field=f.path) for f in findings]
+    return [
+        Problem(
+            file=f.file or str(pack),
+            message=f"[{f.rule}] {f.message}" + (f" (fix: {f.hint})" if f.hint else ""),
+            line=f.line,
+            record=f.record,
+            field=f.path,
+        )
+        for f in findings
+    ]
 
 
-def verify_pack(pack: str | Path, out_dir: Path | None = None, *, level: int = 4, store: Any = None,
-                force: bool = False, on_forced: Callable[[Any], None] | None = None) -> Any:
+def verify_pack(
+    pack: str | Path,
+    out_dir: Path | None = None,
+    *,
+    level: int = 4,
+    store: Any = None,
+    force: bool = False,
+    on_forced: Callable[[Any], None] | None = None,
+) -> Any:
     """Run the verifier; errors become one :class:`ContractError` listing every finding.
 
     ``store`` (an open store of ``pack``) lets the verifier skip loading the pack again.
@@ -87,8 +102,14 @@ def verify_pack(pack: str | Path, out_dir: Path | None = None, *, level: int = 4
     return result
 
 
-def open_pack(pack: str | Path, *, db: str | Path | None = None, force: bool = False,
-              on_forced: Callable[[Any], None] | None = None, level: int = CHEAP_LEVEL) -> Any:
+def open_pack(
+    pack: str | Path,
+    *,
+    db: str | Path | None = None,
+    force: bool = False,
+    on_forced: Callable[[Any], None] | None = None,
+    level: int = CHEAP_LEVEL,
+) -> Any:
     """Open a pack's store after the verifier's cheap levels found no error in it.
 
     A pack the verifier rejects is refused with every finding (``force`` uses it anyway and
@@ -112,10 +133,16 @@ def load_questions(path: str | Path) -> QuestionSet:
     return read_question_set(Path(path))
 
 
-def resolve_source(source: str | Path, *, pack: str | Path | None = None, questions: str | Path | None = None,
-                   seed: int | None = None, force: bool = False,
-                   on_forced: Callable[[Any], None] | None = None,
-                   db: str | Path | None = None) -> tuple[Any, QuestionSet, str, str]:
+def resolve_source(
+    source: str | Path,
+    *,
+    pack: str | Path | None = None,
+    questions: str | Path | None = None,
+    seed: int | None = None,
+    force: bool = False,
+    on_forced: Callable[[Any], None] | None = None,
+    db: str | Path | None = None,
+) -> tuple[Any, QuestionSet, str, str]:
     """``source`` is a pack (folder, manifest or bundled name) or a questions file. Returns
     ``(store, questions, pack_path, questions_origin)``; generated questions when no file is given.
     The pack must pass the verifier's cheap levels (see :func:`open_pack`); ``db`` keeps its
@@ -144,9 +171,13 @@ def resolve_source(source: str | Path, *, pack: str | Path | None = None, questi
     else:
         origin = str(questions)
         if qs.metadata.contract_digest != store.digest:
-            raise ContractError.single(str(questions), f"was generated from another contract (digest "
-                                       f"{qs.metadata.contract_digest[:12]}, pack {source} has "
-                                       f"{store.digest[:12]}); regenerate it", field="metadata.contract_digest")
+            raise ContractError.single(
+                str(questions),
+                f"was generated from another contract (digest "
+                f"{qs.metadata.contract_digest[:12]}, pack {source} has "
+                f"{store.digest[:12]}); regenerate it",
+                field="metadata.contract_digest",
+            )
     return store, qs, str(source), origin
 
 
@@ -161,21 +192,36 @@ def _pack_of(qs: QuestionSet, questions_path: Path) -> Path:
     from .contract.packs import bundled_pack
 
     named = qs.metadata.pack
-    for candidate in (Path(named), questions_path.parent / named, Path("domain_packs") / named,
-                      bundled_pack(named)):
+    for candidate in (Path(named), questions_path.parent / named, Path("domain_packs") / named, bundled_pack(named)):
         if candidate is not None and candidate.exists():
             return candidate
-    raise ContractError.single(str(questions_path), f"cannot find its pack {named!r}; pass --pack",
-                               field="metadata.pack")
+    raise ContractError.single(
+        str(questions_path), f"cannot find its pack {named!r}; pass --pack", field="metadata.pack"
+    )
 
 
-def run(source: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "tool", concurrency: int = 1,
-        resume: bool = False, overwrite: bool = False, timeout: float | None = None, max_steps: int = 30,
-        questions: str | Path | None = None, pack: str | Path | None = None, seed: int | None = None,
-        agent_options: dict[str, Any] | None = None,
-        on_progress: Callable[[int, int], None] | None = None, force: bool = False,
-        on_forced: Callable[[Any], None] | None = None, trials: int = 1,
-        backend: str | Backend = "local", db: str | Path | None = None) -> Path:
+def run(
+    source: str | Path,
+    agent: Any,
+    out_dir: str | Path,
+    *,
+    mode: str = "tool",
+    concurrency: int = 1,
+    resume: bool = False,
+    overwrite: bool = False,
+    timeout: float | None = None,
+    max_steps: int = 30,
+    questions: str | Path | None = None,
+    pack: str | Path | None = None,
+    seed: int | None = None,
+    agent_options: dict[str, Any] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    force: bool = False,
+    on_forced: Callable[[Any], None] | None = None,
+    trials: int = 1,
+    backend: str | Backend = "local",
+    db: str | Path | None = None,
+) -> Path:
     """Run an agent over a pack or questions file; returns the traces file.
 
     ``trials`` runs every question that many times (one trace per question and trial).
@@ -193,8 +239,9 @@ def run(source: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "too
     be, owned = _backend(backend)
     try:
         db_file = be.store_file(db)
-        store, qs, pack_path, origin = resolve_source(source, pack=pack, questions=questions, seed=seed, force=force,
-                                                      on_forced=on_forced, db=db_file)
+        store, qs, pack_path, origin = resolve_source(
+            source, pack=pack, questions=questions, seed=seed, force=force, on_forced=on_forced, db=db_file
+        )
         try:
             out.mkdir(parents=True, exist_ok=True)
             if origin == "generated":  # keep them: a resumed run must answer the same set
@@ -202,12 +249,31 @@ def run(source: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "too
 
                 write_questions(qs, saved)
             agent_obj = _agent(agent, agent_options)
-            with be.episodes(store, agent_obj, db=db_file, spec=agent if isinstance(agent, str) else None,
-                             options=agent_options, concurrency=concurrency) as ex:
-                path = run_questions(ex.store, qs, ex.agent, mode=mode, out_dir=out, concurrency=ex.concurrency,
-                                     resume=resume, overwrite=overwrite, timeout=timeout, max_steps=max_steps,
-                                     pack=pack_path, questions_source=origin, on_progress=on_progress,
-                                     trials=trials, execute=ex.execute)
+            with be.episodes(
+                store,
+                agent_obj,
+                db=db_file,
+                spec=agent if isinstance(agent, str) else None,
+                options=agent_options,
+                concurrency=concurrency,
+            ) as ex:
+                path = run_questions(
+                    ex.store,
+                    qs,
+                    ex.agent,
+                    mode=mode,
+                    out_dir=out,
+                    concurrency=ex.concurrency,
+                    resume=resume,
+                    overwrite=overwrite,
+                    timeout=timeout,
+                    max_steps=max_steps,
+                    pack=pack_path,
+                    questions_source=origin,
+                    on_progress=on_progress,
+                    trials=trials,
+                    execute=ex.execute,
+                )
             _record_backend(path.parent, be, ex.workers, concurrency)
             return path
         finally:
@@ -229,7 +295,9 @@ def _record_backend(out: Path, be: Backend, workers: int, concurrency: int) -> N
         write_run_info(out / "run.json", info)
 
 
-def score_run(questions: QuestionSet, traces: list[Any], *, config: Any = None, profile: str | None = None) -> list[Any]:
+def score_run(
+    questions: QuestionSet, traces: list[Any], *, config: Any = None, profile: str | None = None
+) -> list[Any]:
     """Score every trace of each question, in question order then trial order (a question
     without a trace has no score; ``missing_question_ids`` in the report lists it), under the
     scoring ``profile`` (default: groundeval's own formulas)."""
@@ -239,14 +307,28 @@ def score_run(questions: QuestionSet, traces: list[Any], *, config: Any = None, 
     return [score(q, t, config, profile) for q, t in pairs_in_order(questions, traces)]
 
 
-def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "tool", concurrency: int = 1,
-             timeout: float | None = None, max_steps: int = 30, seed: int | None = None, level: int = 4,
-             resume: bool = False, agent_options: dict[str, Any] | None = None,
-             on_progress: Callable[[int, int], None] | None = None,
-             on_stage: Callable[[str], None] | None = None, force: bool = False,
-             on_forced: Callable[[Any], None] | None = None, trials: int = 1,
-             profile: str | None = None, backend: str | Backend = "local",
-             db: str | Path | None = None) -> EvalResult:
+def evaluate(
+    pack: str | Path,
+    agent: Any,
+    out_dir: str | Path,
+    *,
+    mode: str = "tool",
+    concurrency: int = 1,
+    timeout: float | None = None,
+    max_steps: int = 30,
+    seed: int | None = None,
+    level: int = 4,
+    resume: bool = False,
+    agent_options: dict[str, Any] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    on_stage: Callable[[str], None] | None = None,
+    force: bool = False,
+    on_forced: Callable[[Any], None] | None = None,
+    trials: int = 1,
+    profile: str | None = None,
+    backend: str | Backend = "local",
+    db: str | Path | None = None,
+) -> EvalResult:
     """verify → generate → run → score → report, all files in ``out_dir``.
 
     ``trials`` runs every question that many times (the report then has pass@k and
@@ -265,20 +347,54 @@ def evaluate(pack: str | Path, agent: Any, out_dir: str | Path, *, mode: str = "
     pack = resolve_pack(pack)
     be, owned = _backend(backend)
     try:
-        return _evaluate(pack, agent, Path(out_dir), be, db, mode=mode, concurrency=concurrency, timeout=timeout,
-                         max_steps=max_steps, seed=seed, level=level, resume=resume, agent_options=agent_options,
-                         on_progress=on_progress, on_stage=on_stage, force=force, on_forced=on_forced,
-                         trials=trials, profile=profile)
+        return _evaluate(
+            pack,
+            agent,
+            Path(out_dir),
+            be,
+            db,
+            mode=mode,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_steps=max_steps,
+            seed=seed,
+            level=level,
+            resume=resume,
+            agent_options=agent_options,
+            on_progress=on_progress,
+            on_stage=on_stage,
+            force=force,
+            on_forced=on_forced,
+            trials=trials,
+            profile=profile,
+        )
     finally:
         if owned:
             be.close()
 
 
-def _evaluate(pack: Path, agent: Any, out: Path, be: Backend, db: str | Path | None, *, mode: str, concurrency: int,
-              timeout: float | None, max_steps: int, seed: int | None, level: int, resume: bool,
-              agent_options: dict[str, Any] | None, on_progress: Callable[[int, int], None] | None,
-              on_stage: Callable[[str], None] | None, force: bool, on_forced: Callable[[Any], None] | None,
-              trials: int, profile: str | None) -> EvalResult:
+def _evaluate(
+    pack: Path,
+    agent: Any,
+    out: Path,
+    be: Backend,
+    db: str | Path | None,
+    *,
+    mode: str,
+    concurrency: int,
+    timeout: float | None,
+    max_steps: int,
+    seed: int | None,
+    level: int,
+    resume: bool,
+    agent_options: dict[str, Any] | None,
+    on_progress: Callable[[int, int], None] | None,
+    on_stage: Callable[[str], None] | None,
+    force: bool,
+    on_forced: Callable[[Any], None] | None,
+    trials: int,
+    profile: str | None,
+) -> EvalResult:
     from .report.render import write_reports
     from .scoring.aggregate import aggregate
     from .store.store import Store
@@ -311,16 +427,36 @@ def _evaluate(pack: Path, agent: Any, out: Path, be: Backend, db: str | Path | N
         else:
             qs = generate(store, seed=seed)
         if resume and saved.exists() and read_questions(saved) != qs:
-            raise ContractError.single(str(saved), "differs from the questions this pack generates now; "
-                                       "cannot resume — run without --resume")
+            raise ContractError.single(
+                str(saved), "differs from the questions this pack generates now; cannot resume — run without --resume"
+            )
         write_questions(qs, saved)
         stage("run")
-        with be.episodes(store, agent_obj, db=db_file, spec=agent if isinstance(agent, str) else None,
-                         options=agent_options, concurrency=concurrency) as ex:
-            traces_path = run_questions(ex.store, qs, ex.agent, mode=mode, out_dir=out, concurrency=ex.concurrency,
-                                        resume=resume, overwrite=not resume, timeout=timeout, max_steps=max_steps,
-                                        pack=str(pack), questions_source="generated", on_progress=on_progress,
-                                        trials=trials, execute=ex.execute)
+        with be.episodes(
+            store,
+            agent_obj,
+            db=db_file,
+            spec=agent if isinstance(agent, str) else None,
+            options=agent_options,
+            concurrency=concurrency,
+        ) as ex:
+            traces_path = run_questions(
+                ex.store,
+                qs,
+                ex.agent,
+                mode=mode,
+                out_dir=out,
+                concurrency=ex.concurrency,
+                resume=resume,
+                overwrite=not resume,
+                timeout=timeout,
+                max_steps=max_steps,
+                pack=str(pack),
+                questions_source="generated",
+                on_progress=on_progress,
+                trials=trials,
+                execute=ex.execute,
+            )
         _record_backend(out, be, ex.workers, concurrency)
     finally:
         if store is not None:
@@ -331,12 +467,31 @@ def _evaluate(pack: Path, agent: Any, out: Path, be: Backend, db: str | Path | N
     traces = read_traces(traces_path)
     scores = be.score(qs, traces, config, profile)
     write_scores(out / SCORES, scores)
-    report = aggregate(qs.questions, traces, scores, seed=qs.metadata.seed, config=config,
-                       zero_shot=True if mode == "zero-shot" else None, profile=profile)
+    report = aggregate(
+        qs.questions,
+        traces,
+        scores,
+        seed=qs.metadata.seed,
+        config=config,
+        zero_shot=True if mode == "zero-shot" else None,
+        profile=profile,
+    )
     stage("report")
     write_reports(report, out, questions=qs.questions, traces=traces, scores=scores)
-    files = {name: out / name for name in (VERIFICATION, QUESTIONS, "traces.jsonl", "run.json", SCORES,
-                                           "report.json", "report.md", "report.html") if (out / name).exists()}
+    files = {
+        name: out / name
+        for name in (
+            VERIFICATION,
+            QUESTIONS,
+            "traces.jsonl",
+            "run.json",
+            SCORES,
+            "report.json",
+            "report.md",
+            "report.html",
+        )
+        if (out / name).exists()
+    }
     return EvalResult(out_dir=out, questions=qs, traces=traces, scores=scores, report=report, files=files)
 
 
@@ -378,8 +533,14 @@ def generate(contract: Store | str | Path, *, seed: int | None = None) -> Questi
     return generate_questions(contract, seed=seed)
 
 
-def score(questions: QuestionSet, traces: Sequence[Trace], *, config: ScoringConfig | None = None,
-          profile: str | None = None, backend: str | Backend = "local") -> list[QuestionScore]:
+def score(
+    questions: QuestionSet,
+    traces: Sequence[Trace],
+    *,
+    config: ScoringConfig | None = None,
+    profile: str | None = None,
+    backend: str | Backend = "local",
+) -> list[QuestionScore]:
     """Score saved traces against their questions (pure: no agent runs); see :func:`score_run`.
     ``backend="ray"`` scores them on Ray workers: the same scores, in the same order."""
     be, owned = _backend(backend)
@@ -390,14 +551,21 @@ def score(questions: QuestionSet, traces: Sequence[Trace], *, config: ScoringCon
             be.close()
 
 
-def report(questions: QuestionSet, traces: Sequence[Trace], scores: Sequence[QuestionScore],
-           out_dir: str | Path | None = None, *, config: ScoringConfig | None = None,
-           profile: str | None = None) -> RunReport:
+def report(
+    questions: QuestionSet,
+    traces: Sequence[Trace],
+    scores: Sequence[QuestionScore],
+    out_dir: str | Path | None = None,
+    *,
+    config: ScoringConfig | None = None,
+    profile: str | None = None,
+) -> RunReport:
     """Aggregate scores into a run report; with ``out_dir`` also write report.json/.md/.html there."""
     from .scoring.aggregate import aggregate
 
-    result = aggregate(questions.questions, traces, scores, seed=questions.metadata.seed, config=config,
-                       profile=profile)
+    result = aggregate(
+        questions.questions, traces, scores, seed=questions.metadata.seed, config=config, profile=profile
+    )
     if out_dir is not None:
         from .report.render import write_reports
 
@@ -405,10 +573,25 @@ def report(questions: QuestionSet, traces: Sequence[Trace], scores: Sequence[Que
     return result
 
 
-__all__ = ["EvalResult", "evaluate", "finding_problems", "generate", "load", "load_questions", "open_pack",
-           "report", "resolve_source", "run", "score", "score_run", "verify", "verify_pack"]
+__all__ = [
+    "EvalResult",
+    "evaluate",
+    "finding_problems",
+    "generate",
+    "load",
+    "load_questions",
+    "open_pack",
+    "report",
+    "resolve_source",
+    "run",
+    "score",
+    "score_run",
+    "verify",
+    "verify_pack",
+]
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )

@@ -38,5 +38,6 @@ def require(extra: str, feature: str) -> None:
     """Raise a one-line :class:`ContractError` when ``extra`` is not installed."""
     missing = missing_module(extra)
     if missing is not None:
-        raise ContractError.single(feature, f"needs the '{extra}' extra (module '{missing}' is not installed): "
-                                   f"{install_command(extra)}")
+        raise ContractError.single(
+            feature, f"needs the '{extra}' extra (module '{missing}' is not installed): {install_command(extra)}"
+        )

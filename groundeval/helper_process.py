@@ -55,8 +55,13 @@ class HelperProcess:
 
     def __init__(self, module: str, env_var: str) -> None:
         env = dict(os.environ, **{env_var: "0"})
-        self.proc = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", module],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
 
     def send(self, message: Any) -> None:
         assert self.proc.stdin is not None

@@ -19,8 +19,10 @@ class _NoTopLevelVerifier(MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):  # noqa: D102
         if fullname == "verifier" or fullname.startswith("verifier."):
-            raise ImportError(f"import groundeval.verifier, not {fullname!r} (the folder verifier/ installs "
-                              "as groundeval.verifier)", name=fullname)
+            raise ImportError(
+                f"import groundeval.verifier, not {fullname!r} (the folder verifier/ installs as groundeval.verifier)",
+                name=fullname,
+            )
         return None
 
 

@@ -63,8 +63,13 @@ def _facts_of(data: Any) -> tuple:
         return _NOT_OBJECT
     ident, sub = data.get("id"), data.get("subsystem")
     created = next(((k, data[k]) for k in CREATED_KEYS if isinstance(data.get(k), str)), None)
-    return (True, ident if isinstance(ident, str) else None, sub if isinstance(sub, str) else None,
-            data.get("timestamp"), created)
+    return (
+        True,
+        ident if isinstance(ident, str) else None,
+        sub if isinstance(sub, str) else None,
+        data.get("timestamp"),
+        created,
+    )
 
 
 @dataclass(slots=True)  # no __dict__ per record: ~200 bytes less each, a million records or more at scale
@@ -235,8 +240,14 @@ class PackContext:
                 path = root / rel
             if not path.exists():
                 line, _ = self.locate(("sources", label))
-                self.problems.append(("GE105", Problem(self.manifest_file, f"{label} source not found: {path}",
-                                                       line=line, field=f"sources.{label}")))
+                self.problems.append(
+                    (
+                        "GE105",
+                        Problem(
+                            self.manifest_file, f"{label} source not found: {path}", line=line, field=f"sources.{label}"
+                        ),
+                    )
+                )
                 continue
             setattr(self, f"{label}_path", path)
 
@@ -292,8 +303,11 @@ class PackContext:
             return False
         if self.bad or self.problems or store.manifest != self.manifest:
             return False
-        same = [(store.paths.manifest_path, self.manifest_path), (store.paths.events_path, self.events_path),
-                (store.paths.artifacts_path, self.artifacts_path)]
+        same = [
+            (store.paths.manifest_path, self.manifest_path),
+            (store.paths.events_path, self.events_path),
+            (store.paths.artifacts_path, self.artifacts_path),
+        ]
         if any(Path(a).resolve() != Path(b).resolve() for a, b in same):
             return False
         ids = [rec.ident for rec in self.artifacts]

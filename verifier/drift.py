@@ -17,12 +17,24 @@ from groundeval.errors import ContractError
 from .model import Finding, VerificationResult
 from .rules.registry import define, finding
 
-define("GE501", "drift", 1, "warning", "coverage removed since the baseline",
-       "Something the baseline covered (an event type, spec, role, grant, track) is gone: questions silently drop.",
-       "Restore it, or accept the change by saving a new baseline (--save-baseline).")
-define("GE502", "drift", 1, "info", "changed since the baseline",
-       "The contract changed since the baseline; scores are comparable only with care.",
-       "Nothing to fix if intended; save a new baseline to acknowledge it.")
+define(
+    "GE501",
+    "drift",
+    1,
+    "warning",
+    "coverage removed since the baseline",
+    "Something the baseline covered (an event type, spec, role, grant, track) is gone: questions silently drop.",
+    "Restore it, or accept the change by saving a new baseline (--save-baseline).",
+)
+define(
+    "GE502",
+    "drift",
+    1,
+    "info",
+    "changed since the baseline",
+    "The contract changed since the baseline; scores are comparable only with care.",
+    "Nothing to fix if intended; save a new baseline to acknowledge it.",
+)
 
 # Facts compared as sets (removal = lost coverage) and as counts.
 SET_FACTS = ("event_types", "causal_links", "silence_pairs", "roles", "grants", "subsystems", "perspective_actors")
@@ -59,8 +71,9 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
     except ValueError as exc:
         raise ContractError.single(str(p), f"baseline is not JSON: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("facts"), dict):
-        raise ContractError.single(str(p), "not a saved verification: expected a JSON object with 'facts'",
-                                   field="facts")
+        raise ContractError.single(
+            str(p), "not a saved verification: expected a JSON object with 'facts'", field="facts"
+        )
     return data["facts"]
 
 

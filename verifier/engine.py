@@ -21,12 +21,24 @@ from .rules.registry import CHECKS, RULES, define, finding
 
 MAX_PER_RULE = 100
 
-define("GE000", "engine", 1, "error", "verifier check failed",
-       "A check met input it could not handle; the rest of the report is still valid.",
-       "Report this as a verifier bug with the message; meanwhile fix the other findings.")
-define("GE001", "engine", 1, "info", "checks skipped",
-       "Later checks need a valid manifest or a loadable store; they are skipped rather than guessing.",
-       "Fix the errors above and run the verifier again to see these checks.")
+define(
+    "GE000",
+    "engine",
+    1,
+    "error",
+    "verifier check failed",
+    "A check met input it could not handle; the rest of the report is still valid.",
+    "Report this as a verifier bug with the message; meanwhile fix the other findings.",
+)
+define(
+    "GE001",
+    "engine",
+    1,
+    "info",
+    "checks skipped",
+    "Later checks need a valid manifest or a loadable store; they are skipped rather than guessing.",
+    "Fix the errors above and run the verifier again to see these checks.",
+)
 
 
 def _available(ctx: PackContext, need: str) -> bool:
@@ -51,8 +63,9 @@ def _cap(findings: list[Finding]) -> list[Finding]:
         out += group[:MAX_PER_RULE]
         if len(group) > MAX_PER_RULE:
             worst = group[0].severity
-            out.append(Finding(rule_id, worst, f"... and {len(group) - MAX_PER_RULE} more like these",
-                               hint=RULES[rule_id].fix))
+            out.append(
+                Finding(rule_id, worst, f"... and {len(group) - MAX_PER_RULE} more like these", hint=RULES[rule_id].fix)
+            )
     return sorted(out, key=Finding.sort_key)
 
 
@@ -64,8 +77,9 @@ def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
         if lvl == 2:
             try:
                 for p in ctx.build_store():
-                    findings.append(finding("GE119", p.message, file=p.file, line=p.line,
-                                            path=f"$.{p.field}" if p.field else None))
+                    findings.append(
+                        finding("GE119", p.message, file=p.file, line=p.line, path=f"$.{p.field}" if p.field else None)
+                    )
             except Exception as exc:  # noqa: BLE001 - reported, never raised
                 findings.append(finding("GE000", f"could not load the store: {exc}"))
         for chk in CHECKS:
@@ -80,12 +94,16 @@ def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
                 findings += list(chk.fn(ctx))
             except Exception as exc:  # noqa: BLE001 - a check bug must not hide the other findings
                 last = traceback.extract_tb(exc.__traceback__)[-1]
-                findings.append(finding("GE000", f"{chk.name}: {type(exc).__name__}: {exc} "
-                                        f"({Path(last.filename).name}:{last.lineno})"))
+                findings.append(
+                    finding(
+                        "GE000", f"{chk.name}: {type(exc).__name__}: {exc} ({Path(last.filename).name}:{last.lineno})"
+                    )
+                )
     for need, rules in sorted(skipped.items()):
         why = f": {ctx.graph_error}" if need == "graph" and ctx.graph_error else ""
-        findings.append(finding("GE001", f"{len(rules)} rules skipped ({', '.join(sorted(rules))}): "
-                                         f"no usable {need}{why}"))
+        findings.append(
+            finding("GE001", f"{len(rules)} rules skipped ({', '.join(sorted(rules))}): no usable {need}{why}")
+        )
     return _cap(findings), sorted(set(ran))
 
 
@@ -110,6 +128,14 @@ def verify(pack_path: str | Path, level: int = 4, *, store: Store | None = None)
         stats = dict(getattr(ctx, "stats", {}))
     finally:
         ctx.close()
-    return VerificationResult(pack=str(pack_path), level=level, findings=findings, facts=facts,
-                              stats=stats, rules_run=ran, manifest=ctx.manifest_file,
-                              questions=ctx.questions, shared_store=ctx.shared_store)
+    return VerificationResult(
+        pack=str(pack_path),
+        level=level,
+        findings=findings,
+        facts=facts,
+        stats=stats,
+        rules_run=ran,
+        manifest=ctx.manifest_file,
+        questions=ctx.questions,
+        shared_store=ctx.shared_store,
+    )

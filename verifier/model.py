@@ -40,8 +40,15 @@ class Finding:
     hint: str | None = None
 
     def sort_key(self) -> tuple:
-        return (-SEVERITY_RANK[self.severity], self.rule, self.file or "", self.line or 0,
-                self.record or "", self.path or "", self.message)
+        return (
+            -SEVERITY_RANK[self.severity],
+            self.rule,
+            self.file or "",
+            self.line or 0,
+            self.record or "",
+            self.path or "",
+            self.message,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

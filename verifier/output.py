@@ -233,12 +233,17 @@ class _Bases:
     def original(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if "SRCROOT" in self.used:
-            out["SRCROOT"] = {"description": {"text": "The directory groundeval verify ran in (the repository root "
-                                                      "in CI); a consumer supplies its absolute URI."}}
+            out["SRCROOT"] = {
+                "description": {
+                    "text": "The directory groundeval verify ran in (the repository root "
+                    "in CI); a consumer supplies its absolute URI."
+                }
+            }
         if "PACKROOT" in self.used:
-            out["PACKROOT"] = {"uri": self.root.as_uri() + "/",
-                               "description": {"text": "The folder of the verified pack (outside the working "
-                                                       "directory)."}}
+            out["PACKROOT"] = {
+                "uri": self.root.as_uri() + "/",
+                "description": {"text": "The folder of the verified pack (outside the working directory)."},
+            }
         if "FSROOT" in self.used:
             out["FSROOT"] = {"uri": Path(self.root.anchor).as_uri(), "description": {"text": "The file system root."}}
         return out
@@ -267,16 +272,18 @@ def render_sarif(result: VerificationResult) -> str:
     rules = []
     for rid in rule_ids:
         rule = RULES[rid]
-        rules.append({
-            "id": rid,
-            "name": _pascal(rule.title),
-            "shortDescription": {"text": _sentence(rule.title[:1].upper() + rule.title[1:])},
-            "fullDescription": {"text": _sentence(rule.rationale)},
-            "help": {"text": _sentence(rule.fix)},
-            "helpUri": docs_uri(rid),
-            "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
-            "properties": {"family": rule.family, "level": rule.level},
-        })
+        rules.append(
+            {
+                "id": rid,
+                "name": _pascal(rule.title),
+                "shortDescription": {"text": _sentence(rule.title[:1].upper() + rule.title[1:])},
+                "fullDescription": {"text": _sentence(rule.rationale)},
+                "help": {"text": _sentence(rule.fix)},
+                "helpUri": docs_uri(rid),
+                "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+                "properties": {"family": rule.family, "level": rule.level},
+            }
+        )
     bases = _Bases(result)
     read: dict[str, Any] = {}
     results = []
@@ -294,25 +301,35 @@ def render_sarif(result: VerificationResult) -> str:
         else:
             loc["artifactLocation"] = bases.location(str(bases.root))
         props = {k: v for k, v in (("jsonPath", f.path), ("record", f.record), ("fix", f.hint)) if v}
-        results.append({
-            "ruleId": f.rule,
-            "ruleIndex": index[f.rule],
-            "level": _SARIF_LEVEL[f.severity],
-            "message": {"text": _sentence(f.message)},
-            "locations": [{"physicalLocation": loc}],
-            "properties": props,
-        })
+        results.append(
+            {
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": _SARIF_LEVEL[f.severity],
+                "message": {"text": _sentence(f.message)},
+                "locations": [{"physicalLocation": loc}],
+                "properties": props,
+            }
+        )
     doc = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "groundeval-verify", "version": tool_version,
-                                "informationUri": docs_uri(), "rules": rules}},
-            "originalUriBaseIds": bases.original(),
-            "results": results,
-            "columnKind": "utf16CodeUnits",
-            "properties": {"pack": result.pack, "level": result.level},
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "groundeval-verify",
+                        "version": tool_version,
+                        "informationUri": docs_uri(),
+                        "rules": rules,
+                    }
+                },
+                "originalUriBaseIds": bases.original(),
+                "results": results,
+                "columnKind": "utf16CodeUnits",
+                "properties": {"pack": result.pack, "level": result.level},
+            }
+        ],
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 

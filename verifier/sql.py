@@ -13,9 +13,11 @@ from typing import Any
 from groundeval.contract.paths import json_paths
 from groundeval.store.witness import witness_sql
 
-_FIRST = ("first(e.src_file ORDER BY e.src_file, e.src_line) AS file, "
-          "first(e.src_line ORDER BY e.src_file, e.src_line) AS line, "
-          "first(e.id ORDER BY e.src_file, e.src_line) AS event_id")
+_FIRST = (
+    "first(e.src_file ORDER BY e.src_file, e.src_line) AS file, "
+    "first(e.src_line ORDER BY e.src_file, e.src_line) AS line, "
+    "first(e.id ORDER BY e.src_file, e.src_line) AS event_id"
+)
 
 
 def undeclared_actors(store) -> list[tuple]:
@@ -67,21 +69,27 @@ def inline_visibility_actors(store) -> list[tuple]:
 
 def _resolved(col: str = "raw") -> str:
     """Predicate: dotted path (bound as a list of DuckDB JSON paths) resolves to a usable value."""
-    return (f"list_bool_or(list_transform(?::VARCHAR[], p -> coalesce(json_type({col}, p) NOT IN ('NULL')"
-            f" AND NOT (json_type({col}, p) = 'ARRAY' AND json_array_length({col}, p) = 0), false)))")
+    return (
+        f"list_bool_or(list_transform(?::VARCHAR[], p -> coalesce(json_type({col}, p) NOT IN ('NULL')"
+        f" AND NOT (json_type({col}, p) = 'ARRAY' AND json_array_length({col}, p) = 0), false)))"
+    )
 
 
 def path_coverage(store, event_type: str, path: str) -> tuple[int, int]:
     """(events of ``event_type``, of which ``path`` resolves to a non-null, non-empty value)."""
-    row = store.query(f"SELECT count(*), count(*) FILTER (WHERE {_resolved()}) FROM events WHERE type = ?",
-                      [json_paths(path), event_type])
+    row = store.query(
+        f"SELECT count(*), count(*) FILTER (WHERE {_resolved()}) FROM events WHERE type = ?",
+        [json_paths(path), event_type],
+    )
     return row[0][0], row[0][1]
 
 
 def events_of_type(store, event_type: str) -> list[tuple[str, int, str, str, int | None]]:
     """(id, epoch_us, raw JSON text, file, line) of every event of a type, by time then id."""
-    return store.query("SELECT id, epoch_us(ts), raw::VARCHAR, src_file, src_line FROM events WHERE type = ?"
-                       " ORDER BY ts, id", [event_type])
+    return store.query(
+        "SELECT id, epoch_us(ts), raw::VARCHAR, src_file, src_line FROM events WHERE type = ? ORDER BY ts, id",
+        [event_type],
+    )
 
 
 def log_span(store) -> tuple[int | None, int | None]:
@@ -178,7 +186,8 @@ def perspective_candidates(store, actors: list[str], pivots: int) -> dict[str, i
     """
     if not actors:
         return {"positive": 0, "negative_permission": 0, "negative_temporal": 0}
-    rows = store.query("""
+    rows = store.query(
+        """
         WITH mine AS (
             SELECT DISTINCT ea.actor, e.ts FROM event_actors ea JOIN events e ON e.id = ea.event_id
             WHERE ea.actor IN (SELECT unnest(?::VARCHAR[]))
@@ -217,7 +226,9 @@ def perspective_candidates(store, actors: list[str], pivots: int) -> dict[str, i
         SELECT count(*) FILTER (WHERE horizon_ok AND subsystem_ok AND actor_ok),
                count(*) FILTER (WHERE horizon_ok AND NOT (subsystem_ok AND actor_ok)),
                count(*) FILTER (WHERE NOT horizon_ok AND subsystem_ok AND actor_ok)
-        FROM cases""", [sorted(actors), max(1, int(pivots))])
+        FROM cases""",
+        [sorted(actors), max(1, int(pivots))],
+    )
     pos, perm, temp = rows[0]
     return {"positive": pos, "negative_permission": perm, "negative_temporal": temp}
 
@@ -237,8 +248,10 @@ def facts(store) -> dict[str, Any]:
 
 def event_locations(store, ids: list[str]) -> dict[str, tuple[str, int | None, int]]:
     """id -> (file, line, epoch_us) for the given event ids."""
-    rows = store.query("SELECT id, src_file, src_line, epoch_us(ts) FROM events"
-                       " WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY id", [sorted(set(ids))])
+    rows = store.query(
+        "SELECT id, src_file, src_line, epoch_us(ts) FROM events WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY id",
+        [sorted(set(ids))],
+    )
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
@@ -249,17 +262,21 @@ def artifact_ids(store: Any) -> set[str]:
 
 def witnessed_counts(store: Any, types: list[str]) -> list[tuple[str, int]]:
     """(event type, events of the type that reference an artifact created at or after them) for ``types``."""
-    return store.query(f"""
+    return store.query(
+        f"""
         SELECT e.type, count(*) FILTER (WHERE EXISTS (
                    SELECT 1 FROM event_artifacts ea JOIN artifacts x ON x.id = ea.artifact_id
-                   WHERE ea.event_id = e.id AND {witness_sql('x.created', 'e.ts')}))
-        FROM events e WHERE e.type IN (SELECT unnest(?::VARCHAR[])) GROUP BY e.type ORDER BY e.type""", [types])
+                   WHERE ea.event_id = e.id AND {witness_sql("x.created", "e.ts")}))
+        FROM events e WHERE e.type IN (SELECT unnest(?::VARCHAR[])) GROUP BY e.type ORDER BY e.type""",
+        [types],
+    )
 
 
 def unparseable(con: Any, values: list[str]) -> set[str]:
     """The texts DuckDB cannot read as a timestamp (``values``: Unicode strings)."""
     test = "WHERE try_cast(t AS TIMESTAMPTZ) IS NULL"
     # one JSON text parameter: a Python list costs the DuckDB client a lookup per element
-    rows = con.execute(f"SELECT t FROM unnest(from_json(?::JSON, '[\"VARCHAR\"]')) AS u(t) {test}",
-                       [json.dumps(values)]).fetchall()
+    rows = con.execute(
+        f"SELECT t FROM unnest(from_json(?::JSON, '[\"VARCHAR\"]')) AS u(t) {test}", [json.dumps(values)]
+    ).fetchall()
     return {r[0] for r in rows}

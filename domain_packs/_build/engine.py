@@ -153,9 +153,11 @@ class PackBuilder:
     # ------------------------------------------------------------------ cast
 
     def _role_pool(self, roles: list[str], ts: datetime) -> list[str]:
-        return sorted(a for a, spec in self.d.actors.items()
-                      if not (isinstance(spec, dict) and spec.get("system"))
-                      and any(r in roles for r in roles_at(spec, ts)))
+        return sorted(
+            a
+            for a, spec in self.d.actors.items()
+            if not (isinstance(spec, dict) and spec.get("system")) and any(r in roles for r in roles_at(spec, ts))
+        )
 
     def _pick(self, roles: list[str], ts: datetime, salt: int, n: int) -> list[str]:
         pool = self._role_pool(roles, ts)
@@ -243,7 +245,11 @@ class PackBuilder:
             for r in step.refs:
                 if r in arts and r not in dropped:
                     art_ids[r] = arts[r]
-            facts = {d.case_key: case_id, "case_no": case.no, **{k: fill(str(v), values) for k, v in step.facts.items()}}
+            facts = {
+                d.case_key: case_id,
+                "case_no": case.no,
+                **{k: fill(str(v), values) for k, v in step.facts.items()},
+            }
             ev = {
                 "id": f"{case_id.lower()}-{step.key}",
                 "type": step.type,
@@ -261,8 +267,12 @@ class PackBuilder:
         art_ids: dict[str, Any] = {}
         if ex.subsystem and ex.art:
             rec: dict[str, Any] = {
-                "id": ex.art, "subsystem": ex.subsystem, "timestamp": iso(ts + timedelta(minutes=1)),
-                "title": ex.title, "actors": sorted(a for a in ex.actors if a in self.d.actors), "body": ex.body,
+                "id": ex.art,
+                "subsystem": ex.subsystem,
+                "timestamp": iso(ts + timedelta(minutes=1)),
+                "title": ex.title,
+                "actors": sorted(a for a in ex.actors if a in self.d.actors),
+                "body": ex.body,
             }
             if ex.visibility:
                 rec["visibility"] = ex.visibility
@@ -270,8 +280,16 @@ class PackBuilder:
             art_ids["doc"] = ex.art
         if ex.refs:
             art_ids["refs"] = list(ex.refs)
-        self.events.append({"id": ex.id, "type": ex.type, "timestamp": iso(ts), "actors": list(ex.actors),
-                            "artifact_ids": art_ids, "facts": dict(ex.facts)})
+        self.events.append(
+            {
+                "id": ex.id,
+                "type": ex.type,
+                "timestamp": iso(ts),
+                "actors": list(ex.actors),
+                "artifact_ids": art_ids,
+                "facts": dict(ex.facts),
+            }
+        )
 
     def _add_artifact(self, rec: dict[str, Any]) -> None:
         if rec["id"] in self.artifacts:
@@ -349,29 +367,52 @@ class PackBuilder:
         case_path = f"facts.{d.case_key}"
         roles = {}
         for r, spec in d.roles.items():
-            out = {k: v for k, v in spec.items() if k in ("subsystems", "broadcast_event_types", "external",
-                                                           "description") and v not in (None, [], False)}
+            out = {
+                k: v
+                for k, v in spec.items()
+                if k in ("subsystems", "broadcast_event_types", "external", "description")
+                and v not in (None, [], False)
+            }
             if spec.get("external") and "subsystems" not in out:
                 out["subsystems"] = []
             roles[r] = out
         causal = []
         for s in d.causal:
-            causal.append({k: v for k, v in {
-                "name": s["name"], "description": s.get("description"),
-                "cause_event_type": s["cause"], "effect_event_type": s["effect"],
-                "max_gap_days": s["gap"], "join": [{"cause": case_path, "effect": case_path}],
-                "mechanism_aliases": s.get("aliases", []),
-                "premise_template": s.get("premise"), "outcome_template": s.get("outcome"),
-            }.items() if v is not None})
+            causal.append(
+                {
+                    k: v
+                    for k, v in {
+                        "name": s["name"],
+                        "description": s.get("description"),
+                        "cause_event_type": s["cause"],
+                        "effect_event_type": s["effect"],
+                        "max_gap_days": s["gap"],
+                        "join": [{"cause": case_path, "effect": case_path}],
+                        "mechanism_aliases": s.get("aliases", []),
+                        "premise_template": s.get("premise"),
+                        "outcome_template": s.get("outcome"),
+                    }.items()
+                    if v is not None
+                }
+            )
         silence = []
         for s in d.silence:
-            silence.append({k: v for k, v in {
-                "name": s["name"], "description": s.get("description"),
-                "trigger_event_type": s["trigger"], "response_event_type": s["response"],
-                "max_gap_days": s["gap"], "join": [{"trigger": case_path, "response": case_path}],
-                "search_space_subsystems": sorted({sel["subsystem"] for sel in s["selectors"]}),
-                "search_space_selectors": s["selectors"],
-            }.items() if v is not None})
+            silence.append(
+                {
+                    k: v
+                    for k, v in {
+                        "name": s["name"],
+                        "description": s.get("description"),
+                        "trigger_event_type": s["trigger"],
+                        "response_event_type": s["response"],
+                        "max_gap_days": s["gap"],
+                        "join": [{"trigger": case_path, "response": case_path}],
+                        "search_space_subsystems": sorted({sel["subsystem"] for sel in s["selectors"]}),
+                        "search_space_selectors": s["selectors"],
+                    }.items()
+                    if v is not None
+                }
+            )
         return {
             "name": d.name,
             "description": d.description,
@@ -401,9 +442,11 @@ class PackBuilder:
                 elif p.exists():
                     p.unlink()
         out.mkdir(parents=True, exist_ok=True)
-        header = (f"# groundeval pack manifest: {self.d.name}.\n"
-                  "# Generated by domain_packs/_build/build_packs.py; edit the domain there and rebuild.\n"
-                  "# See README.md for the scenario and domain_packs/tiny/groundeval.yaml for every key explained.\n")
+        header = (
+            f"# groundeval pack manifest: {self.d.name}.\n"
+            "# Generated by domain_packs/_build/build_packs.py; edit the domain there and rebuild.\n"
+            "# See README.md for the scenario and domain_packs/tiny/groundeval.yaml for every key explained.\n"
+        )
         body = yaml.safe_dump(self.manifest(), sort_keys=False, default_flow_style=None, allow_unicode=True, width=100)
         (out / "groundeval.yaml").write_text(header + body, encoding="utf-8")
         with open(out / "events.jsonl", "w", encoding="utf-8", newline="\n") as fh:
@@ -413,8 +456,9 @@ class PackBuilder:
             folder = out / "artifacts" / rec["subsystem"]
             folder.mkdir(parents=True, exist_ok=True)
             body_rec = {k: v for k, v in rec.items() if k not in ("id", "subsystem")}
-            (folder / f"{aid}.json").write_text(json.dumps(body_rec, indent=2, ensure_ascii=False) + "\n",
-                                                encoding="utf-8")
+            (folder / f"{aid}.json").write_text(
+                json.dumps(body_rec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
         (out / "README.md").write_text(self.readme(), encoding="utf-8")
 
     def readme(self) -> str:
@@ -443,24 +487,41 @@ class PackBuilder:
                 notes.append("told about " + ", ".join(spec["broadcast_event_types"]))
             lines.append(f"| {r} | {', '.join(spec.get('subsystems', [])) or '-'} | {'; '.join(notes)} |")
         restricted = sorted(aid for aid, a in self.artifacts.items() if "visibility" in a) + sorted(d.restrictions)
-        lines += ["", f"Restricted artifacts: {', '.join(restricted)}.", "",
-                  "## Workflow", "", "| step | event type | artifact | restricted |", "|---|---|---|---|"]
+        lines += [
+            "",
+            f"Restricted artifacts: {', '.join(restricted)}.",
+            "",
+            "## Workflow",
+            "",
+            "| step | event type | artifact | restricted |",
+            "|---|---|---|---|",
+        ]
         for s in d.steps:
-            lines.append(f"| {s.key} | `{s.type}` | {s.subsystem or '(touches earlier artifacts)'} "
-                         f"{s.art or ''} | {s.restricted or ''} |")
+            lines.append(
+                f"| {s.key} | `{s.type}` | {s.subsystem or '(touches earlier artifacts)'} "
+                f"{s.art or ''} | {s.restricted or ''} |"
+            )
         lines += ["", "## Causal links", ""]
         for s in d.causal:
-            lines.append(f"- `{s['name']}`: `{s['cause']}` → `{s['effect']}` within {s['gap']} days, "
-                         f"joined on `facts.{d.case_key}`. {s.get('description', '')}".rstrip())
+            lines.append(
+                f"- `{s['name']}`: `{s['cause']}` → `{s['effect']}` within {s['gap']} days, "
+                f"joined on `facts.{d.case_key}`. {s.get('description', '')}".rstrip()
+            )
         lines += ["", "## Silence pairs", ""]
         for s in d.silence:
-            lines.append(f"- `{s['name']}`: after `{s['trigger']}` expect `{s['response']}` within {s['gap']} days "
-                         f"(search {', '.join(sorted({x['subsystem'] for x in s['selectors']}))}). "
-                         f"{s.get('description', '')}".rstrip())
+            lines.append(
+                f"- `{s['name']}`: after `{s['trigger']}` expect `{s['response']}` within {s['gap']} days "
+                f"(search {', '.join(sorted({x['subsystem'] for x in s['selectors']}))}). "
+                f"{s.get('description', '')}".rstrip()
+            )
         lines += ["", "## Cases", "", "| case | subject | missing steps |", "|---|---|---|"]
         for c in d.cases:
             subj = c.subject.get("subject", "")
             lines.append(f"| {d.case_prefix}{c.no} | {subj} | {', '.join(c.drop) or '-'} |")
-        lines += ["", f"{len(self.events)} events, {len(self.artifacts)} artifacts. "
-                  "Rebuild with `python domain_packs/_build/build_packs.py`.", ""]
+        lines += [
+            "",
+            f"{len(self.events)} events, {len(self.artifacts)} artifacts. "
+            "Rebuild with `python domain_packs/_build/build_packs.py`.",
+            "",
+        ]
         return "\n".join(lines)

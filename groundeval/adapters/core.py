@@ -30,8 +30,10 @@ def require(extra: str, *modules: str) -> None:
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            raise ImportError(f"groundeval.adapters needs the '{extra}' extra (module '{exc.name or module}' "
-                              f"is not installed): {install_command(extra)}") from None
+            raise ImportError(
+                f"groundeval.adapters needs the '{extra}' extra (module '{exc.name or module}' "
+                f"is not installed): {install_command(extra)}"
+            ) from None
 
 
 def parse_arguments(raw: Any) -> Any:
@@ -86,6 +88,9 @@ def gated_tools(episode: Episode) -> list[GatedTool]:
         names.insert(0, GET_CONTEXT)
     declared = {s["function"]["name"]: s["function"] for s in tool_specs("openai", public["answer_schema"])}
     # get_context is an MCP session tool; in process there is no episode id to name
-    declared[GET_CONTEXT] = {"name": GET_CONTEXT, "description": tool(GET_CONTEXT).description,
-                             "parameters": {"type": "object", "properties": {}, "additionalProperties": False}}
+    declared[GET_CONTEXT] = {
+        "name": GET_CONTEXT,
+        "description": tool(GET_CONTEXT).description,
+        "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
+    }
     return [GatedTool(name, declared[name]["description"], declared[name]["parameters"], episode) for name in names]

@@ -48,8 +48,12 @@ class GatedCrewTool(BaseTool):
     _gated: GatedTool = PrivateAttr()
 
     def __init__(self, gated: GatedTool):
-        super().__init__(name=gated.name, description=gated.description, args_schema=_arguments_model(gated),
-                         cache_function=lambda _args=None, _result=None: False)
+        super().__init__(
+            name=gated.name,
+            description=gated.description,
+            args_schema=_arguments_model(gated),
+            cache_function=lambda _args=None, _result=None: False,
+        )
         self._gated = gated
         self._generate_description()
 
@@ -58,8 +62,10 @@ class GatedCrewTool(BaseTool):
         # so the agent reads the JSON Schema groundeval serves instead
         gated = getattr(self, "_gated", None)
         if gated is not None:
-            self.description = (f"Tool Name: {gated.name}\nTool Arguments: {json.dumps(gated.parameters)}\n"
-                                f"Tool Description: {gated.description}")
+            self.description = (
+                f"Tool Name: {gated.name}\nTool Arguments: {json.dumps(gated.parameters)}\n"
+                f"Tool Description: {gated.description}"
+            )
 
     def _run(self, **arguments: Any) -> str:
         # CrewAI adds its agent and task fingerprints to every call's arguments: not the model's

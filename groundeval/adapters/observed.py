@@ -28,8 +28,7 @@ def _arguments(arguments: dict[str, Any]) -> Any:
     return arguments[RAW_KEY] if set(arguments) == {RAW_KEY} else arguments
 
 
-def trace_from_run(store, question, run, *, mode: str = "tool", agent: str | None = None,
-                   max_steps: int = 30) -> Any:
+def trace_from_run(store, question, run, *, mode: str = "tool", agent: str | None = None, max_steps: int = 30) -> Any:
     """Replay ``run``'s gated calls (an ``ObservedRun``) for ``question`` and return the trace."""
     name = agent if agent is not None else (run.agents[0] if run.agents else None)
     with Episode(store, question, mode=mode, agent=name, max_steps=max_steps) as ep:

@@ -32,8 +32,13 @@ def _function_tool(gated: GatedTool) -> FunctionTool:
     async def invoke(_context: Any, arguments: str) -> str:
         return gated.text(arguments)
 
-    return FunctionTool(name=gated.name, description=gated.description, params_json_schema=gated.parameters,
-                        on_invoke_tool=invoke, strict_json_schema=False)
+    return FunctionTool(
+        name=gated.name,
+        description=gated.description,
+        params_json_schema=gated.parameters,
+        on_invoke_tool=invoke,
+        strict_json_schema=False,
+    )
 
 
 def gated_tools(episode: Episode) -> list[FunctionTool]:
@@ -103,9 +108,18 @@ class RunRecorder(TracingProcessor):
             if data.input is not None and not isinstance(arguments, dict):
                 arguments = {RAW_KEY: data.input}
             error = (span.error or {}).get("message")
-            run.calls.append(ObservedCall(index=len(run.calls), tool=data.name, agent=agent,
-                                          arguments=arguments or {}, result=_json(data.output),
-                                          status="error" if error else "ok", error=error, span_id=span.span_id))
+            run.calls.append(
+                ObservedCall(
+                    index=len(run.calls),
+                    tool=data.name,
+                    agent=agent,
+                    arguments=arguments or {},
+                    result=_json(data.output),
+                    status="error" if error else "ok",
+                    error=error,
+                    span_id=span.span_id,
+                )
+            )
 
     def shutdown(self) -> None:
         pass

@@ -52,9 +52,15 @@ class LazyAgent:
         schema = episode.public_question().get("answer_schema") or {}
         props = schema.get("properties") or {}
         answer = default_answer(schema)
-        for key, value in (("could_actor_have_known", False), ("exists", False), ("outcome_changed", False),
-                           ("causal_mechanism", "none"), ("mechanism_direction", "no_causal_link"),
-                           ("evidence_artifacts", []), ("actors", [])):
+        for key, value in (
+            ("could_actor_have_known", False),
+            ("exists", False),
+            ("outcome_changed", False),
+            ("causal_mechanism", "none"),
+            ("mechanism_direction", "no_causal_link"),
+            ("evidence_artifacts", []),
+            ("actors", []),
+        ):
             if key in props and key not in answer:
                 answer[key] = value
         episode.submit(fit(answer, schema) if answer else {"answer": False})
@@ -100,8 +106,9 @@ class KeywordAgent:
             episode.submit(fit(answer, schema))
 
     @staticmethod
-    def _answer(track: str | None, text: str, seen: Observed, bodies: dict[str, str],
-                schema: dict[str, Any]) -> dict[str, Any]:
+    def _answer(
+        track: str | None, text: str, seen: Observed, bodies: dict[str, str], schema: dict[str, Any]
+    ) -> dict[str, Any]:
         ids = ID_TOKEN.findall(text)
         relevant = [a for a in seen.fetched if all(i.lower() in bodies.get(a, "").lower() for i in ids)]
         return playbook(str(track)).keyword_answer(relevant, seen, schema)

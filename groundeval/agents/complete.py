@@ -42,8 +42,11 @@ class TextModel:
 
     def settings(self) -> dict[str, Any]:
         c = self.protocol.client
-        return {"base_url": c.base_url, "temperature": self.protocol.temperature,
-                "max_tokens": self.protocol.max_tokens}
+        return {
+            "base_url": c.base_url,
+            "temperature": self.protocol.temperature,
+            "max_tokens": self.protocol.max_tokens,
+        }
 
     def close(self) -> None:
         self.protocol.client.close()

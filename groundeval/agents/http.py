@@ -24,8 +24,11 @@ def _import_httpx():
     try:
         import httpx
     except ImportError:  # pragma: no cover - depends on the install (get_agent checks it first)
-        raise ProviderError("the LLM adapters need the 'openai' or 'anthropic' extra (module 'httpx' is not "
-                            "installed): pip install 'groundeval[openai]'", fatal=True) from None
+        raise ProviderError(
+            "the LLM adapters need the 'openai' or 'anthropic' extra (module 'httpx' is not "
+            "installed): pip install 'groundeval[openai]'",
+            fatal=True,
+        ) from None
     return httpx
 
 
@@ -35,8 +38,16 @@ def transport_reason(exc: BaseException) -> str:
     low = text.lower()
     if "refused" in low:
         return "connection refused"
-    if any(k in low for k in ("name or service not known", "nodename nor servname", "getaddrinfo",
-                              "name resolution", "no address associated")):
+    if any(
+        k in low
+        for k in (
+            "name or service not known",
+            "nodename nor servname",
+            "getaddrinfo",
+            "name resolution",
+            "no address associated",
+        )
+    ):
         return "host name not found"
     if "reset" in low:
         return "connection reset"
@@ -78,7 +89,7 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self.max_delay)
-        backoff = self.base_delay * (2 ** attempt)
+        backoff = self.base_delay * (2**attempt)
         return min(self.max_delay, backoff * (0.5 + self._rng.random() / 2))
 
 
@@ -118,17 +129,25 @@ class JsonClient:
                     raise ProviderError(f"episode deadline reached ({last})", status=status)
             retry_after = None
             try:
-                resp = client.post(path.lstrip("/"), content=body_bytes, timeout=timeout,
-                                   headers={"content-type": "application/json"})
+                resp = client.post(
+                    path.lstrip("/"), content=body_bytes, timeout=timeout, headers={"content-type": "application/json"}
+                )
             except httpx.ConnectTimeout:
-                last, status, unreachable = f"cannot connect to {self.base_url}: timed out after {timeout:.1f}s", None, True
+                last, status, unreachable = (
+                    f"cannot connect to {self.base_url}: timed out after {timeout:.1f}s",
+                    None,
+                    True,
+                )
             except httpx.TimeoutException:
                 last, status, unreachable = f"no answer from {self.base_url} within {timeout:.1f}s", None, False
             except httpx.ConnectError as exc:
                 last, status, unreachable = f"cannot connect to {self.base_url}: {transport_reason(exc)}", None, True
             except httpx.TransportError as exc:
-                last, status, unreachable = (f"transport error talking to {self.base_url}: "
-                                             f"{transport_reason(exc)}", None, False)
+                last, status, unreachable = (
+                    f"transport error talking to {self.base_url}: {transport_reason(exc)}",
+                    None,
+                    False,
+                )
             else:
                 self._reached = True
                 unreachable = False
@@ -151,8 +170,11 @@ class JsonClient:
             self.sleep(wait)
         # a provider this client never reached is a configuration error (wrong URL, server down):
         # fatal, so the run stops with the cause instead of failing every episode the same way
-        raise ProviderError(f"gave up after {self.policy.retries + 1} attempts: {last}", status=status,
-                            fatal=unreachable and not self._reached)
+        raise ProviderError(
+            f"gave up after {self.policy.retries + 1} attempts: {last}",
+            status=status,
+            fatal=unreachable and not self._reached,
+        )
 
     def close(self) -> None:
         if self._client is not None:

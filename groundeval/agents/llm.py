@@ -68,8 +68,9 @@ class ChatProtocol(ABC):
 
     provider: str = ""
 
-    def __init__(self, client: JsonClient, model: str, *, temperature: float | None = 0.0,
-                 max_tokens: int | None = 1024):
+    def __init__(
+        self, client: JsonClient, model: str, *, temperature: float | None = 0.0, max_tokens: int | None = 1024
+    ):
         self.client = client
         self.model = model
         self.temperature = temperature
@@ -84,13 +85,15 @@ class ChatProtocol(ABC):
         """Neutral specs (name, description, input_schema) in this provider's format."""
 
     @abstractmethod
-    def complete(self, convo: dict[str, Any], tools: list[dict[str, Any]], force: str | None,
-                 deadline: float | None) -> Turn:
+    def complete(
+        self, convo: dict[str, Any], tools: list[dict[str, Any]], force: str | None, deadline: float | None
+    ) -> Turn:
         """One completion turn; appends the assistant message to ``convo``."""
 
     @abstractmethod
-    def add_results(self, convo: dict[str, Any], results: list[tuple[ToolRequest, str, bool]],
-                    note: str | None = None) -> None:
+    def add_results(
+        self, convo: dict[str, Any], results: list[tuple[ToolRequest, str, bool]], note: str | None = None
+    ) -> None:
         """Feed tool results (request, content, is_error) and an optional user note back."""
 
 
@@ -120,8 +123,13 @@ class ChatAgent:
 
     def settings(self) -> dict[str, Any]:
         c = self.protocol.client
-        return {"base_url": c.base_url, "temperature": self.protocol.temperature,
-                "max_tokens": self.protocol.max_tokens, "timeout": c.timeout, "retries": c.policy.retries}
+        return {
+            "base_url": c.base_url,
+            "temperature": self.protocol.temperature,
+            "max_tokens": self.protocol.max_tokens,
+            "timeout": c.timeout,
+            "retries": c.policy.retries,
+        }
 
     def run(self, episode: Any) -> None:
         mode = mode_of(episode)
@@ -165,8 +173,13 @@ def _record(episode: Any, turn: Turn) -> None:
         usage[key] = usage.get(key, 0) + int(value)
     usage["requests"] = usage.get("requests", 0) + 1
     usage["retries"] = usage.get("retries", 0) + turn.retries
-    message = {"role": "assistant", "content": turn.text, "tool_calls": [r.name for r in turn.calls],
-               "stop_reason": turn.stop_reason, "usage": dict(turn.usage)}
+    message = {
+        "role": "assistant",
+        "content": turn.text,
+        "tool_calls": [r.name for r in turn.calls],
+        "stop_reason": turn.stop_reason,
+        "usage": dict(turn.usage),
+    }
     note = getattr(episode, "note", None)
     if callable(note):
         note(message)

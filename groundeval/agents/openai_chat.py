@@ -19,8 +19,13 @@ class OpenAIChat(ChatProtocol):
         return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
 
     def tools(self, neutral: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [{"type": "function", "function": {"name": t["name"], "description": t["description"],
-                                                  "parameters": t["input_schema"]}} for t in neutral]
+        return [
+            {
+                "type": "function",
+                "function": {"name": t["name"], "description": t["description"], "parameters": t["input_schema"]},
+            }
+            for t in neutral
+        ]
 
     def complete(self, convo, tools, force, deadline) -> Turn:
         payload: dict[str, Any] = {"model": self.model, "messages": convo["messages"]}
@@ -38,19 +43,30 @@ class OpenAIChat(ChatProtocol):
         for i, tc in enumerate(message.get("tool_calls") or []):
             fn = tc.get("function") or {}
             raw = fn.get("arguments")
-            calls.append(ToolRequest(id=tc.get("id") or f"call_{i}", name=str(fn.get("name") or ""),
-                                     arguments=_parse_arguments(raw), raw=raw))
+            calls.append(
+                ToolRequest(
+                    id=tc.get("id") or f"call_{i}",
+                    name=str(fn.get("name") or ""),
+                    arguments=_parse_arguments(raw),
+                    raw=raw,
+                )
+            )
         kept = {"role": "assistant", "content": message.get("content")}
         if message.get("tool_calls"):
             kept["tool_calls"] = message["tool_calls"]
         convo["messages"].append(kept)
         usage = body.get("usage") or {}
-        return Turn(text=message.get("content") or "", calls=calls, stop_reason=choice.get("finish_reason"),
-                    retries=info["retries"], usage={
-                        "input_tokens": int(usage.get("prompt_tokens") or 0),
-                        "output_tokens": int(usage.get("completion_tokens") or 0),
-                        "total_tokens": int(usage.get("total_tokens") or 0),
-                    })
+        return Turn(
+            text=message.get("content") or "",
+            calls=calls,
+            stop_reason=choice.get("finish_reason"),
+            retries=info["retries"],
+            usage={
+                "input_tokens": int(usage.get("prompt_tokens") or 0),
+                "output_tokens": int(usage.get("completion_tokens") or 0),
+                "total_tokens": int(usage.get("total_tokens") or 0),
+            },
+        )
 
     def add_results(self, convo, results, note=None) -> None:
         for req, content, _is_error in results:
@@ -71,12 +87,25 @@ def _parse_arguments(raw: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def openai_agent(model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 api_key_env: str | None = None, temperature: float | None = 0.0, max_tokens: int | None = 1024,
-                 timeout: float = 60.0, retries: int = 4, backoff: float = 0.5) -> ChatAgent:
+def openai_agent(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    api_key_env: str | None = None,
+    temperature: float | None = 0.0,
+    max_tokens: int | None = 1024,
+    timeout: float = 60.0,
+    retries: int = 4,
+    backoff: float = 0.5,
+) -> ChatAgent:
     """An agent for any OpenAI-compatible ``/chat/completions`` endpoint."""
     key = api_key or os.environ.get(api_key_env or "OPENAI_API_KEY")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    client = JsonClient(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL, headers=headers,
-                        timeout=timeout, policy=RetryPolicy(retries=retries, base_delay=backoff))
+    client = JsonClient(
+        base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
+        headers=headers,
+        timeout=timeout,
+        policy=RetryPolicy(retries=retries, base_delay=backoff),
+    )
     return ChatAgent(OpenAIChat(client, model, temperature=temperature, max_tokens=max_tokens))

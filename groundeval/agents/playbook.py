@@ -20,8 +20,16 @@ from ..tracks.counterfactual import NO_MECHANISM
 from ..tracks.perspective import NAME as PERSPECTIVE
 from ..tracks.silence import NAME as SILENCE
 
-__all__ = ["SEARCH_LIMIT", "Observed", "Playbook", "inside_gates", "known_artifacts", "playbook", "register",
-           "search_query"]
+__all__ = [
+    "SEARCH_LIMIT",
+    "Observed",
+    "Playbook",
+    "inside_gates",
+    "known_artifacts",
+    "playbook",
+    "register",
+    "search_query",
+]
 
 SEARCH_LIMIT = 5
 
@@ -45,8 +53,11 @@ def inside_gates(episode: Any, ids: list[str]) -> list[str]:
         from ..runtime.search_sql import fetch_index
 
         meta = fetch_index(episode.store).meta
-        return [a for a in wanted if a in meta and not scope.broken(
-            a, meta[a].subsystem, meta[a].created_us, meta[a].restricted)]
+        return [
+            a
+            for a in wanted
+            if a in meta and not scope.broken(a, meta[a].subsystem, meta[a].created_us, meta[a].restricted)
+        ]
     q = episode.question
     flags = gate_flags(episode.store, q.actor, q.as_of, wanted, q.gates)
     return [a for a in wanted if flags.get(a) == []]
@@ -111,8 +122,9 @@ class Playbook:
         for aid in targets:
             seen.fetch(episode, aid)
 
-    def oracle_answer(self, truth: Any, got: set[str] | None, events: Any, question: Any,
-                      context: bool = False) -> dict[str, Any]:
+    def oracle_answer(
+        self, truth: Any, got: set[str] | None, events: Any, question: Any, context: bool = False
+    ) -> dict[str, Any]:
         """``got``: artifacts the agent validly read, or the window in context mode (None in
         zero-shot: answer from the truth)."""
         answer = self._from_truth(truth)
@@ -145,18 +157,25 @@ class PerspectivePlaybook(Playbook):
         for aid in targets:
             seen.fetch(episode, aid)
 
-    def oracle_answer(self, truth: Any, got: set[str] | None, events: Any, question: Any,
-                      context: bool = False) -> dict[str, Any]:
+    def oracle_answer(
+        self, truth: Any, got: set[str] | None, events: Any, question: Any, context: bool = False
+    ) -> dict[str, Any]:
         evidence = sorted(set(truth.evidence_artifacts) & got) if got is not None else truth.evidence_artifacts
-        return {"could_actor_have_known": bool(evidence), "evidence_artifacts": evidence,
-                "blocked_subsystems": sorted(truth.blocked_subsystems)}
+        return {
+            "could_actor_have_known": bool(evidence),
+            "evidence_artifacts": evidence,
+            "blocked_subsystems": sorted(truth.blocked_subsystems),
+        }
 
     def leaky_answer(self, truth: Any, cited: list[str]) -> dict[str, Any]:
         return {"could_actor_have_known": bool(cited), "evidence_artifacts": cited, "blocked_subsystems": []}
 
     def keyword_answer(self, relevant: list[str], seen: Observed, schema: dict[str, Any]) -> dict[str, Any]:
-        return {"could_actor_have_known": bool(relevant), "evidence_artifacts": sorted(relevant),
-                "blocked_subsystems": []}
+        return {
+            "could_actor_have_known": bool(relevant),
+            "evidence_artifacts": sorted(relevant),
+            "blocked_subsystems": [],
+        }
 
 
 class CounterfactualPlaybook(Playbook):
@@ -173,25 +192,36 @@ class CounterfactualPlaybook(Playbook):
         if not (truth.cause_artifacts or truth.effect_artifacts):
             episode.search(search_query(question), limit=SEARCH_LIMIT)
 
-    def oracle_answer(self, truth: Any, got: set[str] | None, events: Any, question: Any,
-                      context: bool = False) -> dict[str, Any]:
+    def oracle_answer(
+        self, truth: Any, got: set[str] | None, events: Any, question: Any, context: bool = False
+    ) -> dict[str, Any]:
         actors = sorted(truth.actors)
         if events is not None and truth.cause_event_id in events and truth.effect_event_id in events:
-            actors = sorted({a for e in (truth.cause_event_id, truth.effect_event_id)
-                             for a in events[e].get("actors") or []})
-        return {"outcome_changed": truth.outcome_changed,
-                "causal_mechanism": truth.causal_mechanism or NO_MECHANISM,
-                "mechanism_direction": truth.mechanism_direction,
-                "cause_event_id": truth.cause_event_id, "effect_event_id": truth.effect_event_id,
-                "actors": actors,
-                "evidence_artifacts": sorted(set(truth.evidence_artifacts) & got)
-                if got is not None else truth.evidence_artifacts}
+            actors = sorted(
+                {a for e in (truth.cause_event_id, truth.effect_event_id) for a in events[e].get("actors") or []}
+            )
+        return {
+            "outcome_changed": truth.outcome_changed,
+            "causal_mechanism": truth.causal_mechanism or NO_MECHANISM,
+            "mechanism_direction": truth.mechanism_direction,
+            "cause_event_id": truth.cause_event_id,
+            "effect_event_id": truth.effect_event_id,
+            "actors": actors,
+            "evidence_artifacts": sorted(set(truth.evidence_artifacts) & got)
+            if got is not None
+            else truth.evidence_artifacts,
+        }
 
     def leaky_answer(self, truth: Any, cited: list[str]) -> dict[str, Any]:
-        return {"outcome_changed": truth.outcome_changed, "causal_mechanism": truth.causal_mechanism,
-                "mechanism_direction": truth.mechanism_direction, "cause_event_id": truth.cause_event_id,
-                "effect_event_id": truth.effect_event_id, "actors": sorted(truth.actors),
-                "evidence_artifacts": cited}
+        return {
+            "outcome_changed": truth.outcome_changed,
+            "causal_mechanism": truth.causal_mechanism,
+            "mechanism_direction": truth.mechanism_direction,
+            "cause_event_id": truth.cause_event_id,
+            "effect_event_id": truth.effect_event_id,
+            "actors": sorted(truth.actors),
+            "evidence_artifacts": cited,
+        }
 
     def keyword_answer(self, relevant: list[str], seen: Observed, schema: dict[str, Any]) -> dict[str, Any]:
         """The earliest and latest events read as cause and effect, the schema's first mechanism."""
@@ -199,15 +229,25 @@ class CounterfactualPlaybook(Playbook):
         mech_prop = (schema.get("properties") or {}).get("causal_mechanism") or {}
         choices = [m for m in (mech_prop.get("enum") or mech_prop.get("examples") or []) if m != "none"]
         if len(events) < 2:
-            return {"outcome_changed": False, "causal_mechanism": "none", "mechanism_direction": "no_causal_link",
-                    "cause_event_id": events[0]["id"] if events else "", "effect_event_id": "", "actors": [],
-                    "evidence_artifacts": sorted(seen.fetched)}
+            return {
+                "outcome_changed": False,
+                "causal_mechanism": "none",
+                "mechanism_direction": "no_causal_link",
+                "cause_event_id": events[0]["id"] if events else "",
+                "effect_event_id": "",
+                "actors": [],
+                "evidence_artifacts": sorted(seen.fetched),
+            }
         cause, effect = events[0], events[-1]
-        return {"outcome_changed": True, "causal_mechanism": choices[0] if choices else "unknown",
-                "mechanism_direction": "cause_to_effect", "cause_event_id": cause["id"],
-                "effect_event_id": effect["id"],
-                "actors": sorted(set(cause.get("actors") or []) | set(effect.get("actors") or [])),
-                "evidence_artifacts": sorted(seen.fetched)}
+        return {
+            "outcome_changed": True,
+            "causal_mechanism": choices[0] if choices else "unknown",
+            "mechanism_direction": "cause_to_effect",
+            "cause_event_id": cause["id"],
+            "effect_event_id": effect["id"],
+            "actors": sorted(set(cause.get("actors") or []) | set(effect.get("actors") or [])),
+            "evidence_artifacts": sorted(seen.fetched),
+        }
 
 
 class SilencePlaybook(Playbook):
@@ -222,15 +262,15 @@ class SilencePlaybook(Playbook):
         for sub in subsystems:
             if not episode.done:
                 episode.search(search_query(question), subsystem=sub, limit=SEARCH_LIMIT)
-        wanted = truth.evidence_artifacts if truth.exists and truth.evidence_artifacts \
-            else truth.expected_search_space
+        wanted = truth.evidence_artifacts if truth.exists and truth.evidence_artifacts else truth.expected_search_space
         for aid in inside_gates(episode, wanted):
             seen.fetch(episode, aid)
         if not subsystems and not wanted:
             episode.search(search_query(question), limit=SEARCH_LIMIT)
 
-    def oracle_answer(self, truth: Any, got: set[str] | None, events: Any, question: Any,
-                      context: bool = False) -> dict[str, Any]:
+    def oracle_answer(
+        self, truth: Any, got: set[str] | None, events: Any, question: Any, context: bool = False
+    ) -> dict[str, Any]:
         if got is None:
             return {"exists": truth.exists, "evidence_artifacts": truth.evidence_artifacts}
         found = sorted(set(truth.evidence_artifacts) & got) if truth.exists else []
@@ -245,7 +285,9 @@ class SilencePlaybook(Playbook):
 
 
 _PLAYBOOKS: dict[str, type[Playbook]] = {
-    PERSPECTIVE: PerspectivePlaybook, COUNTERFACTUAL: CounterfactualPlaybook, SILENCE: SilencePlaybook,
+    PERSPECTIVE: PerspectivePlaybook,
+    COUNTERFACTUAL: CounterfactualPlaybook,
+    SILENCE: SilencePlaybook,
 }
 
 

@@ -48,8 +48,15 @@ class _Deadline:
 
     _CHECKED = frozenset({"search", "fetch", "submit", "call", "context"})
 
-    def __init__(self, episode: Any, deadline: float | None, stop: threading.Event | None, *, trial: int = 0,
-                 seed: int | None = None):
+    def __init__(
+        self,
+        episode: Any,
+        deadline: float | None,
+        stop: threading.Event | None,
+        *,
+        trial: int = 0,
+        seed: int | None = None,
+    ):
         self._episode = episode
         self.deadline = deadline
         self._stop = stop
@@ -59,12 +66,14 @@ class _Deadline:
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._episode, name)
         if name in self._CHECKED and callable(value) and (self.deadline is not None or self._stop is not None):
+
             def checked(*args: Any, **kwargs: Any) -> Any:
                 if self._stop is not None and self._stop.is_set():
                     raise EpisodeStopped()
                 if self.deadline is not None and time.monotonic() > self.deadline:
                     raise EpisodeTimeout()
                 return value(*args, **kwargs)
+
             return checked
         return value
 
@@ -81,9 +90,18 @@ def trial_seed(trial: int, trials: int) -> int | None:
     return trial if trials > 1 else None
 
 
-def run_episode(store: Any, question: Question, agent: Any, *, mode: str = "tool", max_steps: int = 30,
-                timeout: float | None = None, stop: threading.Event | None = None, trial: int = 0,
-                seed: int | None = None) -> Trace:
+def run_episode(
+    store: Any,
+    question: Question,
+    agent: Any,
+    *,
+    mode: str = "tool",
+    max_steps: int = 30,
+    timeout: float | None = None,
+    stop: threading.Event | None = None,
+    trial: int = 0,
+    seed: int | None = None,
+) -> Trace:
     """One question, one agent, one finalised trace. Agent errors are recorded, never raised
     (a fatal :class:`ProviderError` — bad key, unknown model — is re-raised to stop the run,
     and :class:`EpisodeStopped` when ``stop`` was set mid-episode). ``trial`` is recorded
@@ -165,7 +183,7 @@ def recover_traces(path: Path) -> list[Trace]:
                 keys.add(trace, line_no)
                 traces.append(trace)
         except ValueError as exc:
-            if end < 0 or data[end + 1:].strip() == b"":
+            if end < 0 or data[end + 1 :].strip() == b"":
                 with open(path, "r+b") as fh:  # the torn tail of a killed run
                     fh.truncate(pos)
                 break
@@ -219,12 +237,24 @@ def _questions(questions: QuestionSet | Iterable[Question]) -> list[Question]:
     return items
 
 
-def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent: Any, *, mode: str = "tool",
-                  out_dir: str | Path, concurrency: int = 1, resume: bool = False, timeout: float | None = None,
-                  max_steps: int = 30, overwrite: bool = False, pack: str | None = None,
-                  questions_source: str | None = None,
-                  on_progress: Callable[[int, int], None] | None = None, trials: int = 1,
-                  execute: Callable[..., Trace] | None = None) -> Path:
+def run_questions(
+    store: Any,
+    questions: QuestionSet | Iterable[Question],
+    agent: Any,
+    *,
+    mode: str = "tool",
+    out_dir: str | Path,
+    concurrency: int = 1,
+    resume: bool = False,
+    timeout: float | None = None,
+    max_steps: int = 30,
+    overwrite: bool = False,
+    pack: str | None = None,
+    questions_source: str | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    trials: int = 1,
+    execute: Callable[..., Trace] | None = None,
+) -> Path:
     """Run ``agent`` on every question; returns the path of ``traces.jsonl`` in ``out_dir``.
 
     ``trials`` runs each question that many times (trial 0..K-1, one trace each; agents
@@ -243,17 +273,32 @@ def run_questions(store: Any, questions: QuestionSet | Iterable[Question], agent
     out = _output_folder(out_dir)
     traces_path, info_path = out / TRACES, out / RUN_INFO
     agent_name = getattr(agent, "name", type(agent).__name__)
-    kept = _previous_traces(traces_path, resume=resume, overwrite=overwrite, digest=store.digest, mode=mode,
-                            agent_name=agent_name)
+    kept = _previous_traces(
+        traces_path, resume=resume, overwrite=overwrite, digest=store.digest, mode=mode, agent_name=agent_name
+    )
     saved = read_run_info(info_path) if resume else None
     trials = _resumed_trials(saved, trials)
     ids = {q.id for q in items}
     done_keys = {(t.question_id, t.trial) for t in kept if t.question_id in ids and t.trial < trials}
     todo = [(q, k) for q in items for k in range(trials) if (q.id, k) not in done_keys]
-    book = _Bookkeeping(info_path, _run_info(saved, agent, mode, store.digest, pack, items, questions_source,
-                                             concurrency=concurrency, timeout=timeout, max_steps=max_steps,
-                                             trials=trials),
-                        skipped=len(done_keys), kept=[t for t in kept if (t.question_id, t.trial) in done_keys])
+    book = _Bookkeeping(
+        info_path,
+        _run_info(
+            saved,
+            agent,
+            mode,
+            store.digest,
+            pack,
+            items,
+            questions_source,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_steps=max_steps,
+            trials=trials,
+        ),
+        skipped=len(done_keys),
+        kept=[t for t in kept if (t.question_id, t.trial) in done_keys],
+    )
     try:
         book.save("running")
         check_writable(traces_path)
@@ -289,29 +334,37 @@ def _output_folder(out_dir: str | Path) -> Path:
     return out
 
 
-def _previous_traces(traces_path: Path, *, resume: bool, overwrite: bool, digest: str, mode: str,
-                     agent_name: str) -> list[Trace]:
+def _previous_traces(
+    traces_path: Path, *, resume: bool, overwrite: bool, digest: str, mode: str, agent_name: str
+) -> list[Trace]:
     """The traces a resumed run keeps (each checked to belong to this run); without
     ``resume`` an existing file is an error unless ``overwrite`` (then it is removed)."""
     if traces_path.exists() and not resume:
         if not overwrite:
-            raise ContractError.single(str(traces_path), "already exists; pass --resume to continue that run "
-                                       "or choose another --out")
+            raise ContractError.single(
+                str(traces_path), "already exists; pass --resume to continue that run or choose another --out"
+            )
         traces_path.unlink()
     if not resume:
         return []
     kept = recover_traces(traces_path)
     for t in kept:
         if t.contract_digest != digest:
-            raise ContractError.single(str(traces_path), "was recorded on another contract (digest "
-                                       f"{t.contract_digest[:12]} ≠ {digest[:12]}); cannot resume it",
-                                       record=t.question_id)
+            raise ContractError.single(
+                str(traces_path),
+                f"was recorded on another contract (digest {t.contract_digest[:12]} ≠ {digest[:12]}); cannot resume it",
+                record=t.question_id,
+            )
         if t.mode != mode:
-            raise ContractError.single(str(traces_path), f"was recorded in {t.mode!r} mode, not {mode!r}",
-                                       record=t.question_id)
+            raise ContractError.single(
+                str(traces_path), f"was recorded in {t.mode!r} mode, not {mode!r}", record=t.question_id
+            )
         if t.agent != agent_name:
-            raise ContractError.single(str(traces_path), f"was recorded with agent {t.agent!r}, not "
-                                       f"{agent_name!r}; resume with the same agent", record=t.question_id)
+            raise ContractError.single(
+                str(traces_path),
+                f"was recorded with agent {t.agent!r}, not {agent_name!r}; resume with the same agent",
+                record=t.question_id,
+            )
     return kept
 
 
@@ -321,9 +374,20 @@ def _resumed_trials(saved: RunInfo | None, trials: int) -> int:
     return recorded if isinstance(recorded, int) and recorded > trials else trials
 
 
-def _run_info(saved: RunInfo | None, agent: Any, mode: str, digest: str, pack: str | None, items: list[Question],
-              questions_source: str | None, *, concurrency: int, timeout: float | None, max_steps: int,
-              trials: int) -> RunInfo:
+def _run_info(
+    saved: RunInfo | None,
+    agent: Any,
+    mode: str,
+    digest: str,
+    pack: str | None,
+    items: list[Question],
+    questions_source: str | None,
+    *,
+    concurrency: int,
+    timeout: float | None,
+    max_steps: int,
+    trials: int,
+) -> RunInfo:
     """``run.json`` for this session: the saved one (resume) brought up to date, or a new one."""
     info = saved or RunInfo(agent=describe(agent), mode=mode, contract_digest=digest)
     info.agent, info.mode, info.contract_digest, info.pack = describe(agent), mode, digest, pack or info.pack
@@ -368,11 +432,12 @@ class _Bookkeeping:
         mine = self.kept + finished
         errored = [t for t in mine if t.status in ERRORED_STATUSES]
         if mine and len(errored) == len(mine):
-            self.save("failed", f"every episode errored ({len(errored)} of {len(mine)}); first: "
-                      f"{first_error(errored)}")
+            self.save("failed", f"every episode errored ({len(errored)} of {len(mine)}); first: {first_error(errored)}")
         else:
-            self.save("completed", f"{len(errored)} of {len(mine)} episodes errored; first: {first_error(errored)}"
-                      if errored else None)
+            self.save(
+                "completed",
+                f"{len(errored)} of {len(mine)} episodes errored; first: {first_error(errored)}" if errored else None,
+            )
 
 
 class _Progress:
@@ -386,8 +451,14 @@ class _Progress:
             self.callback(self.done, self.total)
 
 
-def _start_workers(todo: list[tuple[Question, int]], run: Callable[..., Trace], trials: int, concurrency: int,
-                   results: queue.Queue, stop: threading.Event) -> list[threading.Thread]:
+def _start_workers(
+    todo: list[tuple[Question, int]],
+    run: Callable[..., Trace],
+    trials: int,
+    concurrency: int,
+    results: queue.Queue,
+    stop: threading.Event,
+) -> list[threading.Thread]:
     """Threads taking (question, trial) episodes off a queue until it is empty or ``stop`` is set;
     each finished trace (or a fatal error) is put on ``results``."""
     work: queue.Queue = queue.Queue()
@@ -408,15 +479,24 @@ def _start_workers(todo: list[tuple[Question, int]], run: Callable[..., Trace], 
                 results.put(("fatal", exc))
                 return
 
-    threads = [threading.Thread(target=worker, name=f"groundeval-run-{i}", daemon=True)
-               for i in range(min(concurrency, len(todo)))]
+    threads = [
+        threading.Thread(target=worker, name=f"groundeval-run-{i}", daemon=True)
+        for i in range(min(concurrency, len(todo)))
+    ]
     for t in threads:
         t.start()
     return threads
 
 
-def _run_all(todo: list[tuple[Question, int]], run: Callable[..., Trace], trials: int, concurrency: int,
-             traces_path: Path, book: _Bookkeeping, progress: _Progress) -> list[Trace]:
+def _run_all(
+    todo: list[tuple[Question, int]],
+    run: Callable[..., Trace],
+    trials: int,
+    concurrency: int,
+    traces_path: Path,
+    book: _Bookkeeping,
+    progress: _Progress,
+) -> list[Trace]:
     """Run every episode of ``todo``; each finished trace is appended (and counted) by this
     thread as it arrives. Ctrl-C records the run as interrupted and re-raises."""
     results: queue.Queue = queue.Queue()
@@ -443,8 +523,9 @@ def _run_all(todo: list[tuple[Question, int]], run: Callable[..., Trace], trials
     return finished
 
 
-def _arrivals(results: queue.Queue, threads: list[threading.Thread], pending: int,
-              interrupted: _DeferredInterrupt) -> Iterator[Trace | BaseException]:
+def _arrivals(
+    results: queue.Queue, threads: list[threading.Thread], pending: int, interrupted: _DeferredInterrupt
+) -> Iterator[Trace | BaseException]:
     """Finished traces (or a worker's fatal error) as they arrive, until ``pending`` came or the workers are gone."""
     while pending:
         interrupted.check()  # Ctrl-C lands here, between whole episodes: never mid-bookkeeping
@@ -473,8 +554,10 @@ def _keep(traces_path: Path, trace: Trace, book: _Bookkeeping, stop: threading.E
         _append(traces_path, trace)
     except OSError as exc:  # never drop a finished episode silently: stop and say so
         stop.set()
-        message = (f"cannot write the trace of question {trace.question_id!r}: {exc.strerror or exc}; "
-                   "the run stopped — earlier episodes are kept, rerun with --resume once it is writable")
+        message = (
+            f"cannot write the trace of question {trace.question_id!r}: {exc.strerror or exc}; "
+            "the run stopped — earlier episodes are kept, rerun with --resume once it is writable"
+        )
         try:
             book.save("aborted", message)
         except OSError:

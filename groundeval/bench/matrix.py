@@ -57,12 +57,20 @@ with open(sys.argv[2], "w") as fh:
 def measure(cmd: list[str], *, timeout: float | None = None) -> dict[str, Any]:
     """Run ``cmd`` to completion; its wall time, CPU time and peak RSS (of that process alone)."""
     load = os.getloadavg()[0]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.TemporaryDirectory(prefix="groundeval-bench-") as tmp:
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory(prefix="groundeval-bench-") as tmp,
+    ):
         side = Path(tmp) / "usage.json"
         started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, json.dumps(cmd), str(side)], stdout=out,
-                                stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER, json.dumps(cmd), str(side)],
+            stdout=out,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -74,9 +82,15 @@ def measure(cmd: list[str], *, timeout: float | None = None) -> dict[str, Any]:
         err.seek(0)
         stdout, stderr = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
     rss = maxrss / (2**20 if sys.platform == "darwin" else 2**10)
-    return {"seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
-            "peak_rss_mb": round(rss, 1), "exit": code, "load_avg": round(load, 2),
-            "stdout": stdout, "stderr": stderr[-2000:]}
+    return {
+        "seconds": round(wall, 3),
+        "cpu_seconds": round(cpu, 3),
+        "peak_rss_mb": round(rss, 1),
+        "exit": code,
+        "load_avg": round(load, 2),
+        "stdout": stdout,
+        "stderr": stderr[-2000:],
+    }
 
 
 # ---------------------------------------------------------------------- floors and probes
@@ -91,8 +105,7 @@ def _probe_load_floor(pack: str) -> dict[str, Any]:
     paths = load_manifest(pack)
     t = time.perf_counter()
     con = duckdb.connect()
-    con.execute("CREATE TABLE ev AS SELECT * FROM read_json(?, format = 'newline_delimited')",
-                [str(paths.events_path)])
+    con.execute("CREATE TABLE ev AS SELECT * FROM read_json(?, format = 'newline_delimited')", [str(paths.events_path)])
     n = con.execute("SELECT count(*) FROM ev").fetchone()[0]
     events_s = time.perf_counter() - t
     t = time.perf_counter()
@@ -111,8 +124,12 @@ def _probe_load_floor(pack: str) -> dict[str, Any]:
                 if line.strip():
                     loads(line)
                     records += 1
-    return {"events": n, "events_read_json_s": round(events_s, 3), "artifacts": records,
-            "artifacts_json_loads_s": round(time.perf_counter() - t, 3)}
+    return {
+        "events": n,
+        "events_read_json_s": round(events_s, 3),
+        "artifacts": records,
+        "artifacts_json_loads_s": round(time.perf_counter() - t, 3),
+    }
 
 
 def _probe_store_open(pack: str) -> dict[str, Any]:
@@ -133,8 +150,9 @@ def _probe_search(pack: str, samples: int, seed: int, questions: str | None = No
 
     store = Store.open(pack)
     store.ensure_fts()
-    rows = store.query("SELECT title FROM artifact_text WHERE title <> '' ORDER BY md5(id || ?::VARCHAR) LIMIT ?",
-                       [str(seed), samples])
+    rows = store.query(
+        "SELECT title FROM artifact_text WHERE title <> '' ORDER BY md5(id || ?::VARCHAR) LIMIT ?", [str(seed), samples]
+    )
     rng = random.Random(seed)
     queries = []
     for (title,) in rows:
@@ -150,7 +168,7 @@ def _probe_search(pack: str, samples: int, seed: int, questions: str | None = No
     gated: list[float] = []
     for start in range(0, len(queries), 25):
         with Episode(store, question, mode="tool", agent="bench", max_steps=30) as ep:
-            for query in queries[start:start + 25]:
+            for query in queries[start : start + 25]:
                 t = time.perf_counter()
                 ep.search(query)
                 gated.append(time.perf_counter() - t)
@@ -158,11 +176,19 @@ def _probe_search(pack: str, samples: int, seed: int, questions: str | None = No
     cur = store.cursor
     for query in queries:
         t = time.perf_counter()
-        cur.execute("SELECT id, score FROM (SELECT id, fts_main_artifact_text.match_bm25(id, ?) AS score "
-                    "FROM artifact_text) WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT 20", [query]).fetchall()
+        cur.execute(
+            "SELECT id, score FROM (SELECT id, fts_main_artifact_text.match_bm25(id, ?) AS score "
+            "FROM artifact_text) WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT 20",
+            [query],
+        ).fetchall()
         plain.append(time.perf_counter() - t)
-    return {"queries": len(queries), "p50_ms": _pct(gated, 50), "p99_ms": _pct(gated, 99),
-            "floor_p50_ms": _pct(plain, 50), "floor_p99_ms": _pct(plain, 99)}
+    return {
+        "queries": len(queries),
+        "p50_ms": _pct(gated, 50),
+        "p99_ms": _pct(gated, 99),
+        "floor_p50_ms": _pct(plain, 50),
+        "floor_p99_ms": _pct(plain, 99),
+    }
 
 
 def _probe_traces_floor(path: str) -> dict[str, Any]:
@@ -201,8 +227,9 @@ def _json_out(r: dict[str, Any]) -> dict[str, Any]:
 def _replicate_traces(sources: list[Path], out: Path, n: int) -> int:
     """``n`` traces cycled from ``sources``, each copy under its own agent name (one trace per
     (question, agent, mode), as ``score`` demands)."""
-    lines = [ln for src in sources if src.is_file() for ln in src.read_text(encoding="utf-8").splitlines()
-             if ln.strip()]
+    lines = [
+        ln for src in sources if src.is_file() for ln in src.read_text(encoding="utf-8").splitlines() if ln.strip()
+    ]
     if not lines:
         return 0
     parsed = [json.loads(ln) for ln in lines]
@@ -222,8 +249,11 @@ def _pack(workdir: Path, fmt: str, events: int, seed: int, style: str, say: Call
     if out.exists():
         shutil.rmtree(out)
     say(f"[{fmt} {events:,}] synth ...")
-    r = measure(_groundeval("synth", str(out), "--events", str(events), "--seed", str(seed), "--format", fmt,
-                            "--style", style, "--json"))
+    r = measure(
+        _groundeval(
+            "synth", str(out), "--events", str(events), "--seed", str(seed), "--format", fmt, "--style", style, "--json"
+        )
+    )
     if r["exit"] != 0:
         raise RuntimeError(f"synth failed: {r['stderr']}")
     info = {"synth": {k: v for k, v in r.items() if k not in ("stdout", "stderr")}, **_json_out(r)}
@@ -242,10 +272,21 @@ def _cell(r: dict[str, Any], events: int) -> dict[str, Any]:
     return cell
 
 
-def run_matrix(*, scales: list[int], formats: list[str], seed: int = 0, style: str = "default",
-               stages: list[str] | None = None, rescore_traces: int = 20000, samples: int = 200,
-               workdir: Path | None = None, keep: bool = False, timeout: float = 3600.0, repeat: int = 1,
-               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_matrix(
+    *,
+    scales: list[int],
+    formats: list[str],
+    seed: int = 0,
+    style: str = "default",
+    stages: list[str] | None = None,
+    rescore_traces: int = 20000,
+    samples: int = 200,
+    workdir: Path | None = None,
+    keep: bool = False,
+    timeout: float = 3600.0,
+    repeat: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Every stage × format × scale as a fresh process, with its floor; returns a JSON-able dict.
     With ``repeat`` > 1 each stage runs that many times and the median run (by wall time) is
     reported, with every run's wall and CPU time beside it."""
@@ -287,9 +328,19 @@ def run_matrix(*, scales: list[int], formats: list[str], seed: int = 0, style: s
                     res["load_floor"] = {**_cell(f, events), **_json_out(f)}
                 for level in (1, 2, 3, 4):
                     if f"verify{level}" in stages:
-                        stage(f"verify{level}", _groundeval("verify", str(pack), "--level", str(level),
-                                                            "--format", "json", "--out",
-                                                            str(run_dir / f"verify{level}.json")))
+                        stage(
+                            f"verify{level}",
+                            _groundeval(
+                                "verify",
+                                str(pack),
+                                "--level",
+                                str(level),
+                                "--format",
+                                "json",
+                                "--out",
+                                str(run_dir / f"verify{level}.json"),
+                            ),
+                        )
                 questions = run_dir / "questions.json"
                 if "generate" in stages:
                     r = stage("generate", _groundeval("generate", str(pack), "--out", str(questions), "--force"))
@@ -297,8 +348,10 @@ def run_matrix(*, scales: list[int], formats: list[str], seed: int = 0, style: s
                         res["generate"]["questions"] = len(json.loads(questions.read_text())["questions"])
                 eval_dir = run_dir / "eval"
                 if "eval" in stages or "rescore" in stages:
-                    stage("eval", _groundeval("eval", str(pack), "--agent", "oracle", "--out", str(eval_dir), "-q",
-                                              "--force"))
+                    stage(
+                        "eval",
+                        _groundeval("eval", str(pack), "--agent", "oracle", "--out", str(eval_dir), "-q", "--force"),
+                    )
                 if "search" in stages:
                     args = [str(pack), str(samples), str(seed)]
                     if (eval_dir / "questions.json").is_file():
@@ -307,31 +360,59 @@ def run_matrix(*, scales: list[int], formats: list[str], seed: int = 0, style: s
                     res["search"].update(_json_out(r))
                 if "rescore" in stages and (eval_dir / "traces.jsonl").is_file():
                     kw = run_dir / "keyword"
-                    measure(_groundeval("run", str(eval_dir / "questions.json"), "--pack", str(pack), "--agent",
-                                        "keyword", "--out", str(kw), "-q"), timeout=timeout)
+                    measure(
+                        _groundeval(
+                            "run",
+                            str(eval_dir / "questions.json"),
+                            "--pack",
+                            str(pack),
+                            "--agent",
+                            "keyword",
+                            "--out",
+                            str(kw),
+                            "-q",
+                        ),
+                        timeout=timeout,
+                    )
                     traces = run_dir / "rescore-traces.jsonl"
                     n = _replicate_traces([eval_dir / "traces.jsonl", kw / "traces.jsonl"], traces, rescore_traces)
-                    r = stage("rescore", _groundeval("score", str(traces), "--questions",
-                                                     str(eval_dir / "questions.json"), "--out",
-                                                     str(run_dir / "rescored")))
+                    r = stage(
+                        "rescore",
+                        _groundeval(
+                            "score",
+                            str(traces),
+                            "--questions",
+                            str(eval_dir / "questions.json"),
+                            "--out",
+                            str(run_dir / "rescored"),
+                        ),
+                    )
                     res["rescore"]["traces"] = n
                     res["rescore"]["traces_per_s"] = round(n / r["seconds"]) if r["seconds"] else None
                     f = measure(_probe("traces-floor", str(traces)), timeout=timeout)
                     fl = _json_out(f)
-                    res["rescore_floor"] = {**_cell(f, events), **fl,
-                                            "traces_per_s": round(n / fl["json_loads_s"]) if fl.get("json_loads_s")
-                                            else None}
+                    res["rescore_floor"] = {
+                        **_cell(f, events),
+                        **fl,
+                        "traces_per_s": round(n / fl["json_loads_s"]) if fl.get("json_loads_s") else None,
+                    }
                     traces.unlink(missing_ok=True)
                 if not keep:
                     shutil.rmtree(run_dir, ignore_errors=True)
-                cells.append({"format": fmt, "events": events, "artifacts": info.get("artifacts"),
-                              "style": style, "stages": res})
+                cells.append(
+                    {"format": fmt, "events": events, "artifacts": info.get("artifacts"), "style": style, "stages": res}
+                )
     finally:
         if tmp is not None:
             tmp.cleanup()
-    return {"machine": machine(), "seed": seed, "style": style, "repeat": repeat,
-            "load_avg_end": round(os.getloadavg()[0], 2),
-            "matrix": cells}
+    return {
+        "machine": machine(),
+        "seed": seed,
+        "style": style,
+        "repeat": repeat,
+        "load_avg_end": round(os.getloadavg()[0], 2),
+        "matrix": cells,
+    }
 
 
 def _fmt_stage(name: str, r: dict[str, Any] | None) -> str:
@@ -349,15 +430,28 @@ def _fmt_stage(name: str, r: dict[str, Any] | None) -> str:
     if name == "rescore floor":
         return f"{r.get('traces_per_s', 0):,}/s (json.loads)"
     if name == "load floor":
-        return (f"{r['seconds']:.2f} s · read_json {r.get('events_read_json_s', 0):.2f} s + "
-                f"json.loads {r.get('artifacts_json_loads_s', 0):.2f} s · {r['peak_rss_mb']:,.0f} MB")
+        return (
+            f"{r['seconds']:.2f} s · read_json {r.get('events_read_json_s', 0):.2f} s + "
+            f"json.loads {r.get('artifacts_json_loads_s', 0):.2f} s · {r['peak_rss_mb']:,.0f} MB"
+        )
     return base
 
 
-ROWS = (("load (Store.open)", "load"), ("load floor", "load_floor"), ("info (load + verify L1-2)", "info"), ("verify L1", "verify1"), ("verify L2", "verify2"),
-        ("verify L3", "verify3"), ("verify L4", "verify4"), ("generate", "generate"), ("eval oracle", "eval"),
-        ("search p50 / p99", "search"), ("search floor", "search"), ("rescore", "rescore"),
-        ("rescore floor", "rescore_floor"))
+ROWS = (
+    ("load (Store.open)", "load"),
+    ("load floor", "load_floor"),
+    ("info (load + verify L1-2)", "info"),
+    ("verify L1", "verify1"),
+    ("verify L2", "verify2"),
+    ("verify L3", "verify3"),
+    ("verify L4", "verify4"),
+    ("generate", "generate"),
+    ("eval oracle", "eval"),
+    ("search p50 / p99", "search"),
+    ("search floor", "search"),
+    ("rescore", "rescore"),
+    ("rescore floor", "rescore_floor"),
+)
 
 
 def render_matrix(result: dict[str, Any]) -> None:
@@ -366,9 +460,11 @@ def render_matrix(result: dict[str, Any]) -> None:
 
     m = result["machine"]
     console = Console(width=max(160, Console().width))
-    table = Table(title=f"groundeval bench --matrix — {m['cpu']}, {m['cores']} cores, Python {m['python']}, "
-                        f"DuckDB {m['duckdb']}; whole process: wall · CPU (user+sys) · peak RSS",
-                  title_justify="left")
+    table = Table(
+        title=f"groundeval bench --matrix — {m['cpu']}, {m['cores']} cores, Python {m['python']}, "
+        f"DuckDB {m['duckdb']}; whole process: wall · CPU (user+sys) · peak RSS",
+        title_justify="left",
+    )
     table.add_column("stage")
     for c in result["matrix"]:
         table.add_column(f"{c['format']} {c['events']:,}", justify="right")
@@ -377,8 +473,9 @@ def render_matrix(result: dict[str, Any]) -> None:
             continue
         name = "search floor" if label == "search floor" else label.split(" p50")[0]
         table.add_row(label, *[_fmt_stage(name, c["stages"].get(key)) for c in result["matrix"]])
-    table.add_row("load avg (start of load)",
-                  *[str(c["stages"].get("load", {}).get("load_avg", "-")) for c in result["matrix"]])
+    table.add_row(
+        "load avg (start of load)", *[str(c["stages"].get("load", {}).get("load_avg", "-")) for c in result["matrix"]]
+    )
     console.print(table)
     for c in result["matrix"]:
         for k, r in c["stages"].items():
@@ -398,8 +495,10 @@ def _md_cell(name: str, r: dict[str, Any] | None) -> str:
     if name == "rescore floor":
         return f"{r.get('traces_per_s', 0):,} traces/s"
     if name == "load floor":
-        return (f"{r['seconds']:.2f} s ({r.get('events_read_json_s', 0):.2f} + {r.get('artifacts_json_loads_s', 0):.2f})"
-                f" · {r['peak_rss_mb']:,.0f} MB")
+        return (
+            f"{r['seconds']:.2f} s ({r.get('events_read_json_s', 0):.2f} + {r.get('artifacts_json_loads_s', 0):.2f})"
+            f" · {r['peak_rss_mb']:,.0f} MB"
+        )
     text = f"{r['seconds']:.2f} s · {r['cpu_seconds']:.1f} · {r['peak_rss_mb']:,.0f} MB"
     if name == "rescore":
         text = f"{r.get('traces_per_s', 0):,}/s · " + text
@@ -445,4 +544,3 @@ def _main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     _main(sys.argv[1:])
-

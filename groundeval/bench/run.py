@@ -56,8 +56,14 @@ def machine() -> dict[str, Any]:
         pass
     import duckdb
 
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": mem_gb, "python": sys.version.split()[0],
-            "platform": platform.platform(), "duckdb": duckdb.__version__}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": mem_gb,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "duckdb": duckdb.__version__,
+    }
 
 
 def _peak_rss_mb() -> float:
@@ -86,8 +92,16 @@ def _import(module: str, attr: str) -> Any:
 class _Run:
     """State shared by the stages of one scale."""
 
-    def __init__(self, label: str, pack: Path | None, events: int | None, seed: int, samples: int,
-                 oracle_questions: int, workdir: Path):
+    def __init__(
+        self,
+        label: str,
+        pack: Path | None,
+        events: int | None,
+        seed: int,
+        samples: int,
+        oracle_questions: int,
+        workdir: Path,
+    ):
         self.label, self.pack, self.events, self.seed = label, pack, events, seed
         self.samples, self.oracle_questions, self.workdir = samples, oracle_questions, workdir
         self.store: Any = None
@@ -105,8 +119,12 @@ class _Run:
         summary = write_org(out, events=self.events, seed=self.seed)
         secs = time.perf_counter() - t
         self.pack = out
-        return {"seconds": round(secs, 3), "events": summary["events"], "artifacts": summary["artifacts"],
-                "events_per_s": round(summary["events"] / secs)}
+        return {
+            "seconds": round(secs, 3),
+            "events": summary["events"],
+            "artifacts": summary["artifacts"],
+            "events_per_s": round(summary["events"] / secs),
+        }
 
     def _need_store(self) -> Any:
         if self.store is None:
@@ -125,8 +143,13 @@ class _Run:
         fts = time.perf_counter() - t
         n = self.store.query("SELECT count(*) FROM events")[0][0]
         a = self.store.query("SELECT count(*) FROM artifacts")[0][0]
-        return {"seconds": round(secs, 3), "fts_seconds": round(fts, 3), "events": n, "artifacts": a,
-                "events_per_s": round(n / secs) if secs else None}
+        return {
+            "seconds": round(secs, 3),
+            "fts_seconds": round(fts, 3),
+            "events": n,
+            "artifacts": a,
+            "events_per_s": round(n / secs) if secs else None,
+        }
 
     def graph(self) -> dict[str, Any]:
         build_graph = _import("groundeval.graph.build", "build_graph")
@@ -134,8 +157,14 @@ class _Run:
         t = time.perf_counter()
         g = build_graph(store)
         secs = time.perf_counter() - t
-        return {"seconds": round(secs, 3), "causal_edges": len(g.causal_edges), "distractors": len(g.distractors),
-                "absences": len(g.absences), "presences": len(g.presences), "ambiguous": len(g.ambiguous)}
+        return {
+            "seconds": round(secs, 3),
+            "causal_edges": len(g.causal_edges),
+            "distractors": len(g.distractors),
+            "absences": len(g.absences),
+            "presences": len(g.presences),
+            "ambiguous": len(g.ambiguous),
+        }
 
     def generate(self) -> dict[str, Any]:
         generate = _import("groundeval.questions.generate", "generate")
@@ -146,8 +175,11 @@ class _Run:
         by_track: dict[str, int] = {}
         for q in self.questions.questions:
             by_track[q.track] = by_track.get(q.track, 0) + 1
-        return {"seconds": round(secs, 3), "questions": len(self.questions.questions),
-                "by_track": dict(sorted(by_track.items()))}
+        return {
+            "seconds": round(secs, 3),
+            "questions": len(self.questions.questions),
+            "by_track": dict(sorted(by_track.items())),
+        }
 
     def _perspective_question(self) -> Any:
         if self.questions is None:
@@ -168,27 +200,34 @@ class _Run:
             ep = Episode(store, q, mode="tool", agent="bench", max_steps=batch + 5)
             opens.append(time.perf_counter() - t)
             with ep:
-                for a in args[start:start + batch]:
+                for a in args[start : start + batch]:
                     t = time.perf_counter()
                     call(ep, a)
                     times.append(time.perf_counter() - t)
-        return {"calls": len(times), "p50_ms": _pct(times, 50), "p99_ms": _pct(times, 99),
-                "mean_ms": round(statistics.fmean(times) * 1000.0, 3) if times else 0.0,
-                "max_ms": round(max(times) * 1000.0, 3) if times else 0.0,
-                "episode_open_p50_ms": _pct(opens, 50)}
+        return {
+            "calls": len(times),
+            "p50_ms": _pct(times, 50),
+            "p99_ms": _pct(times, 99),
+            "mean_ms": round(statistics.fmean(times) * 1000.0, 3) if times else 0.0,
+            "max_ms": round(max(times) * 1000.0, 3) if times else 0.0,
+            "episode_open_p50_ms": _pct(opens, 50),
+        }
 
     def fetch(self) -> dict[str, Any]:
         store = self._need_store()
-        rows = store.query("SELECT id FROM artifacts ORDER BY md5(id || ?::VARCHAR) LIMIT ?",
-                           [str(self.seed), self.samples])
+        rows = store.query(
+            "SELECT id FROM artifacts ORDER BY md5(id || ?::VARCHAR) LIMIT ?", [str(self.seed), self.samples]
+        )
         ids = [r[0] for r in rows]
         return self._timed_calls(lambda ep, a: ep.fetch(a), ids)
 
     def search(self) -> dict[str, Any]:
         store = self._need_store()
         store.ensure_fts()
-        rows = store.query("SELECT title FROM artifact_text WHERE title <> '' ORDER BY md5(id || ?::VARCHAR) "
-                           "LIMIT ?", [str(self.seed), self.samples])
+        rows = store.query(
+            "SELECT title FROM artifact_text WHERE title <> '' ORDER BY md5(id || ?::VARCHAR) LIMIT ?",
+            [str(self.seed), self.samples],
+        )
         rng = random.Random(self.seed)
         queries = []
         for (title,) in rows:
@@ -211,12 +250,19 @@ class _Run:
         secs = time.perf_counter() - t
         config = store.manifest.evaluation.scoring
         s_adj = [score(q, tr, config).s_adj for q, tr in self.traces]
-        calls = sum(len(tr.calls) for _q, tr in self.traces) if self.traces and hasattr(self.traces[0][1], "calls") \
+        calls = (
+            sum(len(tr.calls) for _q, tr in self.traces)
+            if self.traces and hasattr(self.traces[0][1], "calls")
             else None
-        return {"seconds": round(secs, 3), "questions": len(qs),
-                "ms_per_question": round(secs * 1000.0 / len(qs), 2) if qs else 0.0, "tool_calls": calls,
-                "mean_s_adj": round(statistics.fmean(s_adj), 4) if s_adj else None,
-                "min_s_adj": round(min(s_adj), 4) if s_adj else None}
+        )
+        return {
+            "seconds": round(secs, 3),
+            "questions": len(qs),
+            "ms_per_question": round(secs * 1000.0 / len(qs), 2) if qs else 0.0,
+            "tool_calls": calls,
+            "mean_s_adj": round(statistics.fmean(s_adj), 4) if s_adj else None,
+            "min_s_adj": round(min(s_adj), 4) if s_adj else None,
+        }
 
     def score(self) -> dict[str, Any]:
         score = _import("groundeval.scoring.score", "score")
@@ -240,17 +286,26 @@ def _spread(questions: list[Any], k: int) -> list[Any]:
     return [questions[int(i * step)] for i in range(k)]
 
 
-def run_bench(*, scales: list[int], packs: list[Path] | None = None, seed: int = 0,
-              stages: list[str] | None = None, samples: int = 200, oracle_questions: int = 60,
-              workdir: Path | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_bench(
+    *,
+    scales: list[int],
+    packs: list[Path] | None = None,
+    seed: int = 0,
+    stages: list[str] | None = None,
+    samples: int = 200,
+    oracle_questions: int = 60,
+    workdir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Run the chosen stages at every scale (and on every given pack); returns a JSON-able dict."""
     stages = [s for s in (stages or list(STAGES))]
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         from ..errors import UsageError
 
-        raise UsageError.single("--stages", f"unknown stage(s) {', '.join(unknown)}; "
-                                f"expected some of {', '.join(STAGES)}")
+        raise UsageError.single(
+            "--stages", f"unknown stage(s) {', '.join(unknown)}; expected some of {', '.join(STAGES)}"
+        )
     say = progress or (lambda _m: None)
     tmp = None
     if workdir is None:
@@ -273,12 +328,21 @@ def run_bench(*, scales: list[int], packs: list[Path] | None = None, seed: int =
                     results[stage] = {"status": "unavailable", "note": str(exc)}
                 except Exception as exc:  # noqa: BLE001 - a failing stage is reported, the others still run
                     last = traceback.extract_tb(exc.__traceback__)[-1]
-                    results[stage] = {"status": "error",
-                                      "note": f"{type(exc).__name__}: {exc} ({Path(last.filename).name}:{last.lineno})"}
+                    results[stage] = {
+                        "status": "error",
+                        "note": f"{type(exc).__name__}: {exc} ({Path(last.filename).name}:{last.lineno})",
+                    }
             if run.store is not None:
                 run.store.close()
-            runs.append({"label": label, "events": events, "pack": str(pack) if pack else None,
-                         "stages": results, "peak_rss_mb": _peak_rss_mb()})
+            runs.append(
+                {
+                    "label": label,
+                    "events": events,
+                    "pack": str(pack) if pack else None,
+                    "stages": results,
+                    "peak_rss_mb": _peak_rss_mb(),
+                }
+            )
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -310,8 +374,10 @@ def render_table(result: dict[str, Any]) -> None:
 
     m = result["machine"]
     console = Console()
-    table = Table(title=f"groundeval bench — {m['cpu']}, {m['cores']} cores, Python {m['python']}, "
-                        f"DuckDB {m['duckdb']}", title_justify="left")
+    table = Table(
+        title=f"groundeval bench — {m['cpu']}, {m['cores']} cores, Python {m['python']}, DuckDB {m['duckdb']}",
+        title_justify="left",
+    )
     table.add_column("stage")
     for run in result["runs"]:
         table.add_column(run["label"], justify="right")

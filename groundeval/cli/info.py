@@ -31,11 +31,15 @@ def info(pack: str, force: bool, db: str | None, as_json: bool) -> None:
         return
     console = Console()
     console.print(f"[bold]{s['name']}[/bold]  digest [cyan]{s['digest'][:16]}[/cyan]  timezone {s['timezone']}")
-    console.print(f"{s['events']} events, {s['artifacts']} artifacts, {s['actors']} actors, "
-                  f"span {s['start']} .. {s['end']}")
+    console.print(
+        f"{s['events']} events, {s['artifacts']} artifacts, {s['actors']} actors, span {s['start']} .. {s['end']}"
+    )
     console.print(f"roles: {', '.join(s['roles']) or '-'}")
     console.print(f"subsystems: {', '.join(s['subsystems']) or '-'}")
-    for title, counts in (("events by type", s["events_by_type"]), ("artifacts by subsystem", s["artifacts_by_subsystem"])):
+    for title, counts in (
+        ("events by type", s["events_by_type"]),
+        ("artifacts by subsystem", s["artifacts_by_subsystem"]),
+    ):
         table = Table(title=title, title_justify="left")
         table.add_column("name")
         table.add_column("count", justify="right")
@@ -73,12 +77,16 @@ def packs(name: str | None, as_json: bool) -> None:
     found = bundled_packs()
     if name is not None:
         if name not in found:
-            raise ContractError.single(name, f"no bundled pack of that name (bundled packs: {', '.join(found) or 'none'})")
+            raise ContractError.single(
+                name, f"no bundled pack of that name (bundled packs: {', '.join(found) or 'none'})"
+            )
         click.echo(str(found[name]))
         return
     rows = []
     for pack_name, path in found.items():
-        manifest = next(path / m for m in ("groundeval.yaml", "groundeval.yml", "groundeval.json") if (path / m).is_file())
+        manifest = next(
+            path / m for m in ("groundeval.yaml", "groundeval.yml", "groundeval.json") if (path / m).is_file()
+        )
         try:
             data = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError):
@@ -92,8 +100,9 @@ def packs(name: str | None, as_json: bool) -> None:
         click.echo("no bundled packs found", err=True)
         return
     console = Console(width=120)
-    table = Table(title="bundled packs (use the name as PACK: groundeval eval tiny --agent oracle)",
-                  title_justify="left")
+    table = Table(
+        title="bundled packs (use the name as PACK: groundeval eval tiny --agent oracle)", title_justify="left"
+    )
     table.add_column("name", no_wrap=True)
     table.add_column("description")
     for r in rows:

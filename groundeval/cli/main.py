@@ -107,8 +107,12 @@ def _docstring(module: str, attr: str) -> str | None:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == attr:
             calls = [d for d in node.decorator_list if isinstance(d, ast.Call)]
-            commands = [d for d in calls if isinstance(d.func, (ast.Attribute, ast.Name))
-                        and (getattr(d.func, "attr", None) or getattr(d.func, "id", None)) in ("command", "group")]
+            commands = [
+                d
+                for d in calls
+                if isinstance(d.func, (ast.Attribute, ast.Name))
+                and (getattr(d.func, "attr", None) or getattr(d.func, "id", None)) in ("command", "group")
+            ]
             if len(commands) != 1 or any(k.arg in _DECORATOR_KEYS or k.arg is None for k in commands[0].keywords):
                 return None
             return ast.get_docstring(node)
@@ -137,8 +141,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"error: {where + ': ' if where else ''}{exc.strerror or exc}", err=True)
         sys.exit(2)
     except UnicodeDecodeError as exc:  # readers that locate it raise ContractError first; this is the net
-        click.echo(f"error: an input file is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
-                   f"{exc.start})", err=True)
+        click.echo(
+            f"error: an input file is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+            err=True,
+        )
         sys.exit(2)
     except RecursionError:
         click.echo("error: an input nests too deeply to be read", err=True)

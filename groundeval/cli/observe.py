@@ -50,10 +50,21 @@ def _contract_path(value: str) -> Path:
 
 @click.command()
 @click.argument("recording", type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True,
-              help="Folder for the imported runs, the draft task.yaml and review.md.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="What RECORDING holds (auto: recognised from its content).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Folder for the imported runs, the draft task.yaml and review.md.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="auto",
+    show_default=True,
+    help="What RECORDING holds (auto: recognised from its content).",
+)
 @click.option("--task", "task_name", default="observed-task", show_default=True, help="Name of the drafted task.")
 @click.option("--force", is_flag=True, help="Overwrite a contract in --out even if it was reviewed.")
 def observe(recording: str, out_dir: str, fmt: str, task_name: str, force: bool) -> None:
@@ -72,18 +83,24 @@ def observe(recording: str, out_dir: str, fmt: str, task_name: str, force: bool)
         except ContractError:
             reviewed = False
         if reviewed:
-            raise ContractError.single(str(target), "a reviewed contract is here; a draft never replaces it "
-                                       "(write the draft elsewhere, or --force)", field="reviewed")
+            raise ContractError.single(
+                str(target),
+                "a reviewed contract is here; a draft never replaces it (write the draft elsewhere, or --force)",
+                field="reviewed",
+            )
     draft = draft_contract(runs, task=task_name)
     out.mkdir(parents=True, exist_ok=True)
     for r in runs:
         write_run(r, out / "runs" / f"{_safe(r.run_id)}.json")
-    target.write_text("# DRAFT inferred from observation: review it (review.md), then set reviewed: true\n"
-                      + dump_contract(draft), encoding="utf-8")
+    target.write_text(
+        "# DRAFT inferred from observation: review it (review.md), then set reviewed: true\n" + dump_contract(draft),
+        encoding="utf-8",
+    )
     (out / "review.md").write_text(review_checklist(draft, runs), encoding="utf-8")
     problems = sum(len(r.problems) for r in runs)
-    click.echo(f"{len(runs)} run(s), {sum(len(r.calls) for r in runs)} tool calls, {problems} problem(s) reading "
-               f"the recording")
+    click.echo(
+        f"{len(runs)} run(s), {sum(len(r.calls) for r in runs)} tool calls, {problems} problem(s) reading the recording"
+    )
     click.echo(f"draft contract (reviewed: false): {target}")
     click.echo(f"review checklist: {out / 'review.md'}")
 
@@ -102,8 +119,9 @@ def check(contract: str) -> None:
     path = _contract_path(contract)
     c = load_contract(path)
     state = "reviewed" if c.reviewed else "DRAFT (reviewed: false)"
-    click.echo(f"{path}: task {c.task}, {len(c.roles)} roles, {len(c.tools)} tools, {len(c.decisions)} decisions, "
-               f"{state}")
+    click.echo(
+        f"{path}: task {c.task}, {len(c.roles)} roles, {len(c.tools)} tools, {len(c.decisions)} decisions, {state}"
+    )
 
 
 @tasks.command("score")
@@ -111,11 +129,16 @@ def check(contract: str) -> None:
 @click.argument("runs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True)
 @click.option("--allow-unreviewed", is_flag=True, help="Score against a draft contract anyway (marked in the output).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False),
-              help="Write scores.jsonl, report.json and report.html (with each run's timeline) here.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    help="Write scores.jsonl, report.json and report.html (with each run's timeline) here.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON score per run.")
-def score(contract: str, runs: tuple[str, ...], fmt: str, allow_unreviewed: bool, out_dir: str | None,
-          as_json: bool) -> None:
+def score(
+    contract: str, runs: tuple[str, ...], fmt: str, allow_unreviewed: bool, out_dir: str | None, as_json: bool
+) -> None:
     """Score observed runs against a task contract (exit 1 when a run fails it)."""
     from ..observe import read_runs
     from ..tasks import score_contract_runs
@@ -134,8 +157,10 @@ def score(contract: str, runs: tuple[str, ...], fmt: str, allow_unreviewed: bool
         width = max([len(s.run_id) for s in scores] + [3])
         click.echo(f"{'run':<{width}}  {'class':<26} {'S_adj':>6} {'v':>6}  failures")
         for s in scores:
-            click.echo(f"{s.run_id:<{width}}  {s.failure_class:<26} {s.s_adj:>6.3f} {s.violation_rate:>6.3f}  "
-                       f"{', '.join(s.failures) or '-'}")
+            click.echo(
+                f"{s.run_id:<{width}}  {s.failure_class:<26} {s.s_adj:>6.3f} {s.violation_rate:>6.3f}  "
+                f"{', '.join(s.failures) or '-'}"
+            )
     if out_dir:
         for p in write_task_reports(c, observed, scores, out_dir).values():
             click.echo(str(p), err=True)

@@ -34,8 +34,10 @@ class PackType(click.ParamType):
 PACK = PackType()
 
 force_option = click.option(
-    "--force", is_flag=True,
-    help="Use the pack even when the verifier finds errors in it (printed as a warning; results may be wrong).")
+    "--force",
+    is_flag=True,
+    help="Use the pack even when the verifier finds errors in it (printed as a warning; results may be wrong).",
+)
 
 
 def warn_forced(result: Any) -> None:
@@ -44,8 +46,11 @@ def warn_forced(result: Any) -> None:
 
     errors = result.errors
     bar = "!" * 72
-    lines = [bar, f"WARNING: --force: pack {result.pack} has {len(errors)} verifier error(s); "
-                  "questions, runs and scores from it may be wrong:"]
+    lines = [
+        bar,
+        f"WARNING: --force: pack {result.pack} has {len(errors)} verifier error(s); "
+        "questions, runs and scores from it may be wrong:",
+    ]
     lines += [f"  {p}" for p in finding_problems(result.pack, errors)[:20]]
     if len(errors) > 20:
         lines.append(f"  ... and {len(errors) - 20} more (groundeval verify {result.pack})")
@@ -63,26 +68,48 @@ def open_pack(pack: str | Path, *, db: str | Path | None = None, force: bool = F
 def backend_options(db: bool = True):
     """``--backend`` and the Ray backend's options (docs/ray.md); ``db`` adds ``--db``."""
     opts = [
-        click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-                     help="Where episodes and scoring run: this process, or a Ray cluster (pip install "
-                          "'groundeval[ray]'; outputs are the same bytes)."),
-        click.option("--ray-address", default=None,
-                     help="--backend ray: the cluster to join (default: $RAY_ADDRESS, else a local Ray instance)."),
-        click.option("--workers", type=click.IntRange(1), default=None,
-                     help="--backend ray: worker processes, one CPU each (default: the cluster's CPUs)."),
-        click.option("--ray-runtime-env", default=None,
-                     help="--backend ray: Ray runtime_env as a JSON object (e.g. env_vars for an API key)."),
+        click.option(
+            "--backend",
+            type=click.Choice(["local", "ray"]),
+            default="local",
+            show_default=True,
+            help="Where episodes and scoring run: this process, or a Ray cluster (pip install "
+            "'groundeval[ray]'; outputs are the same bytes).",
+        ),
+        click.option(
+            "--ray-address",
+            default=None,
+            help="--backend ray: the cluster to join (default: $RAY_ADDRESS, else a local Ray instance).",
+        ),
+        click.option(
+            "--workers",
+            type=click.IntRange(1),
+            default=None,
+            help="--backend ray: worker processes, one CPU each (default: the cluster's CPUs).",
+        ),
+        click.option(
+            "--ray-runtime-env",
+            default=None,
+            help="--backend ray: Ray runtime_env as a JSON object (e.g. env_vars for an API key).",
+        ),
     ]
     if db:
-        opts.append(click.option("--db", type=click.Path(dir_okay=False), default=None,
-                                 help="Keep the loaded pack in this DuckDB file (reused while the pack is unchanged). "
-                                      "--backend ray: workers open it read-only, so on a cluster put it on shared "
-                                      "storage."))
+        opts.append(
+            click.option(
+                "--db",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="Keep the loaded pack in this DuckDB file (reused while the pack is unchanged). "
+                "--backend ray: workers open it read-only, so on a cluster put it on shared "
+                "storage.",
+            )
+        )
 
     def decorate(f):
         for opt in reversed(opts):
             f = opt(f)
         return f
+
     return decorate
 
 
@@ -94,8 +121,11 @@ def make_backend(backend: str, ray_address: str | None, workers: int | None, ray
     from ..errors import UsageError
 
     if backend != "ray":
-        for flag, value in (("--ray-address", ray_address), ("--workers", workers),
-                            ("--ray-runtime-env", ray_runtime_env)):
+        for flag, value in (
+            ("--ray-address", ray_address),
+            ("--workers", workers),
+            ("--ray-runtime-env", ray_runtime_env),
+        ):
             if value is not None:
                 raise UsageError.single(flag, "needs --backend ray")
     runtime_env = None
@@ -105,6 +135,7 @@ def make_backend(backend: str, ray_address: str | None, workers: int | None, ray
         except ValueError as exc:
             raise UsageError.single("--ray-runtime-env", f"not valid JSON: {exc}") from None
         if not isinstance(runtime_env, dict):
-            raise UsageError.single("--ray-runtime-env", "expected a JSON object, e.g. "
-                                    "'{\"env_vars\": {\"OPENAI_API_KEY\": \"...\"}}'")
+            raise UsageError.single(
+                "--ray-runtime-env", 'expected a JSON object, e.g. \'{"env_vars": {"OPENAI_API_KEY": "..."}}\''
+            )
     return get_backend(backend, address=ray_address, workers=workers, runtime_env=runtime_env)

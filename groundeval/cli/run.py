@@ -15,35 +15,67 @@ from .options import PACK, backend_options, force_option, make_backend, warn_for
 
 
 def _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout) -> dict[str, Any]:
-    return {"base_url": base_url, "api_key_env": api_key_env, "temperature": temperature,
-            "max_tokens": max_tokens, "retries": retries, "timeout": request_timeout}
+    return {
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "retries": retries,
+        "timeout": request_timeout,
+    }
 
 
 def agent_options(f):
     """Options shared by both commands (the LLM ones are ignored by built-in agents)."""
-    for opt in reversed([
-        click.option("--agent", "-a", required=True,
-                     help="oracle | leaky | lazy | keyword | openai:<model> | anthropic:<model> | module:factory"),
-        click.option("--mode", type=click.Choice(MODES), default="tool", show_default=True),
-        click.option("--concurrency", "-j", type=click.IntRange(1), default=1, show_default=True,
-                     help="Episodes run at once (threads)."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-                     help="Per-episode timeout in seconds."),
-        click.option("--max-steps", type=click.IntRange(1), default=30, show_default=True,
-                     help="Tool-call budget per episode."),
-        click.option("--seed", type=int, default=None, help="Question generation seed (default: the pack's)."),
-        click.option("--resume", is_flag=True, help="Keep finished episodes in OUT and run only the rest."),
-        click.option("--trials", type=click.IntRange(1), default=1, show_default=True,
-                     help="Run every question this many times (one trace per trial; agents that take a seed get "
-                          "the trial's). Reports add pass@k and pass^k."),
-        click.option("--base-url", default=None, help="LLM adapters: the server's base URL."),
-        click.option("--api-key-env", default=None, help="LLM adapters: environment variable holding the key."),
-        click.option("--temperature", type=float, default=None, help="LLM adapters: sampling temperature."),
-        click.option("--max-tokens", type=int, default=None, help="LLM adapters: tokens per completion."),
-        click.option("--retries", type=click.IntRange(0), default=None, help="LLM adapters: retries per request."),
-        click.option("--request-timeout", type=float, default=None, help="LLM adapters: seconds per request."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
-    ]):
+    for opt in reversed(
+        [
+            click.option(
+                "--agent",
+                "-a",
+                required=True,
+                help="oracle | leaky | lazy | keyword | openai:<model> | anthropic:<model> | module:factory",
+            ),
+            click.option("--mode", type=click.Choice(MODES), default="tool", show_default=True),
+            click.option(
+                "--concurrency",
+                "-j",
+                type=click.IntRange(1),
+                default=1,
+                show_default=True,
+                help="Episodes run at once (threads).",
+            ),
+            click.option(
+                "--timeout",
+                type=click.FloatRange(min=0, min_open=True),
+                default=None,
+                help="Per-episode timeout in seconds.",
+            ),
+            click.option(
+                "--max-steps",
+                type=click.IntRange(1),
+                default=30,
+                show_default=True,
+                help="Tool-call budget per episode.",
+            ),
+            click.option("--seed", type=int, default=None, help="Question generation seed (default: the pack's)."),
+            click.option("--resume", is_flag=True, help="Keep finished episodes in OUT and run only the rest."),
+            click.option(
+                "--trials",
+                type=click.IntRange(1),
+                default=1,
+                show_default=True,
+                help="Run every question this many times (one trace per trial; agents that take a seed get "
+                "the trial's). Reports add pass@k and pass^k.",
+            ),
+            click.option("--base-url", default=None, help="LLM adapters: the server's base URL."),
+            click.option("--api-key-env", default=None, help="LLM adapters: environment variable holding the key."),
+            click.option("--temperature", type=float, default=None, help="LLM adapters: sampling temperature."),
+            click.option("--max-tokens", type=int, default=None, help="LLM adapters: tokens per completion."),
+            click.option("--retries", type=click.IntRange(0), default=None, help="LLM adapters: retries per request."),
+            click.option("--request-timeout", type=float, default=None, help="LLM adapters: seconds per request."),
+            click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+        ]
+    ):
         f = opt(f)
     return f
 
@@ -51,8 +83,10 @@ def agent_options(f):
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM stops a run like Ctrl-C does: finished episodes kept, run.json says so."""
+
     def handler(signum, frame):
         raise KeyboardInterrupt
+
     try:
         previous = signal.signal(signal.SIGTERM, handler)
     except ValueError:  # not the main thread
@@ -74,8 +108,15 @@ def _progress(quiet: bool, label: str):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False, disable=not console.is_terminal) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+        disable=not console.is_terminal,
+    ) as bar:
         task = bar.add_task(label, total=None)
 
         def update(done: int, total: int) -> None:
@@ -87,8 +128,10 @@ def _progress(quiet: bool, label: str):
 def _interrupted(out: str) -> None:
     """Report and leave at once: an LLM request still in flight in a worker thread must not
     hold the process (or crash interpreter shutdown inside a native call)."""
-    click.echo(f"interrupted: finished episodes are kept in {out}/traces.jsonl; "
-               "rerun with --resume to complete the run", err=True)
+    click.echo(
+        f"interrupted: finished episodes are kept in {out}/traces.jsonl; rerun with --resume to complete the run",
+        err=True,
+    )
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(130)
@@ -99,15 +142,45 @@ def _interrupted(out: str) -> None:
 @agent_options
 @force_option
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False), help="Output folder.")
-@click.option("--questions", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Questions file to run (default: generate them from the pack).")
-@click.option("--pack", type=PACK, default=None,
-              help="The pack, when SOURCE is a questions file that does not locate it.")
+@click.option(
+    "--questions",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Questions file to run (default: generate them from the pack).",
+)
+@click.option(
+    "--pack", type=PACK, default=None, help="The pack, when SOURCE is a questions file that does not locate it."
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing traces.jsonl in OUT.")
 @backend_options()
-def run(source, agent, mode, concurrency, timeout, max_steps, seed, resume, trials, base_url, api_key_env,
-        temperature, max_tokens, retries, request_timeout, quiet, force, out, questions, pack, overwrite,
-        backend, ray_address, workers, ray_runtime_env, db):
+def run(
+    source,
+    agent,
+    mode,
+    concurrency,
+    timeout,
+    max_steps,
+    seed,
+    resume,
+    trials,
+    base_url,
+    api_key_env,
+    temperature,
+    max_tokens,
+    retries,
+    request_timeout,
+    quiet,
+    force,
+    out,
+    questions,
+    pack,
+    overwrite,
+    backend,
+    ray_address,
+    workers,
+    ray_runtime_env,
+    db,
+):
     """Run an agent over SOURCE (a pack or a questions file), appending OUT/traces.jsonl.
 
     Each finished episode is written at once; a killed or interrupted run keeps them and
@@ -119,10 +192,27 @@ def run(source, agent, mode, concurrency, timeout, max_steps, seed, resume, tria
     be = make_backend(backend, ray_address, workers, ray_runtime_env)
     try:
         with _sigterm_as_interrupt(), _progress(quiet, f"run {agent}") as on_progress:
-            path = api.run(source, agent, out, mode=mode, concurrency=concurrency, resume=resume,
-                           overwrite=overwrite, timeout=timeout, max_steps=max_steps, questions=questions,
-                           pack=pack, seed=seed, agent_options=opts, on_progress=on_progress, force=force,
-                           on_forced=warn_forced, trials=trials, backend=be, db=db)
+            path = api.run(
+                source,
+                agent,
+                out,
+                mode=mode,
+                concurrency=concurrency,
+                resume=resume,
+                overwrite=overwrite,
+                timeout=timeout,
+                max_steps=max_steps,
+                questions=questions,
+                pack=pack,
+                seed=seed,
+                agent_options=opts,
+                on_progress=on_progress,
+                force=force,
+                on_forced=warn_forced,
+                trials=trials,
+                backend=be,
+                db=db,
+            )
     except KeyboardInterrupt:
         _interrupted(out)
     finally:
@@ -132,8 +222,9 @@ def run(source, agent, mode, concurrency, timeout, max_steps, seed, resume, tria
     info = read_run_info(path.parent / "run.json")
     if info is not None:
         counts = ", ".join(f"{k} {v}" for k, v in info.by_status.items())
-        click.echo(f"{info.episodes_done}/{info.episodes_total} episodes ({counts}) in {info.wall_clock_s:.2f}s "
-                   f"→ {path}")
+        click.echo(
+            f"{info.episodes_done}/{info.episodes_total} episodes ({counts}) in {info.wall_clock_s:.2f}s → {path}"
+        )
     exit_for_run(path.parent)
 
 
@@ -159,15 +250,49 @@ def exit_for_run(out) -> None:
 @click.argument("pack", type=PACK)
 @agent_options
 @force_option
-@click.option("--out", "-o", default=None, type=click.Path(file_okay=False),
-              help="Output folder (default: out/<pack name>-<agent>).")
+@click.option(
+    "--out",
+    "-o",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Output folder (default: out/<pack name>-<agent>).",
+)
 @click.option("--level", type=click.IntRange(1, 4), default=4, show_default=True, help="Verifier level.")
-@click.option("--profile", type=click.Choice(["default", "paper"]), default="default", show_default=True,
-              help="Scoring formulas: groundeval's own (default) or the original release's (paper).")
+@click.option(
+    "--profile",
+    type=click.Choice(["default", "paper"]),
+    default="default",
+    show_default=True,
+    help="Scoring formulas: groundeval's own (default) or the original release's (paper).",
+)
 @backend_options()
-def eval_(pack, agent, mode, concurrency, timeout, max_steps, seed, resume, trials, base_url, api_key_env,
-          temperature, max_tokens, retries, request_timeout, quiet, force, out, level, profile,
-          backend, ray_address, workers, ray_runtime_env, db):
+def eval_(
+    pack,
+    agent,
+    mode,
+    concurrency,
+    timeout,
+    max_steps,
+    seed,
+    resume,
+    trials,
+    base_url,
+    api_key_env,
+    temperature,
+    max_tokens,
+    retries,
+    request_timeout,
+    quiet,
+    force,
+    out,
+    level,
+    profile,
+    backend,
+    ray_address,
+    workers,
+    ray_runtime_env,
+    db,
+):
     """The main job: verify PACK, generate questions, run the agent, score and report — all in OUT."""
     from pathlib import Path
 
@@ -181,10 +306,27 @@ def eval_(pack, agent, mode, concurrency, timeout, max_steps, seed, resume, tria
     be = make_backend(backend, ray_address, workers, ray_runtime_env)
     try:
         with _sigterm_as_interrupt(), _progress(quiet, f"run {agent}") as on_progress:
-            result = api.evaluate(pack, agent, out, mode=mode, concurrency=concurrency, timeout=timeout,
-                                  max_steps=max_steps, seed=seed, level=level, resume=resume, agent_options=opts,
-                                  on_progress=on_progress, on_stage=stages, force=force, on_forced=warn_forced,
-                                  trials=trials, profile=profile, backend=be, db=db)
+            result = api.evaluate(
+                pack,
+                agent,
+                out,
+                mode=mode,
+                concurrency=concurrency,
+                timeout=timeout,
+                max_steps=max_steps,
+                seed=seed,
+                level=level,
+                resume=resume,
+                agent_options=opts,
+                on_progress=on_progress,
+                on_stage=stages,
+                force=force,
+                on_forced=warn_forced,
+                trials=trials,
+                profile=profile,
+                backend=be,
+                db=db,
+            )
     except KeyboardInterrupt:
         _interrupted(out)
     finally:
@@ -205,15 +347,30 @@ def headline(result) -> str:
     report = result.report
     table = Table(show_edge=False, title=f"{report.agent or '?'} · {report.mode or '?'} mode")
     n_label = "traces" if report.trials is not None else "questions"  # with trials, every trial counts
-    for col in ("track", n_label, "mean S_adj", "run S_adj", "accuracy", "valid answers", "violation rate",
-                "compliance"):
+    for col in (
+        "track",
+        n_label,
+        "mean S_adj",
+        "run S_adj",
+        "accuracy",
+        "valid answers",
+        "violation rate",
+        "compliance",
+    ):
         table.add_column(col, justify="left" if col in ("track", "compliance") else "right", no_wrap=True)
     rows = [*report.tracks.items(), ("all", report.overall)]
     for name, g in rows:
         s_adj = g.means.get("s_adj")
-        table.add_row(name, str(g.n), "-" if s_adj is None else f"{s_adj:.3f}", f"{g.run_s_adj:.3f}",
-                      f"{g.accuracy:.3f}",
-                      f"{g.valid_answer_rate:.3f}", f"{g.run_violation_rate:.3f}", g.compliance_tier)
+        table.add_row(
+            name,
+            str(g.n),
+            "-" if s_adj is None else f"{s_adj:.3f}",
+            f"{g.run_s_adj:.3f}",
+            f"{g.accuracy:.3f}",
+            f"{g.valid_answer_rate:.3f}",
+            f"{g.run_violation_rate:.3f}",
+            g.compliance_tier,
+        )
     buf = io.StringIO()
     Console(file=buf, width=120, color_system=None).print(table)
     extra = ""
@@ -223,5 +380,8 @@ def headline(result) -> str:
         from .scoring import trials_line
 
         extra += "\n" + trials_line(report)
-    return (buf.getvalue().rstrip() + extra
-            + f"\n\nreports: {result.out_dir / 'report.html'} · {result.out_dir / 'report.md'}")
+    return (
+        buf.getvalue().rstrip()
+        + extra
+        + f"\n\nreports: {result.out_dir / 'report.html'} · {result.out_dir / 'report.md'}"
+    )

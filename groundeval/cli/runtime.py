@@ -12,8 +12,14 @@ from .options import PackType, force_option, open_pack
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(["openai", "anthropic", "mcp"]), default="openai",
-              show_default=True, help="Which agent stack's tool format to print.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["openai", "anthropic", "mcp"]),
+    default="openai",
+    show_default=True,
+    help="Which agent stack's tool format to print.",
+)
 def tools(fmt: str) -> None:
     """Print the tool declarations (search_artifacts, fetch_artifact, submit_answer) as JSON."""
     from ..runtime.tools import tool_specs
@@ -56,53 +62,122 @@ def network_settings(host: str, allow_remote: bool, token_env: str) -> list[str]
     if is_loopback(host):
         return tokens
     if not allow_remote:
-        raise UsageError.single("--host", f"{host} is not a loopback address: anyone who can reach it could "
-                                "run episodes. Pass --allow-remote and set a bearer token in "
-                                f"${token_env} to serve it")
+        raise UsageError.single(
+            "--host",
+            f"{host} is not a loopback address: anyone who can reach it could "
+            "run episodes. Pass --allow-remote and set a bearer token in "
+            f"${token_env} to serve it",
+        )
     if tokens is None:
-        raise UsageError.single("--host", f"serving {host} needs a bearer token: set ${token_env} "
-                                f"(at least {MIN_TOKEN_CHARS} characters; clients send "
-                                "'Authorization: Bearer <token>')")
+        raise UsageError.single(
+            "--host",
+            f"serving {host} needs a bearer token: set ${token_env} "
+            f"(at least {MIN_TOKEN_CHARS} characters; clients send "
+            "'Authorization: Bearer <token>')",
+        )
     return tokens
 
 
 @click.command()
 @click.argument("pack", type=PackType(Path))
 @force_option
-@click.option("--questions", "questions_path", default=None, type=click.Path(exists=True, dir_okay=False,
-              path_type=Path), help="questions.json to serve (generated from PACK). Default: PACK's generated "
-              "questions (--seed), cached (--questions-cache).")
-@click.option("--seed", type=int, default=None,
-              help="Without --questions: the generator seed (default: the pack's evaluation seed).")
-@click.option("--questions-cache", "questions_cache", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Without --questions: the folder caching generated questions (default: "
-              "$GROUNDEVAL_CACHE_DIR, else $XDG_CACHE_HOME/groundeval, else ~/.cache/groundeval).")
+@click.option(
+    "--questions",
+    "questions_path",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="questions.json to serve (generated from PACK). Default: PACK's generated "
+    "questions (--seed), cached (--questions-cache).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Without --questions: the generator seed (default: the pack's evaluation seed).",
+)
+@click.option(
+    "--questions-cache",
+    "questions_cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Without --questions: the folder caching generated questions (default: "
+    "$GROUNDEVAL_CACHE_DIR, else $XDG_CACHE_HOME/groundeval, else ~/.cache/groundeval).",
+)
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="HTTP bind address. A non-loopback address needs --allow-remote and a token.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="HTTP bind address. A non-loopback address needs --allow-remote and a token.",
+)
 @click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
 @click.option("--allow-remote", is_flag=True, help="Allow binding a non-loopback --host (needs a bearer token).")
-@click.option("--token-env", default=TOKEN_ENV, show_default=True,
-              help="Environment variable holding the bearer token HTTP clients must send "
-                   "(required off loopback, optional on it).")
-@click.option("--allowed-host", "allowed_hosts", multiple=True,
-              help="Extra Host header value to accept, e.g. eval.example.org:8765 or eval.example.org:* "
-                   "(loopback names are always accepted). Repeatable.")
-@click.option("--allowed-origin", "allowed_origins", multiple=True,
-              help="Extra Origin header value to accept, e.g. https://eval.example.org. Repeatable.")
-@click.option("--traces", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Append each finished episode's trace to this JSONL file (checked writable at start).")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Reuse or create a DuckDB file for the pack.")
+@click.option(
+    "--token-env",
+    default=TOKEN_ENV,
+    show_default=True,
+    help="Environment variable holding the bearer token HTTP clients must send "
+    "(required off loopback, optional on it).",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    help="Extra Host header value to accept, e.g. eval.example.org:8765 or eval.example.org:* "
+    "(loopback names are always accepted). Repeatable.",
+)
+@click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    help="Extra Origin header value to accept, e.g. https://eval.example.org. Repeatable.",
+)
+@click.option(
+    "--traces",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Append each finished episode's trace to this JSONL file (checked writable at start).",
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Reuse or create a DuckDB file for the pack.",
+)
 @click.option("--max-steps", default=30, show_default=True, type=click.IntRange(1, 10000))
-@click.option("--idle-timeout", default=1800.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-              help="Seconds without a call after which an episode ends as 'abandoned' (and an HTTP session "
-                   "expires).")
-@click.option("--max-open-episodes", default=1000, show_default=True, type=click.IntRange(1),
-              help="Episodes open at once; start_episode is refused beyond.")
-def serve(pack: Path, force: bool, questions_path: Path | None, seed: int | None, questions_cache: Path | None,
-          transport: str, host: str, port: int, allow_remote: bool, token_env: str, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], traces: Path | None,
-          db: Path | None, max_steps: int, idle_timeout: float, max_open_episodes: int) -> None:
+@click.option(
+    "--idle-timeout",
+    default=1800.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds without a call after which an episode ends as 'abandoned' (and an HTTP session expires).",
+)
+@click.option(
+    "--max-open-episodes",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Episodes open at once; start_episode is refused beyond.",
+)
+def serve(
+    pack: Path,
+    force: bool,
+    questions_path: Path | None,
+    seed: int | None,
+    questions_cache: Path | None,
+    transport: str,
+    host: str,
+    port: int,
+    allow_remote: bool,
+    token_env: str,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    traces: Path | None,
+    db: Path | None,
+    max_steps: int,
+    idle_timeout: float,
+    max_open_episodes: int,
+) -> None:
     """Serve PACK's questions over MCP: list questions, start episodes, search, fetch, submit."""
     from ..extras import require
 
@@ -113,8 +188,10 @@ def serve(pack: Path, force: bool, questions_path: Path | None, seed: int | None
 
     tokens = network_settings(host, allow_remote, token_env) if transport == "http" else None
     if questions_path is not None and (seed is not None or questions_cache is not None):
-        raise UsageError.single("--questions", "--seed and --questions-cache apply only to generated "
-                                "questions: leave out --questions, or those options")
+        raise UsageError.single(
+            "--questions",
+            "--seed and --questions-cache apply only to generated questions: leave out --questions, or those options",
+        )
     qs = load_question_set(questions_path) if questions_path is not None else None
     store = open_pack(pack, db=db, force=force)
     digest = store.digest
@@ -126,32 +203,53 @@ def serve(pack: Path, force: bool, questions_path: Path | None, seed: int | None
 
         served = cached_questions(store, seed=seed, cache_dir=questions_cache, report=note)
         qs = served.questions
-        note(f"{len(qs.questions)} questions of {pack} (seed {qs.metadata.seed}), "
-             + (f"{'read from' if served.hit else 'generated into'} the cache {served.path}" if served.path
-                else "generated (not cached)"))
+        note(
+            f"{len(qs.questions)} questions of {pack} (seed {qs.metadata.seed}), "
+            + (
+                f"{'read from' if served.hit else 'generated into'} the cache {served.path}"
+                if served.path
+                else "generated (not cached)"
+            )
+        )
     elif qs.metadata.contract_digest != digest:
         store.close()
-        raise ContractError.single(str(questions_path), f"was generated from another contract (digest "
-                                   f"{qs.metadata.contract_digest[:16]!r}; pack {pack} has {digest[:16]!r}); "
-                                   "regenerate it with groundeval generate", field="metadata.contract_digest")
-    hub = EpisodeHub(store, qs.questions, traces=traces, max_steps=max_steps, idle_timeout=idle_timeout,
-                     max_open=max_open_episodes)
+        raise ContractError.single(
+            str(questions_path),
+            f"was generated from another contract (digest "
+            f"{qs.metadata.contract_digest[:16]!r}; pack {pack} has {digest[:16]!r}); "
+            "regenerate it with groundeval generate",
+            field="metadata.contract_digest",
+        )
+    hub = EpisodeHub(
+        store, qs.questions, traces=traces, max_steps=max_steps, idle_timeout=idle_timeout, max_open=max_open_episodes
+    )
     if transport == "stdio":
         anyio.run(serve_stdio, hub)
     else:
         from ..runtime.mcp_server import is_loopback
 
         if not is_loopback(host):
-            click.echo(f"WARNING: serving on {host}, reachable from other machines: every request must carry "
-                       f"the bearer token from ${token_env}; Host headers accepted: loopback"
-                       + (f", {', '.join(allowed_hosts)}" if allowed_hosts else
-                          " only — add --allowed-host NAME:PORT for the name clients use"), err=True)
-        click.echo(f"groundeval MCP server on http://{host}:{port}/mcp ({len(qs.questions)} questions"
-                   + (", bearer token required" if tokens else "") + ")", err=True)
+            click.echo(
+                f"WARNING: serving on {host}, reachable from other machines: every request must carry "
+                f"the bearer token from ${token_env}; Host headers accepted: loopback"
+                + (
+                    f", {', '.join(allowed_hosts)}"
+                    if allowed_hosts
+                    else " only — add --allowed-host NAME:PORT for the name clients use"
+                ),
+                err=True,
+            )
+        click.echo(
+            f"groundeval MCP server on http://{host}:{port}/mcp ({len(qs.questions)} questions"
+            + (", bearer token required" if tokens else "")
+            + ")",
+            err=True,
+        )
 
         async def main() -> None:
-            await serve_http(hub, host, port, tokens=tokens, allowed_hosts=list(allowed_hosts),
-                             allowed_origins=list(allowed_origins))
+            await serve_http(
+                hub, host, port, tokens=tokens, allowed_hosts=list(allowed_hosts), allowed_origins=list(allowed_origins)
+            )
 
         anyio.run(main)
     if hub.unwritten:  # already reported one by one; the exit code says so too

@@ -33,13 +33,18 @@ def _check_pack_digest(pack: str, questions_path: Path, digest: str) -> None:
     finally:
         store.close()
     if digest != actual:
-        raise ContractError.single(str(questions_path), f"was generated from another contract (digest "
-                                   f"{digest[:16]!r}; pack {pack} has {actual[:16]!r}); score traces with the "
-                                   "pack and questions they were recorded on", field="metadata.contract_digest")
+        raise ContractError.single(
+            str(questions_path),
+            f"was generated from another contract (digest "
+            f"{digest[:16]!r}; pack {pack} has {actual[:16]!r}); score traces with the "
+            "pack and questions they were recorded on",
+            field="metadata.contract_digest",
+        )
 
 
-def _rescore(traces_path: Path, questions: dict, config, digest: str | None = None,
-             profile: str | None = None, backend=None) -> tuple[list, list, list[str]]:
+def _rescore(
+    traces_path: Path, questions: dict, config, digest: str | None = None, profile: str | None = None, backend=None
+) -> tuple[list, list, list[str]]:
     from ..distributed import LocalBackend
     from ..scoring.io import TraceRef
 
@@ -48,8 +53,7 @@ def _rescore(traces_path: Path, questions: dict, config, digest: str | None = No
     enabled = gc.isenabled()
     gc.disable()  # many small objects kept alive: generational GC would only rescan them
     try:
-        for trace, s, line in backend.rescore(traces_path, questions, config, contract_digest=digest,
-                                              profile=profile):
+        for trace, s, line in backend.rescore(traces_path, questions, config, contract_digest=digest, profile=profile):
             traces.append(TraceRef(trace, line))  # the line, not the parsed trace: ~7x less memory
             if s is None:
                 unknown.append(trace.question_id)
@@ -88,22 +92,54 @@ def load_run(path: str | Path, *, config=None, samples: int = 1000, seed: int = 
 
 @click.command()
 @click.argument("traces", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--questions", "-q", "questions_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The questions.json the traces answer.")
-@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Output folder (default: the traces file's folder).")
+@click.option(
+    "--questions",
+    "-q",
+    "questions_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The questions.json the traces answer.",
+)
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Output folder (default: the traces file's folder).",
+)
 @click.option("--pack", type=PACK, default=None, help="Take weights/threshold/tiers from this pack.")
-@click.option("--zero-shot", "zero_shot", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Traces of a zero-shot run of the same questions: adds the answer-score floor and gap.")
+@click.option(
+    "--zero-shot",
+    "zero_shot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Traces of a zero-shot run of the same questions: adds the answer-score floor and gap.",
+)
 @click.option("--seed", type=int, default=None, help="Bootstrap seed (default: the question set's seed).")
 @click.option("--bootstrap", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
-@click.option("--profile", type=click.Choice(["default", "paper"]), default="default", show_default=True,
-              help="Scoring formulas: groundeval's own (default) or the original release's (paper), to compare "
-                   "with published results. Reports name a non-default profile.")
+@click.option(
+    "--profile",
+    type=click.Choice(["default", "paper"]),
+    default="default",
+    show_default=True,
+    help="Scoring formulas: groundeval's own (default) or the original release's (paper), to compare "
+    "with published results. Reports name a non-default profile.",
+)
 @backend_options(db=False)
-def score(traces: Path, questions_path: Path, out: Path | None, pack: str | None, zero_shot: Path | None,
-          seed: int | None, bootstrap: int, profile: str, backend: str, ray_address: str | None,
-          workers: int | None, ray_runtime_env: str | None) -> None:
+def score(
+    traces: Path,
+    questions_path: Path,
+    out: Path | None,
+    pack: str | None,
+    zero_shot: Path | None,
+    seed: int | None,
+    bootstrap: int,
+    profile: str,
+    backend: str,
+    ray_address: str | None,
+    workers: int | None,
+    ray_runtime_env: str | None,
+) -> None:
     """Re-score saved TRACES (no agent runs): writes scores.jsonl and the reports.
 
     With --backend ray the traces are parsed and scored on Ray workers (docs/ray.md);
@@ -126,14 +162,24 @@ def score(traces: Path, questions_path: Path, out: Path | None, pack: str | None
         be.close()
     out = out or traces.parent
     write_scores(out / SCORES_FILE, scores)
-    report = aggregate(qs.questions, trace_list, scores, seed=qs.metadata.seed if seed is None else seed,
-                       zero_shot=zs, config=config, bootstrap_samples=bootstrap, profile=profile)
+    report = aggregate(
+        qs.questions,
+        trace_list,
+        scores,
+        seed=qs.metadata.seed if seed is None else seed,
+        zero_shot=zs,
+        config=config,
+        bootstrap_samples=bootstrap,
+        profile=profile,
+    )
     write_reports(report, out, questions=qs.questions, traces=trace_list, scores=scores)
     o = report.overall
     named = "" if profile == "default" else f" (scoring profile {profile!r})"
     click.echo(f"scored {len(scores)} traces{named} → {out / SCORES_FILE}")
-    click.echo(f"run S_adj {o.run_s_adj:.3f} · accuracy {o.accuracy:.3f} · valid answers {o.valid_answer_rate:.3f} "
-               f"· v {o.run_violation_rate:.3f} ({o.compliance_tier})")
+    click.echo(
+        f"run S_adj {o.run_s_adj:.3f} · accuracy {o.accuracy:.3f} · valid answers {o.valid_answer_rate:.3f} "
+        f"· v {o.run_violation_rate:.3f} ({o.compliance_tier})"
+    )
     if report.trials is not None:
         click.echo(trials_line(report))
     if unknown:
@@ -147,25 +193,56 @@ def trials_line(report) -> str:
     """One console line for a repeated-trials run."""
     tr = report.trials
     g, k = tr.overall, tr.k
-    return (f"{tr.trials} trials per question ({g.n_traces} traces): mean S_adj {g.mean_s_adj:.3f} · "
-            f"pass@{k} {g.pass_at_k[str(k)]:.3f} · pass^{k} {g.pass_hat_k[str(k)]:.3f}")
+    return (
+        f"{tr.trials} trials per question ({g.n_traces} traces): mean S_adj {g.mean_s_adj:.3f} · "
+        f"pass@{k} {g.pass_at_k[str(k)]:.3f} · pass^{k} {g.pass_hat_k[str(k)]:.3f}"
+    )
 
 
 @click.command()
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("--questions", "-q", "questions_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="questions.json for the drill-down (default: next to the scores).")
-@click.option("--traces", "-t", "traces_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="traces.jsonl for the drill-down (default: next to the scores).")
+@click.option(
+    "--questions",
+    "-q",
+    "questions_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="questions.json for the drill-down (default: next to the scores).",
+)
+@click.option(
+    "--traces",
+    "-t",
+    "traces_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="traces.jsonl for the drill-down (default: next to the scores).",
+)
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None)
-@click.option("--pack", type=PACK, default=None, help="Take weights/threshold/tiers from this pack "
-              "(default: the configuration recorded in the folder's report.json).")
-@click.option("--seed", type=int, default=None,
-              help="Bootstrap seed (default: the run's — its report.json, else its questions' seed, else 0).")
-@click.option("--bootstrap", type=int, default=None,
-              help="Bootstrap resamples (default: the run's report.json, else 1000).")
-def report(source: Path, questions_path: Path | None, traces_path: Path | None, out: Path | None,
-           pack: str | None, seed: int | None, bootstrap: int | None) -> None:
+@click.option(
+    "--pack",
+    type=PACK,
+    default=None,
+    help="Take weights/threshold/tiers from this pack "
+    "(default: the configuration recorded in the folder's report.json).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Bootstrap seed (default: the run's — its report.json, else its questions' seed, else 0).",
+)
+@click.option(
+    "--bootstrap", type=int, default=None, help="Bootstrap resamples (default: the run's report.json, else 1000)."
+)
+def report(
+    source: Path,
+    questions_path: Path | None,
+    traces_path: Path | None,
+    out: Path | None,
+    pack: str | None,
+    seed: int | None,
+    bootstrap: int | None,
+) -> None:
     """Render report.json / report.md / report.html from SCORES_OR_DIR (a scores.jsonl or its folder).
 
     Re-rendering a run gives the same bytes: the bootstrap seed, resample count and scoring
@@ -196,8 +273,15 @@ def report(source: Path, questions_path: Path | None, traces_path: Path | None, 
             zero_shot = True  # the run was its own zero-shot floor, as eval reports it
     if seed is None:
         seed = qs.metadata.seed if qs is not None else 0
-    rep = aggregate(questions, traces, scores, seed=seed, config=config, zero_shot=zero_shot,
-                    bootstrap_samples=1000 if bootstrap is None else bootstrap)
+    rep = aggregate(
+        questions,
+        traces,
+        scores,
+        seed=seed,
+        config=config,
+        zero_shot=zero_shot,
+        bootstrap_samples=1000 if bootstrap is None else bootstrap,
+    )
     paths = write_reports(rep, out or folder, questions=questions, traces=traces, scores=scores)
     click.echo(" · ".join(str(p) for p in paths.values()))
 
@@ -227,8 +311,10 @@ def compare(base: Path, new: Path, as_json: bool, limit: int) -> None:
     sb, rb = load_run(base, samples=0)
     sn, rn = load_run(new, samples=0)
     if sb is None or sn is None:
-        raise ContractError.single(str(base if sb is None else new), "compare needs per-question scores "
-                                   "(scores.jsonl or a folder holding one), not only report.json")
+        raise ContractError.single(
+            str(base if sb is None else new),
+            "compare needs per-question scores (scores.jsonl or a folder holding one), not only report.json",
+        )
     diff = diff_runs(sb, sn, rb, rn)
     click.echo(json.dumps(diff, indent=2, sort_keys=True) if as_json else format_compare(diff, limit))
 
@@ -238,18 +324,42 @@ def compare(base: Path, new: Path, as_json: bool, limit: int) -> None:
 @click.option("--baseline", type=click.Path(exists=True, path_type=Path), default=None)
 @click.option("--min-adjusted", type=float, default=None, help="Minimum run-level S_adj.")
 @click.option("--max-violation-rate", type=float, default=None, help="Maximum run-level violation rate v.")
-@click.option("--max-drop", type=float, default=None, help="Largest allowed drop from the baseline (overall and per "
-              "track): of mean per-question S_adj with --test paired, of run S_adj with --test point.")
-@click.option("--test", "test", type=click.Choice(["paired", "point"]), default="paired", show_default=True,
-              help="How a drop is judged: paired = a paired test over questions, failing only when the drop is "
-                   "larger than --max-drop AND significant at --alpha (needs per-question scores on both sides; "
-                   "falls back to point otherwise); point = compare the two run S_adj figures.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
-              show_default=True, help="--test paired: the gate's false-failure rate for a run that did not change "
-                                      "(split over the overall and per-track checks).")
+@click.option(
+    "--max-drop",
+    type=float,
+    default=None,
+    help="Largest allowed drop from the baseline (overall and per "
+    "track): of mean per-question S_adj with --test paired, of run S_adj with --test point.",
+)
+@click.option(
+    "--test",
+    "test",
+    type=click.Choice(["paired", "point"]),
+    default="paired",
+    show_default=True,
+    help="How a drop is judged: paired = a paired test over questions, failing only when the drop is "
+    "larger than --max-drop AND significant at --alpha (needs per-question scores on both sides; "
+    "falls back to point otherwise); point = compare the two run S_adj figures.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="--test paired: the gate's false-failure rate for a run that did not change "
+    "(split over the overall and per-track checks).",
+)
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write JUnit XML here.")
-def gate(new: Path, baseline: Path | None, min_adjusted: float | None, max_violation_rate: float | None,
-         max_drop: float | None, test: str, alpha: float, junit: Path | None) -> None:
+def gate(
+    new: Path,
+    baseline: Path | None,
+    min_adjusted: float | None,
+    max_violation_rate: float | None,
+    max_drop: float | None,
+    test: str,
+    alpha: float,
+    junit: Path | None,
+) -> None:
     """Fail (exit 1) when NEW breaks a threshold; explains which and why.
 
     Every option given is enforced: --baseline and --max-drop go together (either alone is refused).
@@ -260,19 +370,30 @@ def gate(new: Path, baseline: Path | None, min_adjusted: float | None, max_viola
     if max_drop is not None and baseline is None:
         raise UsageError.single("--max-drop", "needs --baseline")
     if baseline is not None and max_drop is None:
-        raise UsageError.single("--baseline", "needs --max-drop: the largest allowed drop of run S_adj from "
-                                "the baseline, overall and per track (e.g. --max-drop 0.02; 0 allows none)")
+        raise UsageError.single(
+            "--baseline",
+            "needs --max-drop: the largest allowed drop of run S_adj from "
+            "the baseline, overall and per track (e.g. --max-drop 0.02; 0 allows none)",
+        )
     if min_adjusted is None and max_violation_rate is None and max_drop is None:
         raise ContractError.single("gate", "give at least one of --min-adjusted, --max-violation-rate, --max-drop")
     sn, rn = load_run(new, samples=0)
     sb, rb = load_run(baseline, samples=0) if baseline is not None else (None, None)
     paired = test == "paired" and baseline is not None
     if paired and (sn is None or sb is None):
-        click.echo(f"note: {baseline if sb is None else new} has no per-question scores (only report.json): "
-                   "the drop is judged on point estimates", err=True)
+        click.echo(
+            f"note: {baseline if sb is None else new} has no per-question scores (only report.json): "
+            "the drop is judged on point estimates",
+            err=True,
+        )
         paired = False
-    checks = gate_checks(rn, baseline=rb, min_adjusted=min_adjusted, max_violation_rate=max_violation_rate,
-                         max_drop=None if paired else max_drop)
+    checks = gate_checks(
+        rn,
+        baseline=rb,
+        min_adjusted=min_adjusted,
+        max_violation_rate=max_violation_rate,
+        max_drop=None if paired else max_drop,
+    )
     if paired:
         checks += paired_drop_checks(sb, sn, max_drop=max_drop, alpha=alpha)
     if junit is not None:

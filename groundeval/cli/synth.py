@@ -11,21 +11,41 @@ import click
 
 @click.command()
 @click.argument("out", type=click.Path(file_okay=False))
-@click.option("--events", "-n", type=click.IntRange(min=1), default=22500, show_default=True,
-              help="Exact number of events to write.")
+@click.option(
+    "--events",
+    "-n",
+    type=click.IntRange(min=1),
+    default=22500,
+    show_default=True,
+    help="Exact number of events to write.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same bytes.")
-@click.option("--format", "fmt", type=click.Choice(["native", "original"]), default="native", show_default=True,
-              help="native: groundeval.yaml + events.jsonl + artifacts.jsonl; original: config.yaml + "
-                   "events.jsonl + artifacts/<subsystem>/<id>.json.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["native", "original"]),
+    default="native",
+    show_default=True,
+    help="native: groundeval.yaml + events.jsonl + artifacts.jsonl; original: config.yaml + "
+    "events.jsonl + artifacts/<subsystem>/<id>.json.",
+)
 @click.option("--days", type=click.IntRange(min=1), default=60, show_default=True, help="Length of the log.")
-@click.option("--style", type=click.Choice(["default", "paper"]), default="default", show_default=True,
-              help="default: ids in facts, one instance per id; paper: the shapes of real exports "
-                   "(bookkeeping-only facts, ids only in artifact_ids, dense same-minute multi-actor events).")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: all cores); the output does not depend on it.")
+@click.option(
+    "--style",
+    type=click.Choice(["default", "paper"]),
+    default="default",
+    show_default=True,
+    help="default: ids in facts, one instance per id; paper: the shapes of real exports "
+    "(bookkeeping-only facts, ids only in artifact_ids, dense same-minute multi-actor events).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: all cores); the output does not depend on it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def synth(out: str, events: int, seed: int, fmt: str, days: int, style: str, jobs: int | None,
-          as_json: bool) -> None:
+def synth(out: str, events: int, seed: int, fmt: str, days: int, style: str, jobs: int | None, as_json: bool) -> None:
     """Write a deterministic synthetic organisation into OUT (72 actors, 9 subsystems,
     25 causal link types, 19 silence pair types)."""
     from ..synth.generate import write_org
@@ -36,41 +56,102 @@ def synth(out: str, events: int, seed: int, fmt: str, days: int, style: str, job
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
         return
-    click.echo(f"wrote {summary['events']} events and {summary['artifacts']} artifacts to {out} "
-               f"({fmt}, {style} style, seed {seed}) in {summary['seconds']:.1f} s")
+    click.echo(
+        f"wrote {summary['events']} events and {summary['artifacts']} artifacts to {out} "
+        f"({fmt}, {style} style, seed {seed}) in {summary['seconds']:.1f} s"
+    )
     click.echo("instances: " + ", ".join(f"{k} {v}" for k, v in summary["instances"].items()))
 
 
 @click.command()
-@click.option("--events", "-n", "scales", type=click.IntRange(min=1), multiple=True,
-              help="Scale(s) in events; repeat for several (default 22500).")
+@click.option(
+    "--events",
+    "-n",
+    "scales",
+    type=click.IntRange(min=1),
+    multiple=True,
+    help="Scale(s) in events; repeat for several (default 22500).",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--pack", "packs", type=click.Path(exists=True), multiple=True,
-              help="Benchmark an existing pack instead of a synthetic one (repeatable).")
-@click.option("--stages", default=None,
-              help="Comma-separated stages to run (default all: synth,load,graph,generate,fetch,search,oracle,score; "
-                   "with --matrix: load,verify1,verify2,verify3,verify4,generate,eval,search,rescore).")
-@click.option("--samples", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Fetch/search calls timed per scale.")
-@click.option("--oracle-questions", type=click.IntRange(min=1), default=60, show_default=True,
-              help="Questions the oracle answers per scale.")
-@click.option("--workdir", type=click.Path(file_okay=False), default=None,
-              help="Where synthetic packs are written (default: a temporary folder).")
+@click.option(
+    "--pack",
+    "packs",
+    type=click.Path(exists=True),
+    multiple=True,
+    help="Benchmark an existing pack instead of a synthetic one (repeatable).",
+)
+@click.option(
+    "--stages",
+    default=None,
+    help="Comma-separated stages to run (default all: synth,load,graph,generate,fetch,search,oracle,score; "
+    "with --matrix: load,verify1,verify2,verify3,verify4,generate,eval,search,rescore).",
+)
+@click.option(
+    "--samples", type=click.IntRange(min=1), default=200, show_default=True, help="Fetch/search calls timed per scale."
+)
+@click.option(
+    "--oracle-questions",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    help="Questions the oracle answers per scale.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where synthetic packs are written (default: a temporary folder).",
+)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None, help="Write results as JSON.")
-@click.option("--matrix", is_flag=True,
-              help="Whole-process matrix: formats x scales, stages load, verify L1-L4, generate, eval, search, "
-                   "rescore, each as a fresh groundeval process (wall, CPU, peak RSS) beside its floor.")
-@click.option("--format", "formats", type=click.Choice(["native", "original"]), multiple=True,
-              help="--matrix: pack format(s) (default both).")
-@click.option("--style", type=click.Choice(["default", "paper"]), default="default", show_default=True,
-              help="--matrix: synthetic org style.")
-@click.option("--rescore-traces", type=click.IntRange(min=1), default=20000, show_default=True,
-              help="--matrix: traces re-scored per cell.")
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
-              help="--matrix: runs per stage; the median run is reported.")
-def bench(scales: tuple[int, ...], seed: int, packs: tuple[str, ...], stages: str, samples: int,
-          oracle_questions: int, workdir: str | None, json_out: str | None, matrix: bool, formats: tuple[str, ...],
-          style: str, rescore_traces: int, repeat: int) -> None:
+@click.option(
+    "--matrix",
+    is_flag=True,
+    help="Whole-process matrix: formats x scales, stages load, verify L1-L4, generate, eval, search, "
+    "rescore, each as a fresh groundeval process (wall, CPU, peak RSS) beside its floor.",
+)
+@click.option(
+    "--format",
+    "formats",
+    type=click.Choice(["native", "original"]),
+    multiple=True,
+    help="--matrix: pack format(s) (default both).",
+)
+@click.option(
+    "--style",
+    type=click.Choice(["default", "paper"]),
+    default="default",
+    show_default=True,
+    help="--matrix: synthetic org style.",
+)
+@click.option(
+    "--rescore-traces",
+    type=click.IntRange(min=1),
+    default=20000,
+    show_default=True,
+    help="--matrix: traces re-scored per cell.",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="--matrix: runs per stage; the median run is reported.",
+)
+def bench(
+    scales: tuple[int, ...],
+    seed: int,
+    packs: tuple[str, ...],
+    stages: str,
+    samples: int,
+    oracle_questions: int,
+    workdir: str | None,
+    json_out: str | None,
+    matrix: bool,
+    formats: tuple[str, ...],
+    style: str,
+    rescore_traces: int,
+    repeat: int,
+) -> None:
     """Measure load, graph and generation, fetch/search latency, an oracle run and re-scoring."""
     if matrix:
         from ..bench.matrix import MATRIX_STAGES, render_matrix, run_matrix
@@ -78,12 +159,22 @@ def bench(scales: tuple[int, ...], seed: int, packs: tuple[str, ...], stages: st
         chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else list(MATRIX_STAGES)
         unknown = [s for s in chosen if s not in MATRIX_STAGES]
         if unknown:
-            raise click.BadParameter(f"unknown matrix stage(s) {', '.join(unknown)}; expected some of "
-                                     f"{', '.join(MATRIX_STAGES)}", param_hint="--stages")
-        result = run_matrix(scales=list(scales) or [22500], formats=list(formats) or ["native", "original"],
-                            seed=seed, style=style, stages=chosen, rescore_traces=rescore_traces, samples=samples,
-                            repeat=repeat,
-                            workdir=Path(workdir) if workdir else None, progress=lambda m: click.echo(m, err=True))
+            raise click.BadParameter(
+                f"unknown matrix stage(s) {', '.join(unknown)}; expected some of {', '.join(MATRIX_STAGES)}",
+                param_hint="--stages",
+            )
+        result = run_matrix(
+            scales=list(scales) or [22500],
+            formats=list(formats) or ["native", "original"],
+            seed=seed,
+            style=style,
+            stages=chosen,
+            rescore_traces=rescore_traces,
+            samples=samples,
+            repeat=repeat,
+            workdir=Path(workdir) if workdir else None,
+            progress=lambda m: click.echo(m, err=True),
+        )
         render_matrix(result)
         if json_out:
             Path(json_out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -92,9 +183,16 @@ def bench(scales: tuple[int, ...], seed: int, packs: tuple[str, ...], stages: st
     from ..bench.run import render_table, run_bench
 
     wanted = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
-    result = run_bench(scales=list(scales) or ([] if packs else [22500]), packs=[Path(p) for p in packs],
-                       seed=seed, stages=wanted, samples=samples, oracle_questions=oracle_questions,
-                       workdir=Path(workdir) if workdir else None, progress=lambda m: click.echo(m, err=True))
+    result = run_bench(
+        scales=list(scales) or ([] if packs else [22500]),
+        packs=[Path(p) for p in packs],
+        seed=seed,
+        stages=wanted,
+        samples=samples,
+        oracle_questions=oracle_questions,
+        workdir=Path(workdir) if workdir else None,
+        progress=lambda m: click.echo(m, err=True),
+    )
     render_table(result)
     if json_out:
         Path(json_out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -15,18 +15,37 @@ from .options import PACK
 
 @click.command()
 @click.argument("pack", type=PACK)
-@click.option("--level", type=click.IntRange(1, 4), default=4, show_default=True,
-              help="1 shape, 2 references, 3 semantics, 4 dry run (each includes the ones below).")
-@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
-              help="Lowest severity that makes the exit code 1.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "sarif", "junit"]), default="table",
-              show_default=True)
+@click.option(
+    "--level",
+    type=click.IntRange(1, 4),
+    default=4,
+    show_default=True,
+    help="1 shape, 2 references, 3 semantics, 4 dry run (each includes the ones below).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    default="error",
+    show_default=True,
+    help="Lowest severity that makes the exit code 1.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "sarif", "junit"]), default="table", show_default=True
+)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the report here instead of stdout.")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="A saved verification to report drift against.")
 @click.option("--fail-on-removed", is_flag=True, help="Exit 1 when coverage was removed since --baseline.")
 @click.option("--save-baseline", type=click.Path(dir_okay=False), help="Save this verification (JSON) as a baseline.")
-def verify(pack: str, level: int, fail_on: str, fmt: str, out: str | None, baseline: str | None,
-           fail_on_removed: bool, save_baseline: str | None) -> None:
+def verify(
+    pack: str,
+    level: int,
+    fail_on: str,
+    fmt: str,
+    out: str | None,
+    baseline: str | None,
+    fail_on_removed: bool,
+    save_baseline: str | None,
+) -> None:
     """Check that a pack is sound before any agent runs on it."""
     from groundeval import verifier
     from groundeval.verifier import drift, output

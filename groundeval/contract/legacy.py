@@ -25,22 +25,41 @@ NO_LIMIT_DAYS = 36500.0
 ORIGINAL_SELECTOR_LIMIT = 5
 
 _EVALUATION_PASSTHROUGH = (
-    "perspective_actors", "easy_ratio", "medium_ratio", "hard_ratio",
-    "max_perspective_questions", "max_counterfactual_questions", "max_silence_questions", "seed",
+    "perspective_actors",
+    "easy_ratio",
+    "medium_ratio",
+    "hard_ratio",
+    "max_perspective_questions",
+    "max_counterfactual_questions",
+    "max_silence_questions",
+    "seed",
     # native evaluation settings, accepted in config.yaml as groundeval extensions
-    "max_per_actor", "max_per_event_type", "counterfactual_negative_ratio", "shortcut_limit",
-    "shortcut_min_questions", "gates", "scoring",
+    "max_per_actor",
+    "max_per_event_type",
+    "counterfactual_negative_ratio",
+    "shortcut_limit",
+    "shortcut_min_questions",
+    "gates",
+    "scoring",
 )
-_RENAMED_EVALUATION = {"max_questions_per_actor": "max_per_actor",
-                       "max_questions_per_event_type": "max_per_event_type"}
-_ADAPTER_KEYS = ("provider", "model", "api_key_env", "base_url", "temperature", "max_tokens", "max_retries",
-                 "llm_question_prose", "llm_model")
+_RENAMED_EVALUATION = {"max_questions_per_actor": "max_per_actor", "max_questions_per_event_type": "max_per_event_type"}
+_ADAPTER_KEYS = (
+    "provider",
+    "model",
+    "api_key_env",
+    "base_url",
+    "temperature",
+    "max_tokens",
+    "max_retries",
+    "llm_question_prose",
+    "llm_model",
+)
 
 # Keys of the original format that groundeval cannot honour, and why (shown in GE107).
 _NOT_HONOURED = {
     "output_dir": "groundeval writes its outputs where the command's --out option says",
     "max_links_per_spec": "groundeval has no per-spec cap on causal links; "
-                          "evaluation.max_per_event_type caps questions per event type",
+    "evaluation.max_per_event_type caps questions per event type",
     "trivial_search_space": "groundeval has no list of search-space entries too generic to count",
     "provider_path": "custom providers are agents in groundeval: pass --agent module:factory",
     "api_key": "secrets are never read from the manifest: name the environment variable in api_key_env",
@@ -49,22 +68,67 @@ _NOT_HONOURED = {
     "groundeval": "draft-review metadata of the original has no effect in groundeval",
 }
 _TOP_LEVEL = frozenset(
-    ("name", "description", "timezone", "artifacts_dir", "events_file", "use_event_log_policy", "actors",
-     "roles", "perspective", "causal_links", "silence_pairs")
-    + _EVALUATION_PASSTHROUGH + tuple(_RENAMED_EVALUATION) + _ADAPTER_KEYS + tuple(_NOT_HONOURED))
+    (
+        "name",
+        "description",
+        "timezone",
+        "artifacts_dir",
+        "events_file",
+        "use_event_log_policy",
+        "actors",
+        "roles",
+        "perspective",
+        "causal_links",
+        "silence_pairs",
+    )
+    + _EVALUATION_PASSTHROUGH
+    + tuple(_RENAMED_EVALUATION)
+    + _ADAPTER_KEYS
+    + tuple(_NOT_HONOURED)
+)
 
 _ROLE_KEYS = ("subsystems", "broadcast_event_types", "external", "description")
-_CAUSAL_KEYS = ("name", "cause_event_type", "effect_event_type", "max_gap_days", "join", "match_field",
-                "match_value", "premise_template", "outcome_template", "outcome_changed", "mechanism_aliases",
-                "description", "link_field")
-_SILENCE_KEYS = ("name", "trigger_event_type", "response_event_type", "max_gap_days", "join", "match_field",
-                 "match_value", "search_space_subsystems", "search_space", "search_space_selectors",
-                 "description")
+_CAUSAL_KEYS = (
+    "name",
+    "cause_event_type",
+    "effect_event_type",
+    "max_gap_days",
+    "join",
+    "match_field",
+    "match_value",
+    "premise_template",
+    "outcome_template",
+    "outcome_changed",
+    "mechanism_aliases",
+    "description",
+    "link_field",
+)
+_SILENCE_KEYS = (
+    "name",
+    "trigger_event_type",
+    "response_event_type",
+    "max_gap_days",
+    "join",
+    "match_field",
+    "match_value",
+    "search_space_subsystems",
+    "search_space",
+    "search_space_selectors",
+    "description",
+)
 _SELECTOR_KEYS = ("subsystem", "id_template", "query_template", "limit")
-_PERSPECTIVE_RENAMES = {"positive_ratio": "positive", "negative_permission_ratio": "negative_permission",
-                        "negative_temporal_ratio": "negative_temporal"}
-_PERSPECTIVE_NATIVE = ("positive", "negative_permission", "negative_temporal", "require_cross_subsystem_cases",
-                       "pivots_per_actor")
+_PERSPECTIVE_RENAMES = {
+    "positive_ratio": "positive",
+    "negative_permission_ratio": "negative_permission",
+    "negative_temporal_ratio": "negative_temporal",
+}
+_PERSPECTIVE_NATIVE = (
+    "positive",
+    "negative_permission",
+    "negative_temporal",
+    "require_cross_subsystem_cases",
+    "pivots_per_actor",
+)
 _PERSPECTIVE_DIFFICULTY = ("easy_ratio", "medium_ratio", "hard_ratio")
 
 
@@ -122,8 +186,9 @@ class _Mapper:
         self.out.notes.append(LegacyNote(loc, message, known))
 
     def unknown(self, loc: tuple, where: str) -> None:
-        self.note(loc, f"unknown key {dotted(loc)!r}: {where} has no such key in the original format; ignored",
-                  known=False)
+        self.note(
+            loc, f"unknown key {dotted(loc)!r}: {where} has no such key in the original format; ignored", known=False
+        )
 
     def error(self, loc: tuple, message: str) -> None:
         self.out.errors.append((loc, message))
@@ -153,8 +218,7 @@ class _Mapper:
                 native[k] = d[k]
                 self.at((k,), (k,))
         native["sources"] = self.sources()
-        native["access"] = {"actors": d.get("actors") if d.get("actors") is not None else {},
-                            "roles": self.roles()}
+        native["access"] = {"actors": d.get("actors") if d.get("actors") is not None else {}, "roles": self.roles()}
         self.at(("access", "actors"), ("actors",))
         native["evaluation"] = self.evaluation()
         native["adapters"] = self.adapters()
@@ -175,8 +239,11 @@ class _Mapper:
         events = self._text_or_null("events_file")
         artifacts = self._text_or_null("artifacts_dir")
         if "artifacts_dir" in d and d["artifacts_dir"] is None:
-            self.note(("artifacts_dir",), "'artifacts_dir' is not honoured: null (the original's context-injection "
-                      "mode without a corpus) is not supported; artifacts are read from artifacts/")
+            self.note(
+                ("artifacts_dir",),
+                "'artifacts_dir' is not honoured: null (the original's context-injection "
+                "mode without a corpus) is not supported; artifacts are read from artifacts/",
+            )
         self.at(("sources", "events"), ("events_file",) if events else ())
         self.at(("sources", "artifacts"), ("artifacts_dir",) if artifacts else ())
         return {"events": events or "events.jsonl", "artifacts": artifacts or "artifacts"}
@@ -189,9 +256,12 @@ class _Mapper:
         if value is None or value is False:
             return False  # YamlAccessPolicy: subsystem grants only, no broadcasts
         if value is True:
-            self.note(("use_event_log_policy",), "'use_event_log_policy: true' is honoured only in part: roles' "
-                      "broadcast_event_types apply, but taking part in an event (being in its actors) never "
-                      "grants access to its artifacts in groundeval's visibility cone")
+            self.note(
+                ("use_event_log_policy",),
+                "'use_event_log_policy: true' is honoured only in part: roles' "
+                "broadcast_event_types apply, but taking part in an event (being in its actors) never "
+                "grants access to its artifacts in groundeval's visibility cone",
+            )
             return True
         self.error(("use_event_log_policy",), f"expected true or false, got {value!r}")
         return True
@@ -272,8 +342,11 @@ class _Mapper:
                 ev[k] = kept[k]  # groundeval has one difficulty mix for every track
                 self.at(("evaluation", k), ("perspective", k))
             elif ev[k] != kept[k]:
-                self.note(("perspective", k), f"'perspective.{k}' is not honoured: groundeval has one difficulty "
-                          f"mix for every track, and the top-level {k} ({ev[k]!r}) applies")
+                self.note(
+                    ("perspective", k),
+                    f"'perspective.{k}' is not honoured: groundeval has one difficulty "
+                    f"mix for every track, and the top-level {k} ({ev[k]!r}) applies",
+                )
         return out
 
     def _gap(self, spec: dict[str, Any], kept: dict[str, Any], native: tuple, legacy: tuple) -> None:
@@ -286,8 +359,7 @@ class _Mapper:
         if isinstance(value, dict):
             return self.split(value, loc, known, where)
         if isinstance(value, list):
-            return [self.split(j, loc + (i,), known, where) if isinstance(j, dict) else j
-                    for i, j in enumerate(value)]
+            return [self.split(j, loc + (i,), known, where) if isinstance(j, dict) else j for i, j in enumerate(value)]
         return value
 
     def causal_link(self, i: int, spec: Any) -> Any:
@@ -298,8 +370,11 @@ class _Mapper:
         kept = self.split(spec, legacy, _CAUSAL_KEYS, "a causal link")
         if "link_field" in kept:
             kept.pop("link_field")
-            self.note(legacy + ("link_field",), f"'{dotted(legacy + ('link_field',))}' is not honoured: causal "
-                      "links are found by their join conditions; groundeval has no link_field")
+            self.note(
+                legacy + ("link_field",),
+                f"'{dotted(legacy + ('link_field',))}' is not honoured: causal "
+                "links are found by their join conditions; groundeval has no link_field",
+            )
         self._gap(spec, kept, native, legacy)
         if "join" in kept:
             kept["join"] = self._joins(kept["join"], legacy + ("join",), ("cause", "effect"), "a causal join")
@@ -313,8 +388,9 @@ class _Mapper:
         kept = self.split(spec, legacy, _SILENCE_KEYS, "a silence pair")
         self._gap(spec, kept, native, legacy)
         if "join" in kept:
-            kept["join"] = self._joins(kept["join"], legacy + ("join",), ("cause", "effect", "trigger", "response"),
-                                       "a silence join")
+            kept["join"] = self._joins(
+                kept["join"], legacy + ("join",), ("cause", "effect", "trigger", "response"), "a silence join"
+            )
         # search_space: id-template strings (native) and selector mappings (original) side by side;
         # search_space_selectors: the original's other name for the selector list.
         ids: list[Any] = []
@@ -346,8 +422,11 @@ class _Mapper:
         kept = {k: v for k, v in kept.items() if v is not None}
         if "id_template" in kept and "query_template" in kept:
             kept.pop("query_template")  # the original rendered the id template and never ran the query
-            self.note(loc + ("query_template",), f"'{dotted(loc + ('query_template',))}' is not honoured: "
-                      "the selector also has an id_template, which the original used instead")
+            self.note(
+                loc + ("query_template",),
+                f"'{dotted(loc + ('query_template',))}' is not honoured: "
+                "the selector also has an id_template, which the original used instead",
+            )
         kept.setdefault("limit", ORIGINAL_SELECTOR_LIMIT)
         return kept
 

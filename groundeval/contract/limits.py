@@ -44,16 +44,22 @@ def node_problem(file: str, node: yaml.Node | None) -> Problem | None:
         if done:
             sizes[id(cur)] = 1 + sum(sizes[id(c)] for c in _children(cur))
             if sizes[id(cur)] > MAX_EXPANDED_NODES:
-                return Problem(file=file, line=cur.start_mark.line + 1,
-                               message=f"expands to more than {MAX_EXPANDED_NODES} values (YAML aliases)")
+                return Problem(
+                    file=file,
+                    line=cur.start_mark.line + 1,
+                    message=f"expands to more than {MAX_EXPANDED_NODES} values (YAML aliases)",
+                )
             continue
         if id(cur) in sizes:
             continue
         if depth > MAX_DEPTH:
             return Problem(file=file, line=cur.start_mark.line + 1, message=f"nested deeper than {MAX_DEPTH} levels")
         if isinstance(cur, yaml.ScalarNode) and len(cur.value) > MAX_STRING_CHARS:
-            return Problem(file=file, line=cur.start_mark.line + 1,
-                           message=f"a key or value longer than {MAX_STRING_CHARS} characters")
+            return Problem(
+                file=file,
+                line=cur.start_mark.line + 1,
+                message=f"a key or value longer than {MAX_STRING_CHARS} characters",
+            )
         stack.append((cur, depth, True))
         stack.extend((c, depth + 1, False) for c in _children(cur) if id(c) not in sizes)
     return None

@@ -108,7 +108,7 @@ def read_manifest_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
     except OSError as exc:
         raise ContractError.single(str(path), f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise ContractError.single(str(path), "not valid UTF-8", line=line) from None
     problem = limits.text_problem(str(path), text)
     if problem is not None:
@@ -126,7 +126,8 @@ def read_manifest_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
     except (yaml.YAMLError, RecursionError) as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ContractError.single(
-            str(path), f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
+            str(path),
+            f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
             line=mark.line + 1 if mark else None,
         ) from None
     if not isinstance(data, dict):
@@ -162,9 +163,12 @@ def surrogate_problem(file: str, data: Any, node: yaml.Node | None) -> Problem |
     bad = _lone_surrogate(data)
     if bad is None:
         return None
-    return Problem(file=file, line=yaml_line(node, bad),
-                   field=".".join(str(p).encode("unicode_escape").decode() for p in bad),
-                   message="not valid Unicode: a lone surrogate escape (\\uD800-\\uDFFF without its pair)")
+    return Problem(
+        file=file,
+        line=yaml_line(node, bad),
+        field=".".join(str(p).encode("unicode_escape").decode() for p in bad),
+        message="not valid Unicode: a lone surrogate escape (\\uD800-\\uDFFF without its pair)",
+    )
 
 
 def resolve_source(root: Path, rel: str, fallback: str | None) -> Path:
@@ -185,8 +189,10 @@ def load_manifest(path: str | Path) -> PackPaths:
     if legacy:
         mapping = legacy_to_native(data, default_name=mpath.parent.name)
         data = mapping.native
-        problems += [Problem(file=str(mpath), line=yaml_line(node, loc), field=dotted(loc) or None, message=msg)
-                     for loc, msg in mapping.errors]
+        problems += [
+            Problem(file=str(mpath), line=yaml_line(node, loc), field=dotted(loc) or None, message=msg)
+            for loc, msg in mapping.errors
+        ]
     try:
         manifest = Manifest.model_validate(data)
     except ValidationError as exc:
@@ -194,11 +200,19 @@ def load_manifest(path: str | Path) -> PackPaths:
             loc = tuple(err["loc"])
             if mapping is not None:
                 loc = mapping.legacy_loc(loc)
-            problems.append(Problem(
-                file=str(mpath), line=yaml_line(node, loc),
-                field=(dotted(loc) if mapping is not None else ".".join(str(p) for p in loc)) or None,
-                message=err["msg"] + (f" (got {err['input']!r})" if err["type"] != "missing" and not isinstance(err.get("input"), dict | list) else ""),
-            ))
+            problems.append(
+                Problem(
+                    file=str(mpath),
+                    line=yaml_line(node, loc),
+                    field=(dotted(loc) if mapping is not None else ".".join(str(p) for p in loc)) or None,
+                    message=err["msg"]
+                    + (
+                        f" (got {err['input']!r})"
+                        if err["type"] != "missing" and not isinstance(err.get("input"), dict | list)
+                        else ""
+                    ),
+                )
+            )
     if problems:
         raise ContractError(problems) from None
     root = mpath.parent
@@ -207,6 +221,10 @@ def load_manifest(path: str | Path) -> PackPaths:
     for label, p in (("events", events), ("artifacts", artifacts)):
         if not p.exists():
             loc = mapping.legacy_loc(("sources", label)) if mapping is not None else ("sources", label)
-            raise ContractError.single(str(mpath), f"{label} source not found: {p}", line=yaml_line(node, loc) if loc else None,
-                                       field=(dotted(loc) if mapping is not None else ".".join(loc)) or None)
+            raise ContractError.single(
+                str(mpath),
+                f"{label} source not found: {p}",
+                line=yaml_line(node, loc) if loc else None,
+                field=(dotted(loc) if mapping is not None else ".".join(loc)) or None,
+            )
     return PackPaths(manifest, mpath, events, artifacts, legacy)

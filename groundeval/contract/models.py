@@ -64,20 +64,36 @@ class RoleAssignment(_Strict):
 
 
 _TIME = {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}
-_ROLE_WINDOW = {"type": "object", "required": ["role"], "additionalProperties": False,
-                "properties": {"role": {"type": "string"}, "since": _TIME, "until": _TIME}}
+_ROLE_WINDOW = {
+    "type": "object",
+    "required": ["role"],
+    "additionalProperties": False,
+    "properties": {"role": {"type": "string"}, "since": _TIME, "until": _TIME},
+}
 
 
 class ActorSpec(_Strict):
     """An actor's role history; several windows model hires, departures and role changes."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_shorthand_schema(
-        {"type": "string", "description": "The role name (one open-ended window)."},
-        {"type": "array", "items": _ROLE_WINDOW, "minItems": 1},
-        {"type": "object", "required": ["role"], "additionalProperties": False, "properties": {
-            "role": {"type": "string"}, "since": _TIME, "until": _TIME,
-            "display_name": {"type": ["string", "null"]}, "system": {"type": "boolean"}}},
-    ))
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=_shorthand_schema(
+            {"type": "string", "description": "The role name (one open-ended window)."},
+            {"type": "array", "items": _ROLE_WINDOW, "minItems": 1},
+            {
+                "type": "object",
+                "required": ["role"],
+                "additionalProperties": False,
+                "properties": {
+                    "role": {"type": "string"},
+                    "since": _TIME,
+                    "until": _TIME,
+                    "display_name": {"type": ["string", "null"]},
+                    "system": {"type": "boolean"},
+                },
+            },
+        ),
+    )
 
     roles: list[RoleAssignment]
     display_name: str | None = None
@@ -101,8 +117,12 @@ class ActorSpec(_Strict):
 class SubsystemGrant(_Strict):
     """A role reads ``name`` from ``since`` (inclusive) until ``until`` (exclusive)."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_shorthand_schema(
-        {"type": "string", "description": "The subsystem name (granted at all times)."}))
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=_shorthand_schema(
+            {"type": "string", "description": "The subsystem name (granted at all times)."}
+        ),
+    )
 
     name: str
     since: datetime | None = None
@@ -153,9 +173,17 @@ class CausalJoin(_Strict):
 class SilenceJoin(_Strict):
     """Trigger and response must agree on these dotted paths."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_shorthand_schema(
-        {"type": "object", "required": ["cause", "effect"], "additionalProperties": False,
-         "properties": {"cause": {"type": "string"}, "effect": {"type": "string"}}}))
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra=_shorthand_schema(
+            {
+                "type": "object",
+                "required": ["cause", "effect"],
+                "additionalProperties": False,
+                "properties": {"cause": {"type": "string"}, "effect": {"type": "string"}},
+            }
+        ),
+    )
 
     trigger: str
     response: str
@@ -289,12 +317,18 @@ class EvaluationConfig(_Strict):
     max_per_actor: int = Field(5, ge=1, description="Cap of questions per actor and track.")
     max_per_event_type: int = Field(5, ge=1, description="Cap of questions per event type and track.")
     counterfactual_negative_ratio: float = Field(
-        0.5, ge=0, le=1, description="Share of no_causal_link questions; 0.5 keeps always-yes/always-no at chance.")
+        0.5, ge=0, le=1, description="Share of no_causal_link questions; 0.5 keeps always-yes/always-no at chance."
+    )
     shortcut_limit: float = Field(
-        0.60, ge=0, le=1, description="Highest accuracy any answer-blind strategy of the shortcut audit may reach on "
-        "a track (raised to the requested label split); above it the verifier reports an error.")
+        0.60,
+        ge=0,
+        le=1,
+        description="Highest accuracy any answer-blind strategy of the shortcut audit may reach on "
+        "a track (raised to the requested label split); above it the verifier reports an error.",
+    )
     shortcut_min_questions: int = Field(
-        30, ge=1, description="Tracks with fewer questions are not judged against shortcut_limit (too noisy).")
+        30, ge=1, description="Tracks with fewer questions are not judged against shortcut_limit (too noisy)."
+    )
     gates: dict[str, list[Gate]] = Field(default_factory=_default_gates)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     seed: int = 42
@@ -302,9 +336,7 @@ class EvaluationConfig(_Strict):
 
 class Sources(_Strict):
     events: str = Field("events.jsonl", description="JSONL, Parquet or CSV, relative to the manifest.")
-    artifacts: str = Field(
-        "artifacts", description="A folder of <subsystem>/<id>.json files or one JSONL file."
-    )
+    artifacts: str = Field("artifacts", description="A folder of <subsystem>/<id>.json files or one JSONL file.")
 
 
 class AdapterSettings(_Strict):
@@ -345,7 +377,9 @@ class Event(BaseModel):
     type: str
     timestamp: datetime
     actors: list[str] = Field(default_factory=list)
-    artifact_ids: dict[str, str | list[str] | None] = Field(default_factory=dict, description="key -> artifact id or list of ids; null values are ignored.")
+    artifact_ids: dict[str, str | list[str] | None] = Field(
+        default_factory=dict, description="key -> artifact id or list of ids; null values are ignored."
+    )
     facts: dict[str, Any] = Field(default_factory=dict)
 
 

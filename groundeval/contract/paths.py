@@ -110,7 +110,7 @@ def render_template(template: str, record: dict[str, Any]) -> str | None:
             out.append(template[i:])
             break
         out.append(template[i:start])
-        value = resolve(record, template[start + 1:end])
+        value = resolve(record, template[start + 1 : end])
         if value is None or isinstance(value, dict | list):
             return None
         keys = join_key(value)

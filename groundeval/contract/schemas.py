@@ -27,8 +27,7 @@ SCHEMAS: dict[str, str] = {
     "gate_baseline": "groundeval.testing.baseline:Baseline",
 }
 # one answer format per built-in track: ``answer_<track>``
-SCHEMAS.update({f"answer_{t.name}": f"{t.answer_model.__module__}:{t.answer_model.__name__}"
-                for t in builtin_tracks()})
+SCHEMAS.update({f"answer_{t.name}": f"{t.answer_model.__module__}:{t.answer_model.__name__}" for t in builtin_tracks()})
 SCHEMAS = dict(sorted(SCHEMAS.items()))
 
 

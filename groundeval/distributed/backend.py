@@ -40,25 +40,37 @@ class Backend(Protocol):
         """The DuckDB file a run's store is loaded into (None: in memory)."""
         ...
 
-    def episodes(self, store: Any, agent: Any, *, db: str | Path | None, spec: str | None,
-                 options: dict[str, Any] | None, concurrency: int) -> Any:
+    def episodes(
+        self,
+        store: Any,
+        agent: Any,
+        *,
+        db: str | Path | None,
+        spec: str | None,
+        options: dict[str, Any] | None,
+        concurrency: int,
+    ) -> Any:
         """A context manager yielding :class:`Episodes` for a run on ``store`` (loaded into ``db``,
         the :meth:`store_file`); ``spec`` + ``options`` name the agent when it was given by name."""
         ...
 
-    def score(self, questions: Any, traces: list[Any], config: Any = None,
-              profile: str | None = None) -> list[Any]:
+    def score(self, questions: Any, traces: list[Any], config: Any = None, profile: str | None = None) -> list[Any]:
         """Every trace scored, in question order then trial order (see :func:`pairs_in_order`)."""
         ...
 
-    def rescore(self, path: str | Path, questions: dict[str, Any], config: Any = None, *,
-                contract_digest: str | None = None,
-                profile: str | None = None) -> Iterator[tuple[Any, Any, bytes]]:
+    def rescore(
+        self,
+        path: str | Path,
+        questions: dict[str, Any],
+        config: Any = None,
+        *,
+        contract_digest: str | None = None,
+        profile: str | None = None,
+    ) -> Iterator[tuple[Any, Any, bytes]]:
         """``scoring.io.iter_rescore_lines``: (trace or its head, score or None, line) in file order."""
         ...
 
-    def close(self) -> None:
-        ...
+    def close(self) -> None: ...
 
 
 def pairs_in_order(questions: Any, traces: list[Any]) -> list[tuple[Any, Any]]:
@@ -78,8 +90,16 @@ class LocalBackend:
         return None if db is None else Path(db)
 
     @contextmanager
-    def episodes(self, store: Any, agent: Any, *, db: str | Path | None = None, spec: str | None = None,
-                 options: dict[str, Any] | None = None, concurrency: int = 1) -> Iterator[Episodes]:
+    def episodes(
+        self,
+        store: Any,
+        agent: Any,
+        *,
+        db: str | Path | None = None,
+        spec: str | None = None,
+        options: dict[str, Any] | None = None,
+        concurrency: int = 1,
+    ) -> Iterator[Episodes]:
         yield Episodes(store=store, agent=agent, concurrency=concurrency)
 
     def score(self, questions: Any, traces: list[Any], config: Any = None, profile: str | None = None) -> list[Any]:
@@ -87,9 +107,15 @@ class LocalBackend:
 
         return [score(q, t, config, profile) for q, t in pairs_in_order(questions, traces)]
 
-    def rescore(self, path: str | Path, questions: dict[str, Any], config: Any = None, *,
-                contract_digest: str | None = None,
-                profile: str | None = None) -> Iterator[tuple[Any, Any, bytes]]:
+    def rescore(
+        self,
+        path: str | Path,
+        questions: dict[str, Any],
+        config: Any = None,
+        *,
+        contract_digest: str | None = None,
+        profile: str | None = None,
+    ) -> Iterator[tuple[Any, Any, bytes]]:
         from ..scoring.io import iter_rescore_lines
 
         return iter_rescore_lines(path, questions, config, contract_digest=contract_digest, profile=profile)
@@ -103,13 +129,21 @@ def ray_missing() -> str | None:
     try:
         import ray  # noqa: F401
     except ImportError as exc:
-        return f"the 'ray' backend needs the 'ray' extra (module '{exc.name or 'ray'}' is not installed): " \
-               f"{install_command('ray')}"
+        return (
+            f"the 'ray' backend needs the 'ray' extra (module '{exc.name or 'ray'}' is not installed): "
+            f"{install_command('ray')}"
+        )
     return None
 
 
-def get_backend(backend: str | Backend | None = None, *, address: str | None = None, workers: int | None = None,
-                runtime_env: dict[str, Any] | None = None, flag: str = "--backend") -> Backend:
+def get_backend(
+    backend: str | Backend | None = None,
+    *,
+    address: str | None = None,
+    workers: int | None = None,
+    runtime_env: dict[str, Any] | None = None,
+    flag: str = "--backend",
+) -> Backend:
     """A backend by name (``local`` or ``ray``) or the given instance. ``address`` (else the
     ``RAY_ADDRESS`` variable, else a local Ray instance), ``workers`` and ``runtime_env`` are
     the Ray backend's; a missing Ray is a :class:`UsageError` naming the install command."""
@@ -118,8 +152,9 @@ def get_backend(backend: str | Backend | None = None, *, address: str | None = N
     if not isinstance(backend, str):
         if isinstance(backend, Backend):
             return backend
-        raise UsageError.single(flag, f"expected a backend name ({', '.join(BACKENDS)}) or a Backend, "
-                                f"not {type(backend).__name__}")
+        raise UsageError.single(
+            flag, f"expected a backend name ({', '.join(BACKENDS)}) or a Backend, not {type(backend).__name__}"
+        )
     if backend != "ray":
         raise UsageError.single(flag, f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     missing = ray_missing()

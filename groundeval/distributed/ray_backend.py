@@ -64,8 +64,11 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
     except OSError as exc:
-        raise UsageError.single("--ray-address", f"cannot reach Ray at {address}: {exc.strerror or exc} (is the "
-                                "cluster up? set RAY_ADDRESS or --ray-address to its head node)") from None
+        raise UsageError.single(
+            "--ray-address",
+            f"cannot reach Ray at {address}: {exc.strerror or exc} (is the "
+            "cluster up? set RAY_ADDRESS or --ray-address to its head node)",
+        ) from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -78,8 +81,13 @@ class RayBackend:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, workers: int | None = None,
-                 runtime_env: dict[str, Any] | None = None, chunk_lines: int = CHUNK_LINES):
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int | None = None,
+        runtime_env: dict[str, Any] | None = None,
+        chunk_lines: int = CHUNK_LINES,
+    ):
         if workers is not None and workers < 1:
             raise UsageError.single("--workers", "must be at least 1")
         self.address = address or os.environ.get("RAY_ADDRESS") or None
@@ -102,8 +110,12 @@ class RayBackend:
         if self._workers is not None:
             return
         if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                      "logging_level": logging.ERROR, "runtime_env": self.runtime_env}
+            kwargs: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "logging_level": logging.ERROR,
+                "runtime_env": self.runtime_env,
+            }
             if self.address is None:  # a local instance: as many CPUs as workers asked for
                 kwargs["num_cpus"] = max(os.cpu_count() or 1, self.requested or 0)
             else:
@@ -111,13 +123,16 @@ class RayBackend:
             try:
                 ray.init(address=self.address or "local", **kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise UsageError.single("--ray-address", f"cannot start or reach Ray at "
-                                        f"{self.address or 'a local instance'}: {_first_line(exc)}") from None
+                raise UsageError.single(
+                    "--ray-address",
+                    f"cannot start or reach Ray at {self.address or 'a local instance'}: {_first_line(exc)}",
+                ) from None
             self._started = True
         cpus = int(ray.cluster_resources().get("CPU", 0))
         if self.requested is not None and self.requested > cpus:
-            raise UsageError.single("--workers", f"{self.requested} workers, but the Ray cluster has {cpus} CPUs "
-                                    "(each worker takes one)")
+            raise UsageError.single(
+                "--workers", f"{self.requested} workers, but the Ray cluster has {cpus} CPUs (each worker takes one)"
+            )
         self._workers = self.requested or max(1, cpus)
 
     def _connected_nodes(self) -> int:
@@ -148,15 +163,26 @@ class RayBackend:
             return Path(db).resolve()
         nodes = 1 if self.address is None and not ray.is_initialized() else self._connected_nodes()
         if nodes > 1:
-            raise UsageError.single("--db", f"the Ray cluster has {nodes} nodes: pass --db PATH on storage every "
-                                    "node mounts at the same path (workers open the store from that file)")
+            raise UsageError.single(
+                "--db",
+                f"the Ray cluster has {nodes} nodes: pass --db PATH on storage every "
+                "node mounts at the same path (workers open the store from that file)",
+            )
         if self._tmp is None:
             self._tmp = tempfile.mkdtemp(prefix="groundeval-ray-")
         return Path(self._tmp) / "contract.duckdb"
 
     @contextmanager
-    def episodes(self, store: Any, agent: Any, *, db: str | Path, spec: str | None = None,
-                 options: dict[str, Any] | None = None, concurrency: int = 1) -> Iterator[Episodes]:
+    def episodes(
+        self,
+        store: Any,
+        agent: Any,
+        *,
+        db: str | Path,
+        spec: str | None = None,
+        options: dict[str, Any] | None = None,
+        concurrency: int = 1,
+    ) -> Iterator[Episodes]:
         """``store`` was loaded into ``db`` (:meth:`store_file`): its BM25 index and search tables
         are built into the file, which the driver and every worker then open read-only."""
         from ..store.store import Store
@@ -165,14 +191,20 @@ class RayBackend:
         digest = prepare_store_file(store)
         driver_store = Store.open_db(db)
         self._connect()
-        actor_class = ray.remote(EpisodeWorker).options(num_cpus=1, max_concurrency=concurrency, max_restarts=-1,
-                                                        max_task_retries=0)
+        actor_class = ray.remote(EpisodeWorker).options(
+            num_cpus=1, max_concurrency=concurrency, max_restarts=-1, max_task_retries=0
+        )
         actors = [actor_class.remote(StoreSpec(str(db), digest), agent_spec) for _ in range(self.workers)]
         try:
             self._ready(actors)
             run = _EpisodeDispatch(actors, getattr(agent, "name", type(agent).__name__))
-            yield Episodes(store=driver_store, agent=agent, concurrency=len(actors) * concurrency,
-                           execute=run.execute, workers=len(actors))
+            yield Episodes(
+                store=driver_store,
+                agent=agent,
+                concurrency=len(actors) * concurrency,
+                execute=run.execute,
+                workers=len(actors),
+            )
         finally:
             for a in actors:
                 ray.kill(a)
@@ -185,9 +217,12 @@ class RayBackend:
             return AgentSpec(pickled=ray.cloudpickle.dumps(agent))
         except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the answer is the same
             name = getattr(agent, "name", type(agent).__name__)
-            raise UsageError.single("--agent", f"agent {name!r} cannot be sent to Ray workers ({type(exc).__name__}: "
-                                    f"{_first_line(exc)}); give it by name (a built-in, provider:model or "
-                                    "module:factory) so each worker builds its own") from None
+            raise UsageError.single(
+                "--agent",
+                f"agent {name!r} cannot be sent to Ray workers ({type(exc).__name__}: "
+                f"{_first_line(exc)}); give it by name (a built-in, provider:model or "
+                "module:factory) so each worker builds its own",
+            ) from None
 
     def _ready(self, actors: list[Any]) -> None:
         """Every worker started, or the first one's error (a located one as it is)."""
@@ -210,13 +245,19 @@ class RayBackend:
         if not pairs:
             return []
         qmap = {q.id: q for q in questions.questions}
-        chunks = [[t for _q, t in pairs[i:i + self.chunk_lines]] for i in range(0, len(pairs), self.chunk_lines)]
+        chunks = [[t for _q, t in pairs[i : i + self.chunk_lines]] for i in range(0, len(pairs), self.chunk_lines)]
         with self._scorers(qmap, config, profile) as (actors, here):
             return [s for _chunk, part in _ordered(actors, "score_traces", chunks, here) for s in part]
 
-    def rescore(self, path: str | Path, questions: dict[str, Any], config: Any = None, *,
-                contract_digest: str | None = None,
-                profile: str | None = None) -> Iterator[tuple[Any, Any, bytes]]:
+    def rescore(
+        self,
+        path: str | Path,
+        questions: dict[str, Any],
+        config: Any = None,
+        *,
+        contract_digest: str | None = None,
+        profile: str | None = None,
+    ) -> Iterator[tuple[Any, Any, bytes]]:
         """Lines read here, parsed and scored on the workers, checked for repeats here in file order:
         the same results and the same first error as ``scoring.io.iter_rescore_lines``."""
         from ..trace.io import iter_trace_lines
@@ -230,8 +271,14 @@ class RayBackend:
             yield from merge_lines(path, _ordered(actors, "score_lines", _chain(first, chunks), here))
 
     @contextmanager
-    def _scorers(self, questions: dict[str, Any], config: Any, profile: str | None, digest: str | None = None,
-                 path: str = "traces") -> Iterator[tuple[list[Any], ScoreWorker]]:
+    def _scorers(
+        self,
+        questions: dict[str, Any],
+        config: Any,
+        profile: str | None,
+        digest: str | None = None,
+        path: str = "traces",
+    ) -> Iterator[tuple[list[Any], ScoreWorker]]:
         """Score actors, and the same scorer in this process for a chunk whose worker died (scoring is
         pure: the driver's result is the worker's)."""
         self._connect()
@@ -263,8 +310,19 @@ class _EpisodeDispatch:
                 self._next += 1
         return actor
 
-    def execute(self, store: Any, question: Any, agent: Any, *, mode: str, max_steps: int, timeout: float | None,
-                stop: threading.Event | None = None, trial: int = 0, seed: int | None = None) -> Any:
+    def execute(
+        self,
+        store: Any,
+        question: Any,
+        agent: Any,
+        *,
+        mode: str,
+        max_steps: int,
+        timeout: float | None,
+        stop: threading.Event | None = None,
+        trial: int = 0,
+        seed: int | None = None,
+    ) -> Any:
         from ..agents.runner import EpisodeStopped, run_episode
 
         if stop is not None and stop.is_set():
@@ -280,14 +338,16 @@ class _EpisodeDispatch:
             cause = getattr(exc, "cause", None)
             if isinstance(cause, ProviderError) and cause.fatal:
                 raise cause from None  # stops the run, as it does locally
-            failure = WorkerFailure(f"the Ray worker failed outside the agent: {type(cause or exc).__name__}: "
-                                    f"{_first_line(cause or exc)}")
+            failure = WorkerFailure(
+                f"the Ray worker failed outside the agent: {type(cause or exc).__name__}: {_first_line(cause or exc)}"
+            )
         except RayError as exc:
             failure = WorkerFailure(f"the Ray worker died: {type(exc).__name__}: {_first_line(exc)}")
             _await_restart(actor)  # this thread's next episode must not land on the worker while it restarts
         # recorded as the local runner records an agent that raised: status error, the reason in the trace
-        return run_episode(store, question, _Fails(self.agent_name, failure), mode=mode, max_steps=max_steps,
-                           trial=trial, seed=seed)
+        return run_episode(
+            store, question, _Fails(self.agent_name, failure), mode=mode, max_steps=max_steps, trial=trial, seed=seed
+        )
 
 
 def _await_restart(actor: Any) -> None:

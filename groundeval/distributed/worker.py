@@ -53,14 +53,19 @@ class StoreSpec:
         from ..store.store import Store
 
         if not Path(self.db).is_file():
-            raise ContractError.single(self.db, f"no such store file on worker {socket.gethostname()} (the "
-                                       "--db file must be on storage every node mounts at the same path)")
+            raise ContractError.single(
+                self.db,
+                f"no such store file on worker {socket.gethostname()} (the "
+                "--db file must be on storage every node mounts at the same path)",
+            )
         store = Store.open_db(self.db)
         if store.digest != self.digest:
             actual = store.digest
             store.close()
-            raise ContractError.single(self.db, f"holds contract {actual[:12]} on worker {socket.gethostname()}, "
-                                       f"the run's is {self.digest[:12]}")
+            raise ContractError.single(
+                self.db,
+                f"holds contract {actual[:12]} on worker {socket.gethostname()}, the run's is {self.digest[:12]}",
+            )
         return store
 
 
@@ -103,14 +108,16 @@ class EpisodeWorker:
             raise self.error
         return f"{socket.gethostname()}:{os.getpid()}"
 
-    def run(self, question: Any, *, mode: str, max_steps: int, timeout: float | None, trial: int,
-            seed: int | None) -> Any:
+    def run(
+        self, question: Any, *, mode: str, max_steps: int, timeout: float | None, trial: int, seed: int | None
+    ) -> Any:
         from ..agents.runner import run_episode
 
         if self.error is not None:
             raise self.error
-        return run_episode(self.store, question, self.agent, mode=mode, max_steps=max_steps, timeout=timeout,
-                           trial=trial, seed=seed)
+        return run_episode(
+            self.store, question, self.agent, mode=mode, max_steps=max_steps, timeout=timeout, trial=trial, seed=seed
+        )
 
 
 class TraceHead:
@@ -147,8 +154,14 @@ class LinesResult:
 class ScoreWorker:
     """Scores traces (objects or lines) against the questions it was given once."""
 
-    def __init__(self, questions: dict[str, Any], config: Any, profile: str | None,
-                 contract_digest: str | None = None, path: str = "traces"):
+    def __init__(
+        self,
+        questions: dict[str, Any],
+        config: Any,
+        profile: str | None,
+        contract_digest: str | None = None,
+        path: str = "traces",
+    ):
         self.questions = questions
         self.config = config
         self.profile = profile
@@ -195,8 +208,9 @@ def line_chunks(lines: Iterable[tuple[int, bytes]], size: int) -> Iterator[list[
         yield chunk
 
 
-def merge_lines(path: str | Path, done: Iterable[tuple[list[tuple[int, bytes]], LinesResult]]
-                ) -> Iterator[tuple[TraceHead, Any, bytes]]:
+def merge_lines(
+    path: str | Path, done: Iterable[tuple[list[tuple[int, bytes]], LinesResult]]
+) -> Iterator[tuple[TraceHead, Any, bytes]]:
     """Scored chunks, in file order, back into ``iter_rescore_lines``'s stream: (head, score or None,
     line) per line, a repeated trace located at its second line, and a chunk's error raised after
     the lines before it — so the first error is the one a sequential pass meets first."""

@@ -110,13 +110,21 @@ class EventGraph:
     def graph(self) -> nx.MultiDiGraph:
         """Events as nodes; ``causal``, ``distractor`` and ``response`` edges keyed by spec."""
         if self._graph is None:
-            self._graph = _networkx(self.events, self.causal_edges, self.distractors, self.presences,
-                                    self.absences)
+            self._graph = _networkx(self.events, self.causal_edges, self.distractors, self.presences, self.absences)
         return self._graph
 
 
-def _define(prefix: str, kind: str, src_type: str, dst_type: str, joins: list[tuple[str, str]],
-            match_field: str | None, match_value: Any, gap: int, defs: dict[str, list]) -> None:
+def _define(
+    prefix: str,
+    kind: str,
+    src_type: str,
+    dst_type: str,
+    joins: list[tuple[str, str]],
+    match_field: str | None,
+    match_value: Any,
+    gap: int,
+    defs: dict[str, list],
+) -> None:
     """Append one spec's rows to the definition tables ``GraphSQL.load`` takes."""
     pairs = joins or [(None, None)]  # no join: one constant key on both sides
     for j, (pa, pb) in enumerate(pairs):
@@ -169,10 +177,12 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     ambiguous.sort()
 
     stats = {
-        "causal_edges": len(edges), "distractors": len(distractors), "absences": len(absences),
-        "presences": len(presences), "duplicate_presences": duplicates,
-        "ambiguous": {r: sum(1 for a in ambiguous if a.reason == r) for r in
-                      sorted({a.reason for a in ambiguous})},
+        "causal_edges": len(edges),
+        "distractors": len(distractors),
+        "absences": len(absences),
+        "presences": len(presences),
+        "duplicate_presences": duplicates,
+        "ambiguous": {r: sum(1 for a in ambiguous if a.reason == r) for r in sorted({a.reason for a in ambiguous})},
         "multi_cause_effects": sum(1 for v in causes_of.values() if len(v) > 1),
     }
     return EventGraph(edges, distractors, absences, presences, ambiguous, events, stats)
@@ -182,17 +192,35 @@ def _definitions(ev: Any) -> dict[str, list]:
     """The rows of ``GraphSQL.load``'s definition tables for every causal and silence spec."""
     defs: dict[str, list] = {"sides": [], "sources": [], "matches": [], "specs": [], "joins": []}
     for i, spec in enumerate(ev.causal_links):
-        _define(f"c{i}", "c", spec.cause_event_type, spec.effect_event_type, [(j.cause, j.effect) for j in spec.join],
-                spec.match_field, spec.match_value, gap_us(spec.max_gap_days), defs)
+        _define(
+            f"c{i}",
+            "c",
+            spec.cause_event_type,
+            spec.effect_event_type,
+            [(j.cause, j.effect) for j in spec.join],
+            spec.match_field,
+            spec.match_value,
+            gap_us(spec.max_gap_days),
+            defs,
+        )
     for i, spec in enumerate(ev.silence_pairs):
-        _define(f"s{i}", "s", spec.trigger_event_type, spec.response_event_type,
-                [(j.trigger, j.response) for j in spec.join], spec.match_field, spec.match_value,
-                gap_us(spec.max_gap_days), defs)
+        _define(
+            f"s{i}",
+            "s",
+            spec.trigger_event_type,
+            spec.response_event_type,
+            [(j.trigger, j.response) for j in spec.join],
+            spec.match_field,
+            spec.match_value,
+            gap_us(spec.max_gap_days),
+            defs,
+        )
     return defs
 
 
-def _silence_status(gs: GraphSQL, ev: Any) -> tuple[list[tuple[int, str, int, str, int]], list[tuple[int, str, int]],
-                                                      list[AmbiguousTrigger]]:
+def _silence_status(
+    gs: GraphSQL, ev: Any
+) -> tuple[list[tuple[int, str, int, str, int]], list[tuple[int, str, int]], list[AmbiguousTrigger]]:
     """Each trigger's status: presences (spec index, trigger, its µs, response, its µs),
     absences (spec index, trigger, its µs) and ambiguous triggers."""
     presences: list[tuple[int, str, int, str, int]] = []
@@ -214,7 +242,9 @@ def _silence_status(gs: GraphSQL, ev: Any) -> tuple[list[tuple[int, str, int, st
     return presences, absences, ambiguous
 
 
-def _first_triggers(presences: list[tuple[int, str, int, str, int]]) -> tuple[list[tuple[int, str, int, str, int]], int]:
+def _first_triggers(
+    presences: list[tuple[int, str, int, str, int]],
+) -> tuple[list[tuple[int, str, int, str, int]], int]:
     """A response answering several triggers of one spec is one presence (its earliest
     trigger); returns the kept presences and how many were dropped. Sorts ``presences``."""
     presences.sort(key=lambda p: (p[0], p[3], p[2], p[1]))
@@ -227,10 +257,19 @@ def _first_triggers(presences: list[tuple[int, str, int, str, int]]) -> tuple[li
     return kept, len(presences) - len(kept)
 
 
-def _silence_records(ev: Any, presences: list[tuple[int, str, int, str, int]],
-                     absences: list[tuple[int, str, int]]) -> tuple[list[SilenceRecord], list[SilenceRecord]]:
-    fixed = [(sp.key, sp.trigger_event_type, sp.response_event_type, gap_us(sp.max_gap_days),
-              tuple(sorted(set(sp.search_space_subsystems)))) for sp in ev.silence_pairs]
+def _silence_records(
+    ev: Any, presences: list[tuple[int, str, int, str, int]], absences: list[tuple[int, str, int]]
+) -> tuple[list[SilenceRecord], list[SilenceRecord]]:
+    fixed = [
+        (
+            sp.key,
+            sp.trigger_event_type,
+            sp.response_event_type,
+            gap_us(sp.max_gap_days),
+            tuple(sorted(set(sp.search_space_subsystems))),
+        )
+        for sp in ev.silence_pairs
+    ]
     out_p, out_a = [], []
     for i, t, tts, r, rts in presences:
         key, ttype, rtype, gap, subs = fixed[i]
@@ -254,12 +293,14 @@ def _by_spec(rows: list[tuple], names: list[str]) -> list[tuple]:
 
 def needs_fts(store: Store) -> bool:
     """Whether any silence selector ranks by BM25 (the FTS index must be loaded first)."""
-    return any(sel.query_template for sp in store.manifest.evaluation.silence_pairs
-               for sel in sp.search_space_selectors)
+    return any(
+        sel.query_template for sp in store.manifest.evaluation.silence_pairs for sel in sp.search_space_selectors
+    )
 
 
-def with_search_spaces(store: Store, records: list[SilenceRecord], events: Mapping[str, EventInfo],
-                       gs: GraphSQL | None = None) -> list[SilenceRecord]:
+def with_search_spaces(
+    store: Store, records: list[SilenceRecord], events: Mapping[str, EventInfo], gs: GraphSQL | None = None
+) -> list[SilenceRecord]:
     """The records with their expected search space filled: the trigger's artifacts, id
     templates that resolve to an existing artifact, and the ranked BM25 hits of query
     templates within their subsystem. Batched: one BM25 query for all records.
@@ -272,12 +313,18 @@ def with_search_spaces(store: Store, records: list[SilenceRecord], events: Mappi
         events.load(r.trigger_event_id for r in records)  # just the triggers, in one query
     index = {s.key: i for i, s in enumerate(store.manifest.evaluation.silence_pairs)}
     spaces = _search_spaces(store, gs, [(index[r.spec], r.trigger_event_id) for r in records], events)
-    return [r._replace(expected_search_space=spaces[(index[r.spec], r.trigger_event_id)][0],
-                    expected_subsystems=spaces[(index[r.spec], r.trigger_event_id)][1]) for r in records]
+    return [
+        r._replace(
+            expected_search_space=spaces[(index[r.spec], r.trigger_event_id)][0],
+            expected_subsystems=spaces[(index[r.spec], r.trigger_event_id)][1],
+        )
+        for r in records
+    ]
 
 
-def _search_spaces(store: Store, gs: GraphSQL, records: list[tuple[int, str]],
-                   events: dict[str, EventInfo]) -> dict[tuple[int, str], tuple[tuple[str, ...], tuple[str, ...]]]:
+def _search_spaces(
+    store: Store, gs: GraphSQL, records: list[tuple[int, str]], events: dict[str, EventInfo]
+) -> dict[tuple[int, str], tuple[tuple[str, ...], tuple[str, ...]]]:
     ev = store.manifest.evaluation
     wanted: dict[tuple[int, str], set[str]] = {}
     id_checks: list[tuple[tuple[int, str], str, str | None]] = []
@@ -332,12 +379,16 @@ def _networkx(events: dict[str, EventInfo], edges, distractors, presences, absen
             attrs["silence"] = ";".join(sorted(silence[eid]))
         g.add_node(eid, **attrs)
     for x in edges:
-        g.add_edge(x.cause_event_id, x.effect_event_id, key=f"causal:{x.spec}", kind="causal", spec=x.spec,
-                   multi_cause=x.multi_cause)
+        g.add_edge(
+            x.cause_event_id,
+            x.effect_event_id,
+            key=f"causal:{x.spec}",
+            kind="causal",
+            spec=x.spec,
+            multi_cause=x.multi_cause,
+        )
     for x in distractors:
-        g.add_edge(x.cause_event_id, x.effect_event_id, key=f"distractor:{x.spec}", kind="distractor",
-                   spec=x.spec)
+        g.add_edge(x.cause_event_id, x.effect_event_id, key=f"distractor:{x.spec}", kind="distractor", spec=x.spec)
     for x in presences:
-        g.add_edge(x.trigger_event_id, x.response_event_id, key=f"response:{x.spec}", kind="response",
-                   spec=x.spec)
+        g.add_edge(x.trigger_event_id, x.response_event_id, key=f"response:{x.spec}", kind="response", spec=x.spec)
     return g

@@ -17,8 +17,10 @@ def to_data(eg: EventGraph) -> dict[str, Any]:
     """Nodes, edges and every record as plain, sorted JSON data."""
     g = eg.graph
     nodes = [{"id": n, **g.nodes[n]} for n in sorted(g.nodes)]
-    edges = sorted(({"source": u, "target": v, "key": k, **d} for u, v, k, d in g.edges(keys=True, data=True)),
-                   key=lambda e: (e["source"], e["target"], e["key"]))
+    edges = sorted(
+        ({"source": u, "target": v, "key": k, **d} for u, v, k, d in g.edges(keys=True, data=True)),
+        key=lambda e: (e["source"], e["target"], e["key"]),
+    )
     return {
         "nodes": nodes,
         "edges": edges,

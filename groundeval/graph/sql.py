@@ -87,15 +87,23 @@ class GraphSQL:
                     n += 1
             self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({decl})")
             if n:
-                self.cur.execute(f"INSERT INTO {table} SELECT * FROM read_csv(?, header = false, columns = {spec},"
-                                 " delim = ',', quote = '\"', escape = '\"', auto_detect = false,"
-                                 " allow_quoted_nulls = false)", [path])
+                self.cur.execute(
+                    f"INSERT INTO {table} SELECT * FROM read_csv(?, header = false, columns = {spec},"
+                    " delim = ',', quote = '\"', escape = '\"', auto_detect = false,"
+                    " allow_quoted_nulls = false)",
+                    [path],
+                )
 
     # ------------------------------------------------------------------ loading
 
-    def load(self, sides: list[tuple[str, str, str | None]], sources: list[tuple[str, str, str, bool]],
-             matches: list[tuple[str, str]], specs: list[tuple[str, str, str, int, int, bool]],
-             joins: list[tuple[str, int, str, str]]) -> None:
+    def load(
+        self,
+        sides: list[tuple[str, str, str | None]],
+        sources: list[tuple[str, str, str, bool]],
+        matches: list[tuple[str, str]],
+        specs: list[tuple[str, str, str, int, int, bool]],
+        joins: list[tuple[str, int, str, str]],
+    ) -> None:
         """Load spec definitions and derive keys and source events, all specs at once.
 
         ``sides``: (side, event type, dotted path or None for a constant key);
@@ -103,16 +111,32 @@ class GraphSQL:
         ``matches``: (src, key) accepted match keys; ``specs``: (src, kind 'c'|'s',
         destination type, gap µs, number of joins, has real joins);
         ``joins``: (src, join index, source side, destination side)."""
-        self.put("ge_sidedef", [("side", "VARCHAR"), ("type", "VARCHAR"), ("p1", "VARCHAR"), ("p2", "VARCHAR"),
-                                ("const", "BOOLEAN")],
-                 ([s, t, *(_two_paths(p) if p else ("$", "$")), p is None] for s, t, p in sides))
-        self.put("ge_srcdef", [("src", "VARCHAR"), ("type", "VARCHAR"), ("match_side", "VARCHAR"),
-                               ("match_any", "BOOLEAN")], sources)
+        self.put(
+            "ge_sidedef",
+            [("side", "VARCHAR"), ("type", "VARCHAR"), ("p1", "VARCHAR"), ("p2", "VARCHAR"), ("const", "BOOLEAN")],
+            ([s, t, *(_two_paths(p) if p else ("$", "$")), p is None] for s, t, p in sides),
+        )
+        self.put(
+            "ge_srcdef",
+            [("src", "VARCHAR"), ("type", "VARCHAR"), ("match_side", "VARCHAR"), ("match_any", "BOOLEAN")],
+            sources,
+        )
         self.put("ge_match", [("src", "VARCHAR"), ("k", "VARCHAR")], matches)
-        self.put("ge_specs", [("src", "VARCHAR"), ("kind", "VARCHAR"), ("dst_type", "VARCHAR"), ("gap", "BIGINT"),
-                              ("nj", "INTEGER"), ("real", "BOOLEAN")], specs)
-        self.put("ge_joins", [("src", "VARCHAR"), ("j", "INTEGER"), ("a_side", "VARCHAR"), ("b_side", "VARCHAR")],
-                 joins)
+        self.put(
+            "ge_specs",
+            [
+                ("src", "VARCHAR"),
+                ("kind", "VARCHAR"),
+                ("dst_type", "VARCHAR"),
+                ("gap", "BIGINT"),
+                ("nj", "INTEGER"),
+                ("real", "BOOLEAN"),
+            ],
+            specs,
+        )
+        self.put(
+            "ge_joins", [("src", "VARCHAR"), ("j", "INTEGER"), ("a_side", "VARCHAR"), ("b_side", "VARCHAR")], joins
+        )
         # Keys are extracted once per distinct (type, path): many sides share one.
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_pathkeys AS
@@ -126,11 +150,13 @@ class GraphSQL:
                                 -- each raw document is parsed once per path (twice only for two candidates)
                                 CASE WHEN NOT d.const THEN json_extract(e.raw, d.p1) END AS v1,
                                 CASE WHEN NOT d.const AND d.p2 <> d.p1 THEN json_extract(e.raw, d.p2) END AS v2
-                         FROM d JOIN events e ON e.type = d.type))""")
+                         FROM d JOIN events e ON e.type = d.type))"""
+        )
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_keys AS
                SELECT s.side, k.event_id, k.ts, k.k FROM ge_sidedef s JOIN ge_pathkeys k USING (type, p1, p2, const)
-               WHERE k.k IS NOT NULL""")
+               WHERE k.k IS NOT NULL"""
+        )
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_src AS
                SELECT d.src, e.id AS event_id, e.ts FROM ge_srcdef d JOIN events e ON e.type = d.type
@@ -139,7 +165,8 @@ class GraphSQL:
                SELECT DISTINCT d.src, k.event_id, k.ts FROM ge_srcdef d JOIN ge_keys k ON k.side = d.match_side
                WHERE d.match_side <> ''
                  AND (d.match_any OR k.k IN (SELECT m.k FROM ge_match m WHERE m.src = d.src))
-               ORDER BY 1, 2""")
+               ORDER BY 1, 2"""
+        )
 
     # ------------------------------------------------------------------ joins
 
@@ -162,7 +189,8 @@ class GraphSQL:
                 SELECT p.src, p.aid, p.bid, epoch_us(p.ats), epoch_us(p.bts)
                 FROM p JOIN ge_specs s ON s.src = p.src WHERE p.n = s.nj
                 QUALIFY row_number() OVER (PARTITION BY p.src, p.aid ORDER BY p.bts, p.bid) = 1
-                ORDER BY 1, 2""")
+                ORDER BY 1, 2"""
+        )
 
     def next_effects(self) -> list[tuple[str, str, str, int, int]]:
         """(src, cause_id, effect_id, cause_us, effect_us): the very next effect-type event (by time, then id)
@@ -186,7 +214,8 @@ class GraphSQL:
                                             AND kb.side = j.b_side AND kb.event_id = w.eid) AS shared
                            FROM w JOIN ge_joins j ON j.src = w.src)
                SELECT src, cid, eid, epoch_us(any_value(cts)), epoch_us(any_value(ets)) FROM jj GROUP BY src, cid, eid
-               HAVING bool_and(ha AND hb) AND NOT bool_and(shared) ORDER BY 1, 2""")
+               HAVING bool_and(ha AND hb) AND NOT bool_and(shared) ORDER BY 1, 2"""
+        )
 
     def silence_status(self) -> list[tuple]:
         """Per silence spec and trigger: (src, trigger_id, missing_key, presence_id,
@@ -214,7 +243,8 @@ class GraphSQL:
                 FROM ge_src x JOIN s ON s.src = x.src
                 LEFT JOIN g ON g.src = x.src AND g.tid = x.event_id
                 LEFT JOIN hk ON hk.src = x.src AND hk.tid = x.event_id
-                ORDER BY 1, 2""")
+                ORDER BY 1, 2"""
+        )
 
     # ------------------------------------------------------------------ lookups
 
@@ -233,7 +263,8 @@ class GraphSQL:
                SELECT e.id, e.type, epoch_us(e.ts), e.raw::VARCHAR, coalesce(act.actors, []),
                       coalesce(art.arts, []), coalesce(art.subs, []), art.max_created
                FROM events e JOIN ids USING (id) LEFT JOIN art ON art.event_id = e.id
-               LEFT JOIN act ON act.event_id = e.id ORDER BY e.id""")
+               LEFT JOIN act ON act.event_id = e.id ORDER BY e.id"""
+        )
 
     def event_types(self) -> list[str]:
         """Every event type of the log (sorted)."""
@@ -242,8 +273,9 @@ class GraphSQL:
     def artifacts_info(self, ids: Iterable[str]) -> dict[str, tuple[str, int | None]]:
         """artifact id -> (subsystem, created_us) for the ids that exist."""
         self.put("ge_ids", [("id", "VARCHAR")], ([i] for i in sorted(set(ids))))
-        rows = self.q("SELECT id, subsystem, epoch_us(created) FROM artifacts "
-                      "WHERE id IN (SELECT id FROM ge_ids) ORDER BY id")
+        rows = self.q(
+            "SELECT id, subsystem, epoch_us(created) FROM artifacts WHERE id IN (SELECT id FROM ge_ids) ORDER BY id"
+        )
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def existing_in(self, pairs: list[tuple[str, str | None]]) -> set[tuple[str, str | None]]:
@@ -253,7 +285,8 @@ class GraphSQL:
         self.put("ge_ids2", [("id", "VARCHAR"), ("sub", "VARCHAR")], ([a, b or ""] for a, b in pairs))
         rows = self.q(
             """SELECT q.id, q.sub FROM ge_ids2 q
-               JOIN artifacts x ON x.id = q.id AND (q.sub = '' OR x.subsystem = q.sub) ORDER BY 1, 2""")
+               JOIN artifacts x ON x.id = q.id AND (q.sub = '' OR x.subsystem = q.sub) ORDER BY 1, 2"""
+        )
         return {(r[0], r[1] or None) for r in rows}
 
     RARE_DF = 100  # terms in at most this many documents are "rare" (see ``bm25_batch``)
@@ -301,20 +334,24 @@ class GraphSQL:
                              WHERE NOT EXISTS (SELECT 1 FROM rq WHERE rq.qid = qg.qid AND rq.id = g.id)),
                     top AS (SELECT c.qid, c.id, c.score FROM cand c JOIN qg ON qg.qid = c.qid
                             QUALIFY row_number() OVER (PARTITION BY c.qid ORDER BY c.score DESC, c.id) <= qg.lim)
-               SELECT qid, id FROM top ORDER BY qid, score DESC, id""")
+               SELECT qid, id FROM top ORDER BY qid, score DESC, id"""
+        )
 
     def _bm25_weights(self, queries: list[tuple[int, str, str, int]]) -> None:
         """``ge_bq``: each query's stemmed terms (rare or not); ``ge_bw``: each term's BM25
         weight in each document that holds it."""
-        self.put("ge_q", [("qid", "INTEGER"), ("subsystem", "VARCHAR"), ("query", "VARCHAR"), ("lim", "INTEGER")],
-                 queries)
+        self.put(
+            "ge_q", [("qid", "INTEGER"), ("subsystem", "VARCHAR"), ("query", "VARCHAR"), ("lim", "INTEGER")], queries
+        )
         fts = "fts_main_artifact_text"
         self.cur.execute(
             f"""CREATE OR REPLACE TEMP TABLE ge_bq AS
                 WITH tok AS (SELECT DISTINCT qid, stem(t, 'porter') AS t FROM
                                (SELECT qid, unnest({fts}.tokenize(query)) AS t FROM ge_q))
                 SELECT q.qid, q.subsystem, q.lim, d.termid, d.df, d.df <= ? AS rare
-                FROM ge_q q JOIN tok ON tok.qid = q.qid JOIN {fts}.dict d ON d.term = tok.t""", [self.RARE_DF])
+                FROM ge_q q JOIN tok ON tok.qid = q.qid JOIN {fts}.dict d ON d.term = tok.t""",
+            [self.RARE_DF],
+        )
         self.cur.execute(
             f"""CREATE OR REPLACE TEMP TABLE ge_bw AS
                 WITH terms AS (SELECT DISTINCT termid, df FROM ge_bq),
@@ -326,4 +363,5 @@ class GraphSQL:
                        round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
                              * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl))))
                              * 1e9)::BIGINT AS w
-                FROM tf JOIN {fts}.docs d ON d.docid = tf.docid JOIN artifacts x ON x.id = d.name, st""")
+                FROM tf JOIN {fts}.docs d ON d.docid = tf.docid JOIN artifacts x ON x.id = d.name, st"""
+        )

@@ -48,18 +48,35 @@ def joined(records: Iterable[dict[str, Any]], scores: Sequence[Any] | None) -> l
         r = dict(r)
         s = smap.get(episode_key(r.get("question_id", ""), r.get("agent"), r.get("mode")))
         if s is not None:
-            r.update(track=s.track, bucket=s.bucket, s_answer=s.s_answer, s_traj=s.s_traj, s_adj=s.s_adj,
-                     failure_class=s.failure_class, answer_correct=s.answer_correct, path_valid=s.path_valid,
-                     valid_answer=s.valid_answer)
+            r.update(
+                track=s.track,
+                bucket=s.bucket,
+                s_answer=s.s_answer,
+                s_traj=s.s_traj,
+                s_adj=s.s_adj,
+                failure_class=s.failure_class,
+                answer_correct=s.answer_correct,
+                path_valid=s.path_valid,
+                valid_answer=s.valid_answer,
+            )
         out.append(r)
-    out.sort(key=lambda r: (str(r.get("track")), str(r.get("question_id")), str(r.get("agent") or ""),
-                            str(r.get("mode") or "")))
+    out.sort(
+        key=lambda r: (
+            str(r.get("track")),
+            str(r.get("question_id")),
+            str(r.get("agent") or ""),
+            str(r.get("mode") or ""),
+        )
+    )
     return out
 
 
 def _judged(r: dict[str, Any]) -> bool:
-    return r.get("status") == "ok" and isinstance(r.get("judge_score"), (int, float)) \
+    return (
+        r.get("status") == "ok"
+        and isinstance(r.get("judge_score"), (int, float))
         and isinstance(r.get("valid_answer"), bool)
+    )
 
 
 def _pearson(xs: list[float], ys: list[float]) -> float | None:
@@ -106,15 +123,21 @@ def _group(records: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
         "approved_invalid_by_class": dict(sorted(approved_invalid_classes.items())),
         "mean_judge_score": round(sum(r["judge_score"] for r in judged) / n, 6) if n else None,
         "mean_s_adj": round(sum(float(r.get("s_adj") or 0.0) for r in judged) / n, 6) if n else None,
-        "pearson_judge_vs_s_adj": _pearson([float(r.get("s_adj") or 0.0) for r in judged],
-                                           [float(r["judge_score"]) for r in judged]),
+        "pearson_judge_vs_s_adj": _pearson(
+            [float(r.get("s_adj") or 0.0) for r in judged], [float(r["judge_score"]) for r in judged]
+        ),
         "question_ids": {k: sorted(v) for k, v in ids.items()},
     }
 
 
-def contrast(records: Iterable[dict[str, Any]], scores: Sequence[Any] | None = None, *,
-             threshold: float = DEFAULT_THRESHOLD, judge: str | None = None,
-             with_reference: bool | None = None) -> dict[str, Any]:
+def contrast(
+    records: Iterable[dict[str, Any]],
+    scores: Sequence[Any] | None = None,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    judge: str | None = None,
+    with_reference: bool | None = None,
+) -> dict[str, Any]:
     """The contrast report (``judge.json``) of judge records against groundeval's scores."""
     rows = joined(records, scores)
     judges = sorted({str(r.get("judge")) for r in rows if r.get("judge")})
@@ -154,25 +177,36 @@ def _one_line(text: Any, limit: int = 160) -> str:
 def render_markdown(report: dict[str, Any], rows: Sequence[dict[str, Any]] = (), limit: int = 50) -> str:
     """``judge.md``: the per-track contrast and the disagreements."""
     t = report["threshold"]
-    out = [f"# Judge contrast — {report.get('judge')}", "",
-           f"Judge {'with' if report.get('with_reference') is True else 'without'} a reference answer · "
-           f"judge-approved: score ≥ {t} · state-valid: groundeval's valid answer (correct, by a valid path)", "",
-           "| track | judged | agreement | judge-approved, state-invalid | judge-rejected, valid | mean judge | "
-           "mean S_adj | r(judge, S_adj) | not judged |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    out = [
+        f"# Judge contrast — {report.get('judge')}",
+        "",
+        f"Judge {'with' if report.get('with_reference') is True else 'without'} a reference answer · "
+        f"judge-approved: score ≥ {t} · state-valid: groundeval's valid answer (correct, by a valid path)",
+        "",
+        "| track | judged | agreement | judge-approved, state-invalid | judge-rejected, valid | mean judge | "
+        "mean S_adj | r(judge, S_adj) | not judged |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
     groups = [*report["tracks"].items(), ("all", report["overall"])]
     for name, g in groups:
         nj = ", ".join(f"{k} {v}" for k, v in g["not_judged"].items()) or "–"
-        out.append(f"| {name} | {g['n_judged']} | {_pct(g['agreement_rate'])} | {g['approved_invalid']} "
-                   f"({_pct(g['approved_invalid_rate'])}) | {g['rejected_valid']} ({_pct(g['rejected_valid_rate'])}) "
-                   f"| {_f(g['mean_judge_score'])} | {_f(g['mean_s_adj'])} | {_f(g['pearson_judge_vs_s_adj'])} "
-                   f"| {nj} |")
+        out.append(
+            f"| {name} | {g['n_judged']} | {_pct(g['agreement_rate'])} | {g['approved_invalid']} "
+            f"({_pct(g['approved_invalid_rate'])}) | {g['rejected_valid']} ({_pct(g['rejected_valid_rate'])}) "
+            f"| {_f(g['mean_judge_score'])} | {_f(g['mean_s_adj'])} | {_f(g['pearson_judge_vs_s_adj'])} "
+            f"| {nj} |"
+        )
     by_class = report["overall"]["approved_invalid_by_class"]
     if by_class:
-        out += ["", "Judge-approved but state-invalid, by groundeval failure class: "
-                + ", ".join(f"{k} {v}" for k, v in by_class.items())]
-    for title, pick in (("Judge-approved but state-invalid", lambda r: r["judge_score"] >= t and not r["valid_answer"]),
-                        ("Judge-rejected but valid", lambda r: r["judge_score"] < t and r["valid_answer"])):
+        out += [
+            "",
+            "Judge-approved but state-invalid, by groundeval failure class: "
+            + ", ".join(f"{k} {v}" for k, v in by_class.items()),
+        ]
+    for title, pick in (
+        ("Judge-approved but state-invalid", lambda r: r["judge_score"] >= t and not r["valid_answer"]),
+        ("Judge-rejected but valid", lambda r: r["judge_score"] < t and r["valid_answer"]),
+    ):
         hits = [r for r in rows if _judged(r) and pick(r)]
         out += ["", f"## {title} ({len(hits)})", ""]
         if not hits:
@@ -180,8 +214,10 @@ def render_markdown(report: dict[str, Any], rows: Sequence[dict[str, Any]] = (),
             continue
         out += ["| question | track | judge | S_adj | class | judge's rationale |", "|---|---|---:|---:|---|---|"]
         for r in hits[:limit]:
-            out.append(f"| `{r['question_id']}` | {r.get('track')} | {_f(r['judge_score'], 2)} | {_f(r.get('s_adj'))} "
-                       f"| {r.get('failure_class')} | {_one_line(r.get('judge_rationale'))} |")
+            out.append(
+                f"| `{r['question_id']}` | {r.get('track')} | {_f(r['judge_score'], 2)} | {_f(r.get('s_adj'))} "
+                f"| {r.get('failure_class')} | {_one_line(r.get('judge_rationale'))} |"
+            )
         if len(hits) > limit:
             out.append(f"\n… and {len(hits) - limit} more (judge.jsonl)")
     return "\n".join(out) + "\n"
@@ -203,14 +239,18 @@ def scatter_svg(rows: Sequence[dict[str, Any]], threshold: float = DEFAULT_THRES
     def y(v: float) -> float:
         return pad_t + (1 - max(0.0, min(1.0, v))) * ph
 
-    parts = [f'<svg class="chart jscatter" role="img" aria-label="judge score against S_adj" width="{w}" '
-             f'height="{h}" viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg">',
-             f'<text x="{pad_l}" y="12" class="ct">judge score vs S_adj</text>',
-             f'<rect x="{pad_l}" y="{pad_t}" width="{pw}" height="{ph}" class="bg"/>',
-             f'<line x1="{pad_l}" y1="{y(threshold):.1f}" x2="{pad_l + pw}" y2="{y(threshold):.1f}" class="jt"/>']
+    parts = [
+        f'<svg class="chart jscatter" role="img" aria-label="judge score against S_adj" width="{w}" '
+        f'height="{h}" viewBox="0 0 {w} {h}" xmlns="http://www.w3.org/2000/svg">',
+        f'<text x="{pad_l}" y="12" class="ct">judge score vs S_adj</text>',
+        f'<rect x="{pad_l}" y="{pad_t}" width="{pw}" height="{ph}" class="bg"/>',
+        f'<line x1="{pad_l}" y1="{y(threshold):.1f}" x2="{pad_l + pw}" y2="{y(threshold):.1f}" class="jt"/>',
+    ]
     for v in (0.0, 0.5, 1.0):
-        parts.append(f'<text x="{x(v):.1f}" y="{h - pad_b + 14}" class="cl" text-anchor="middle">{v:g}</text>'
-                     f'<text x="{pad_l - 4}" y="{y(v) + 4:.1f}" class="cl" text-anchor="end">{v:g}</text>')
+        parts.append(
+            f'<text x="{x(v):.1f}" y="{h - pad_b + 14}" class="cl" text-anchor="middle">{v:g}</text>'
+            f'<text x="{pad_l - 4}" y="{y(v) + 4:.1f}" class="cl" text-anchor="end">{v:g}</text>'
+        )
     parts.append(f'<text x="{pad_l + pw / 2:.1f}" y="{h - 2}" class="cl" text-anchor="middle">groundeval S_adj</text>')
     for r in rows:
         if not _judged(r):
@@ -218,35 +258,44 @@ def scatter_svg(rows: Sequence[dict[str, Any]], threshold: float = DEFAULT_THRES
         approved, valid = r["judge_score"] >= threshold, r["valid_answer"]
         cls = "jd-ai" if approved and not valid else "jd-rv" if valid and not approved else "jd-ok"
         tip = f"{r['question_id']} ({r.get('track')}): judge {r['judge_score']:.2f}, S_adj {float(r.get('s_adj') or 0):.3f}"
-        parts.append(f'<circle cx="{x(float(r.get("s_adj") or 0.0)):.1f}" cy="{y(float(r["judge_score"])):.1f}" '
-                     f'r="4" class="{cls}"><title>{escape(tip)}</title></circle>')
+        parts.append(
+            f'<circle cx="{x(float(r.get("s_adj") or 0.0)):.1f}" cy="{y(float(r["judge_score"])):.1f}" '
+            f'r="4" class="{cls}"><title>{escape(tip)}</title></circle>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
-STYLE = ("svg.jscatter .jt{stroke:#a56a00;stroke-dasharray:4 3}svg.jscatter .jd-ok{fill:#2f5fd0;fill-opacity:.55}"
-         "svg.jscatter .jd-ai{fill:#c0392b}svg.jscatter .jd-rv{fill:#fff;stroke:#e08a00;stroke-width:2}")
+STYLE = (
+    "svg.jscatter .jt{stroke:#a56a00;stroke-dasharray:4 3}svg.jscatter .jd-ok{fill:#2f5fd0;fill-opacity:.55}"
+    "svg.jscatter .jd-ai{fill:#c0392b}svg.jscatter .jd-rv{fill:#fff;stroke:#e08a00;stroke-width:2}"
+)
 
 
 def html_section(report: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     """The report's "Judge contrast" section: per-track table and the scatter plot."""
     t = report["threshold"]
-    head = ("<tr><th class=\"l\">track</th><th>judged</th><th>agreement</th><th>judge-approved, state-invalid</th>"
-            "<th>judge-rejected, valid</th><th>mean judge</th><th>mean S_adj</th><th>r</th></tr>")
+    head = (
+        '<tr><th class="l">track</th><th>judged</th><th>agreement</th><th>judge-approved, state-invalid</th>'
+        "<th>judge-rejected, valid</th><th>mean judge</th><th>mean S_adj</th><th>r</th></tr>"
+    )
     body = []
     for name, g in [*report["tracks"].items(), ("all", report["overall"])]:
-        body.append(f"<tr><td class=\"l\">{escape(name)}</td><td>{g['n_judged']}</td><td>{_pct(g['agreement_rate'])}</td>"
-                    f"<td>{g['approved_invalid']}</td><td>{g['rejected_valid']}</td><td>{_f(g['mean_judge_score'])}</td>"
-                    f"<td>{_f(g['mean_s_adj'])}</td><td>{_f(g['pearson_judge_vs_s_adj'])}</td></tr>")
+        body.append(
+            f'<tr><td class="l">{escape(name)}</td><td>{g["n_judged"]}</td><td>{_pct(g["agreement_rate"])}</td>'
+            f"<td>{g['approved_invalid']}</td><td>{g['rejected_valid']}</td><td>{_f(g['mean_judge_score'])}</td>"
+            f"<td>{_f(g['mean_s_adj'])}</td><td>{_f(g['pearson_judge_vs_s_adj'])}</td></tr>"
+        )
     ref = "with a reference answer" if report.get("with_reference") is True else "reference-free"
-    return (f"<style>{STYLE}</style>"
-            f"<p class=\"meta\">judge <b>{escape(str(report.get('judge')))}</b> ({ref}) · judge-approved: score ≥ {t:g}"
-            " · state-valid: correct answer by a valid path</p>"
-            f"<div class=\"charts\"><div class=\"chartbox\">{scatter_svg(rows, t)}"
-            "<p class=\"small\">red: judge-approved but state-invalid · hollow: judge-rejected but valid</p></div>"
-            f"<div class=\"tw\"><table id=\"judge\" class=\"sortable\"><thead>{head}</thead><tbody>{''.join(body)}"
-            "</tbody></table></div></div>")
+    return (
+        f"<style>{STYLE}</style>"
+        f'<p class="meta">judge <b>{escape(str(report.get("judge")))}</b> ({ref}) · judge-approved: score ≥ {t:g}'
+        " · state-valid: correct answer by a valid path</p>"
+        f'<div class="charts"><div class="chartbox">{scatter_svg(rows, t)}'
+        '<p class="small">red: judge-approved but state-invalid · hollow: judge-rejected but valid</p></div>'
+        f'<div class="tw"><table id="judge" class="sortable"><thead>{head}</thead><tbody>{"".join(body)}'
+        "</tbody></table></div></div>"
+    )
 
 
-__all__ = ["DEFAULT_THRESHOLD", "contrast", "episode_key", "html_section", "joined", "render_markdown",
-           "scatter_svg"]
+__all__ = ["DEFAULT_THRESHOLD", "contrast", "episode_key", "html_section", "joined", "render_markdown", "scatter_svg"]

@@ -47,8 +47,8 @@ MAX_RAW_CHARS = 2000
 SYSTEM_PROMPT = (
     "You are grading an AI assistant's answer to a question about an organisation's records "
     "(tickets, chat, documents). Judge how likely the answer is to be correct and well reasoned. "
-    "Reply with JSON only, no other text: {\"score\": <a number from 0 to 1>, \"rationale\": "
-    "\"<one or two sentences>\"}."
+    'Reply with JSON only, no other text: {"score": <a number from 0 to 1>, "rationale": '
+    '"<one or two sentences>"}.'
 )
 
 
@@ -73,8 +73,12 @@ def _sha(data: Any) -> str:
 def final_message(trace: Any) -> str:
     """The agent's last non-empty assistant text (its closing prose), or ''."""
     for m in reversed(trace.messages or []):
-        if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), str) \
-                and m["content"].strip():
+        if (
+            isinstance(m, dict)
+            and m.get("role") == "assistant"
+            and isinstance(m.get("content"), str)
+            and m["content"].strip()
+        ):
             return m["content"].strip()
     return ""
 
@@ -95,8 +99,11 @@ def user_prompt(question: Any, trace: Any, *, with_reference: bool = False) -> s
     if closing:
         parts += ["", "The assistant's closing message:", closing[:MAX_ANSWER_CHARS]]
     if with_reference:
-        parts += ["", "Reference answer:", json.dumps(reference_answer(question), indent=2, sort_keys=True,
-                                                     ensure_ascii=False)]
+        parts += [
+            "",
+            "Reference answer:",
+            json.dumps(reference_answer(question), indent=2, sort_keys=True, ensure_ascii=False),
+        ]
     parts += ["", "Score the answer from 0 (wrong or unsupported) to 1 (correct and well supported)."]
     return "\n".join(parts)
 
@@ -109,7 +116,7 @@ def parse_reply(text: str) -> tuple[float | None, str]:
     in [0, 1] to read (a JSON object with ``score``, else ``score: x`` in the text)."""
     text = (text or "").strip()
     obj = None
-    for candidate in (text, text[text.find("{"): text.rfind("}") + 1] if "{" in text else ""):
+    for candidate in (text, text[text.find("{") : text.rfind("}") + 1] if "{" in text else ""):
         if not candidate:
             continue
         try:
@@ -196,8 +203,13 @@ def _load_run(run_dir: Path):
         scores = read_scores(run_dir / SCORES_FILE)
     else:  # a run without scores: score its traces (a pure function), as ``groundeval score`` would
         config = _previous_config(run_dir)
-        scores = [s for _, s in iter_rescore(run_dir / "traces.jsonl", qmap, config,
-                                             contract_digest=qs.metadata.contract_digest) if s is not None]
+        scores = [
+            s
+            for _, s in iter_rescore(
+                run_dir / "traces.jsonl", qmap, config, contract_digest=qs.metadata.contract_digest
+            )
+            if s is not None
+        ]
     return qs, qmap, traces, scores
 
 
@@ -222,9 +234,17 @@ def _previous_config(run_dir: Path):
     return ScoringConfig.model_validate(report.config)
 
 
-def judge_run(run_dir: str | Path, judge: Any, *, with_reference: bool = False,
-              threshold: float = DEFAULT_THRESHOLD, cache_dir: str | Path | None = None, concurrency: int = 1,
-              render: bool = True, on_progress: Callable[[int, int], None] | None = None) -> JudgeResult:
+def judge_run(
+    run_dir: str | Path,
+    judge: Any,
+    *,
+    with_reference: bool = False,
+    threshold: float = DEFAULT_THRESHOLD,
+    cache_dir: str | Path | None = None,
+    concurrency: int = 1,
+    render: bool = True,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> JudgeResult:
     """Judge every episode of ``run_dir`` with ``judge`` and write the contrast.
 
     ``judge``: a ``provider:model`` string (see :func:`groundeval.agents.complete.text_model`)
@@ -240,21 +260,37 @@ def judge_run(run_dir: str | Path, judge: Any, *, with_reference: bool = False,
 
         judge = text_model(judge, option="--judge", temperature=0.0, max_tokens=400)
     qs, qmap, traces, scores = _load_run(run_dir)
-    job = _Judging(judge, run_dir / JUDGE_FILE, ReplyCache(cache_dir if cache_dir is not None else default_cache_dir()),
-                   with_reference=with_reference, threshold=threshold, on_progress=on_progress)
+    job = _Judging(
+        judge,
+        run_dir / JUDGE_FILE,
+        ReplyCache(cache_dir if cache_dir is not None else default_cache_dir()),
+        with_reference=with_reference,
+        threshold=threshold,
+        on_progress=on_progress,
+    )
     episodes = _episodes(traces, qmap, scores, with_reference)
     todo = job.keep_judged(episodes)
     job.run(todo, concurrency)
     ordered = job.finish(episodes)
     report = contrast(ordered, scores, threshold=threshold, judge=job.name, with_reference=with_reference)
-    files = {JUDGE_FILE: job.path,
-             CONTRAST_FILE: _write(run_dir / CONTRAST_FILE, json.dumps(report, indent=2, sort_keys=True,
-                                                                       ensure_ascii=False) + "\n"),
-             CONTRAST_MD: _write(run_dir / CONTRAST_MD, render_markdown(report, joined(ordered, scores)))}
+    files = {
+        JUDGE_FILE: job.path,
+        CONTRAST_FILE: _write(
+            run_dir / CONTRAST_FILE, json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        ),
+        CONTRAST_MD: _write(run_dir / CONTRAST_MD, render_markdown(report, joined(ordered, scores))),
+    }
     if render:
         files.update(_rerender(run_dir, qs, traces, scores))
-    return JudgeResult(out_dir=run_dir, records=ordered, report=report, requests=job.counts["requests"],
-                       cache_hits=job.counts["cache_hits"], reused=job.reused, files=files)
+    return JudgeResult(
+        out_dir=run_dir,
+        records=ordered,
+        report=report,
+        requests=job.counts["requests"],
+        cache_hits=job.counts["cache_hits"],
+        reused=job.reused,
+        files=files,
+    )
 
 
 # (episode key, question, trace, score, user prompt, prompt sha256)
@@ -283,8 +319,16 @@ class _Stop(GroundevalError):
 class _Judging:
     """One judging pass over a run: the records kept or judged, appended to the judge file as they come."""
 
-    def __init__(self, judge: Any, path: Path, cache: Any, *, with_reference: bool, threshold: float,
-                 on_progress: Callable[[int, int], None] | None):
+    def __init__(
+        self,
+        judge: Any,
+        path: Path,
+        cache: Any,
+        *,
+        with_reference: bool,
+        threshold: float,
+        on_progress: Callable[[int, int], None] | None,
+    ):
         self.judge, self.path, self.cache = judge, path, cache
         self.name = str(getattr(judge, "name", None) or repr(judge))
         self.with_reference, self.threshold, self.on_progress = with_reference, threshold, on_progress
@@ -298,15 +342,31 @@ class _Judging:
 
     def base(self, key, q, t, s, prompt_sha) -> dict[str, Any]:
         """groundeval's side of a record: the episode's scores."""
-        return {"question_id": q.id, "agent": t.agent, "mode": t.mode, "track": s.track, "bucket": s.bucket,
-                "judge": self.name, "with_reference": self.with_reference, "prompt_sha256": prompt_sha,
-                "s_answer": s.s_answer, "s_traj": s.s_traj, "s_adj": s.s_adj, "failure_class": s.failure_class,
-                "answer_correct": s.answer_correct, "path_valid": s.path_valid, "valid_answer": s.valid_answer}
+        return {
+            "question_id": q.id,
+            "agent": t.agent,
+            "mode": t.mode,
+            "track": s.track,
+            "bucket": s.bucket,
+            "judge": self.name,
+            "with_reference": self.with_reference,
+            "prompt_sha256": prompt_sha,
+            "s_answer": s.s_answer,
+            "s_traj": s.s_traj,
+            "s_adj": s.s_adj,
+            "failure_class": s.failure_class,
+            "answer_correct": s.answer_correct,
+            "path_valid": s.path_valid,
+            "valid_answer": s.valid_answer,
+        }
 
     def _reusable(self, old: dict[str, Any], prompt_sha: str) -> bool:
-        return old.get("judge") == self.name and old.get("prompt_sha256") == prompt_sha \
-            and old.get("with_reference") == self.with_reference \
+        return (
+            old.get("judge") == self.name
+            and old.get("prompt_sha256") == prompt_sha
+            and old.get("with_reference") == self.with_reference
             and old.get("status") in ("ok", "unparsable", "no_answer")
+        )
 
     def keep_judged(self, episodes: list[_Episode]) -> list[_Episode]:
         """Keep the verdicts an earlier pass wrote for the same judge and prompt (the file
@@ -339,8 +399,10 @@ class _Judging:
             if callable(close):
                 close()
         if self.fatal:
-            raise UsageError.single("--judge", f"{self.name}: {self.fatal[0]} (judged episodes are kept in "
-                                    f"{self.path}; run again to resume)")
+            raise UsageError.single(
+                "--judge",
+                f"{self.name}: {self.fatal[0]} (judged episodes are kept in {self.path}; run again to resume)",
+            )
 
     def _reply(self, record: dict[str, Any], user: str) -> str | None:
         """The judge's text for ``user`` (cached by prompt and model); None when the request failed
@@ -380,8 +442,11 @@ class _Judging:
                 return
             if raw is not None:
                 score, rationale = parse_reply(raw)
-                record.update(status="ok" if score is not None else "unparsable", judge_score=score,
-                              judge_rationale=rationale[:MAX_RAW_CHARS])
+                record.update(
+                    status="ok" if score is not None else "unparsable",
+                    judge_score=score,
+                    judge_rationale=rationale[:MAX_RAW_CHARS],
+                )
                 if score is None:
                     record["judge_raw"] = raw[:MAX_RAW_CHARS]
         self._approve(record)
@@ -420,9 +485,15 @@ def _rerender(run_dir: Path, qs: Any, traces: list[Any], scores: list[Any]) -> d
     from ..scoring.aggregate import aggregate
 
     zero_shot = True if previous.zero_shot is not None and previous.mode == "zero-shot" else None
-    report = aggregate(qs.questions, traces, scores, seed=previous.seed,
-                       config=ScoringConfig.model_validate(previous.config), zero_shot=zero_shot,
-                       bootstrap_samples=previous.bootstrap_samples)
+    report = aggregate(
+        qs.questions,
+        traces,
+        scores,
+        seed=previous.seed,
+        config=ScoringConfig.model_validate(previous.config),
+        zero_shot=zero_shot,
+        bootstrap_samples=previous.bootstrap_samples,
+    )
     return write_reports(report, run_dir, questions=qs.questions, traces=traces, scores=scores)
 
 
@@ -431,5 +502,14 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-__all__ = ["CONTRAST_FILE", "CONTRAST_MD", "JUDGE_FILE", "JudgeResult", "judge_run", "parse_reply",
-           "read_judge", "reference_answer", "user_prompt"]
+__all__ = [
+    "CONTRAST_FILE",
+    "CONTRAST_MD",
+    "JUDGE_FILE",
+    "JudgeResult",
+    "judge_run",
+    "parse_reply",
+    "read_judge",
+    "reference_answer",
+    "user_prompt",
+]

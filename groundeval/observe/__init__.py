@@ -8,5 +8,13 @@ from .io import read_runs, run_json, write_run
 from .model import ImportProblem, ObservedCall, ObservedMessage, ObservedRun
 from .otel import runs_from_spans
 
-__all__ = ["ImportProblem", "ObservedCall", "ObservedMessage", "ObservedRun", "read_runs", "run_json",
-           "runs_from_spans", "write_run"]
+__all__ = [
+    "ImportProblem",
+    "ObservedCall",
+    "ObservedMessage",
+    "ObservedRun",
+    "read_runs",
+    "run_json",
+    "runs_from_spans",
+    "write_run",
+]

@@ -26,15 +26,46 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ContractError
-from ..tasks.model import (ArgRule, Decision, EndState, Evidence, Handoff, Inference, Precondition, Role,
-                           TaskContract, ToolSpec)
+from ..tasks.model import (
+    ArgRule,
+    Decision,
+    EndState,
+    Evidence,
+    Handoff,
+    Inference,
+    Precondition,
+    Role,
+    TaskContract,
+    ToolSpec,
+)
 from .model import ObservedRun
 
 __all__ = ["WRITE_VERBS", "draft_contract", "review_checklist"]
 
-WRITE_VERBS = ("add", "approve", "assign", "cancel", "charge", "close", "create", "delete", "escalate", "issue",
-               "merge", "pay", "post", "refund", "remove", "reset", "send", "set", "submit", "transfer", "update",
-               "write")
+WRITE_VERBS = (
+    "add",
+    "approve",
+    "assign",
+    "cancel",
+    "charge",
+    "close",
+    "create",
+    "delete",
+    "escalate",
+    "issue",
+    "merge",
+    "pay",
+    "post",
+    "refund",
+    "remove",
+    "reset",
+    "send",
+    "set",
+    "submit",
+    "transfer",
+    "update",
+    "write",
+)
 
 
 def _is_write(tool: str) -> bool:
@@ -85,9 +116,14 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
                 agents.append(name)
     roles = {a: Role(tools=sorted({c.tool for c in calls if (c.agent or "agent") == a})) for a in agents}
     for a, role in roles.items():
-        inferred.append(Inference(item=f"role {a} may call {', '.join(role.tools)}", confidence="medium",
-                                  why=f"the tools agent {a} called in {n} observed run(s); add tools it may use but "
-                                      "did not, remove any it should not have called"))
+        inferred.append(
+            Inference(
+                item=f"role {a} may call {', '.join(role.tools)}",
+                confidence="medium",
+                why=f"the tools agent {a} called in {n} observed run(s); add tools it may use but "
+                "did not, remove any it should not have called",
+            )
+        )
     tools: dict[str, ToolSpec] = {}
     for name in sorted({c.tool for c in calls}):
         mine = [c for c in calls if c.tool == name]
@@ -99,16 +135,30 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
             rules[k] = ArgRule(required=required, type=types.pop() if len(types) == 1 else None)
         spec = ToolSpec(write=_is_write(name), arguments=rules)
         if spec.write:
-            inferred.append(Inference(item=f"{name} writes records", confidence="low",
-                                      why="its name has a writing verb; the recording cannot show side effects"))
+            inferred.append(
+                Inference(
+                    item=f"{name} writes records",
+                    confidence="low",
+                    why="its name has a writing verb; the recording cannot show side effects",
+                )
+            )
             keys = [k for k in arg_names if k.endswith("_id") and all(k in c.arguments for c in mine)]
-            once = all(len([c for c in r.calls if c.tool == name and c.status == "ok"]) ==
-                       len({str([c.arguments.get(k) for k in keys]) for c in r.calls if c.tool == name and c.status == "ok"})
-                       for r in runs)
+            once = all(
+                len([c for c in r.calls if c.tool == name and c.status == "ok"])
+                == len(
+                    {str([c.arguments.get(k) for k in keys]) for c in r.calls if c.tool == name and c.status == "ok"}
+                )
+                for r in runs
+            )
             if keys and once:
                 spec.once_per = keys
-                inferred.append(Inference(item=f"{name} at most once per {', '.join(keys)}", confidence="medium",
-                                          why="no observed run repeated it for the same value"))
+                inferred.append(
+                    Inference(
+                        item=f"{name} at most once per {', '.join(keys)}",
+                        confidence="medium",
+                        why="no observed run repeated it for the same value",
+                    )
+                )
         tools[name] = spec
 
     decisions: list[Decision] = []
@@ -137,9 +187,14 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
                     if prior and all(c.arguments.get(k) == v for c in prior[-1:]):
                         rules.setdefault(k, ArgRule(same_as=k))
             pre.append(Precondition(tool=p_tool, arguments=dict(sorted(rules.items()))))
-            inferred.append(Inference(item=f"check {p_tool} before {tool}", confidence="medium",
-                                      why=f"called before every observed {tool}"
-                                          + (f", with the same {', '.join(sorted(rules))}" if rules else "")))
+            inferred.append(
+                Inference(
+                    item=f"check {p_tool} before {tool}",
+                    confidence="medium",
+                    why=f"called before every observed {tool}"
+                    + (f", with the same {', '.join(sorted(rules))}" if rules else ""),
+                )
+            )
         evidence: list[Evidence] = []
         sample = next((dc for dc in last_writes if dc is not None and dc.tool == tool), None)
         if sample is not None:
@@ -150,17 +205,32 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
                 for c in reversed([c for c in run.calls if c.index < sample.index and c.status == "ok"]):
                     hit = next((p for p, x in _fields(c.result) if not isinstance(x, bool) and x == v), None)
                     if hit is not None:
-                        match = {a: ArgRule(same_as=a) for a in sorted(c.arguments) if sample.arguments.get(a) ==
-                                 c.arguments[a]}
-                        evidence.append(Evidence.model_validate({"from": c.tool, "match": match, "path": hit,
-                                                                 "field": k, "relation": "le"}))
-                        inferred.append(Inference(item=f"{tool}.{k} <= {c.tool} result {hit}", confidence="low",
-                                                  why="the observed value equals that result field; check the "
-                                                      "relation (equal? at most?)"))
+                        match = {
+                            a: ArgRule(same_as=a)
+                            for a in sorted(c.arguments)
+                            if sample.arguments.get(a) == c.arguments[a]
+                        }
+                        evidence.append(
+                            Evidence.model_validate(
+                                {"from": c.tool, "match": match, "path": hit, "field": k, "relation": "le"}
+                            )
+                        )
+                        inferred.append(
+                            Inference(
+                                item=f"{tool}.{k} <= {c.tool} result {hit}",
+                                confidence="low",
+                                why="the observed value equals that result field; check the relation (equal? at most?)",
+                            )
+                        )
                         break
         decisions.append(Decision(tool=tool, preconditions=pre, evidence=evidence))
-        inferred.append(Inference(item=f"the decision is {tool}", confidence="high" if agree == n else "low",
-                                  why=f"the last write in {agree} of {n} run(s)"))
+        inferred.append(
+            Inference(
+                item=f"the decision is {tool}",
+                confidence="high" if agree == n else "low",
+                why=f"the last write in {agree} of {n} run(s)",
+            )
+        )
 
     handoffs = []
     for r in runs:
@@ -173,30 +243,56 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
             prev = a
     end_state = None
     if n == 1:
-        writes = [{"tool": c.tool, "arguments": c.arguments} for c in runs[0].calls
-                  if tools[c.tool].write and c.status == "ok"]
+        writes = [
+            {"tool": c.tool, "arguments": c.arguments}
+            for c in runs[0].calls
+            if tools[c.tool].write and c.status == "ok"
+        ]
         end_state = EndState(writes=writes, records=runs[0].end_state)
-        inferred.append(Inference(item="the expected end state is this run's writes", confidence="low",
-                                  why="one run shows one outcome; confirm it is the right one"))
-    return TaskContract(task=task, description=f"Drafted from {n} observed run(s): "
-                        + ", ".join(r.run_id for r in runs), reviewed=False, roles=roles, tools=tools,
-                        handoffs=handoffs, decisions=decisions, end_state=end_state, inferred=inferred)
+        inferred.append(
+            Inference(
+                item="the expected end state is this run's writes",
+                confidence="low",
+                why="one run shows one outcome; confirm it is the right one",
+            )
+        )
+    return TaskContract(
+        task=task,
+        description=f"Drafted from {n} observed run(s): " + ", ".join(r.run_id for r in runs),
+        reviewed=False,
+        roles=roles,
+        tools=tools,
+        handoffs=handoffs,
+        decisions=decisions,
+        end_state=end_state,
+        inferred=inferred,
+    )
 
 
 def review_checklist(contract: TaskContract, runs: Sequence[ObservedRun]) -> str:
     """The Markdown checklist a reviewer works through before setting ``reviewed: true``."""
-    lines = [f"# Review: task contract `{contract.task}` (draft)", "",
-             f"Drafted from {len(runs)} observed run(s). Nothing here is ground truth until a person has checked it.",
-             "When every box is ticked, set `reviewed: true` in the contract; until then "
-             "`groundeval tasks score` refuses it (unless `--allow-unreviewed`).", "",
-             "## What was inferred", ""]
+    lines = [
+        f"# Review: task contract `{contract.task}` (draft)",
+        "",
+        f"Drafted from {len(runs)} observed run(s). Nothing here is ground truth until a person has checked it.",
+        "When every box is ticked, set `reviewed: true` in the contract; until then "
+        "`groundeval tasks score` refuses it (unless `--allow-unreviewed`).",
+        "",
+        "## What was inferred",
+        "",
+    ]
     for inf in contract.inferred:
         lines.append(f"- [ ] **{inf.confidence}** — {inf.item}. _{inf.why}._")
-    lines += ["", "## Also check", "",
-              "- [ ] Argument constraints: add `pattern`, `min`/`max`, `one_of` where the tools need them.",
-              "- [ ] Evidence: each decision field rests on the right result field, with the right relation.",
-              "- [ ] Forbidden tools and side effects the runs did not show (`forbidden_tools`, `max_calls`).",
-              "- [ ] The expected end state is the correct outcome, not merely the observed one.", ""]
+    lines += [
+        "",
+        "## Also check",
+        "",
+        "- [ ] Argument constraints: add `pattern`, `min`/`max`, `one_of` where the tools need them.",
+        "- [ ] Evidence: each decision field rests on the right result field, with the right relation.",
+        "- [ ] Forbidden tools and side effects the runs did not show (`forbidden_tools`, `max_calls`).",
+        "- [ ] The expected end state is the correct outcome, not merely the observed one.",
+        "",
+    ]
     problems = [p for r in runs for p in r.problems]
     if problems:
         lines += ["## Problems reading the recording", ""]

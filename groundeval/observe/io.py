@@ -34,17 +34,36 @@ def _detect(docs: list[Any]) -> str:
 
 def run_from_trace(trace: Any) -> ObservedRun:
     """A groundeval :class:`~groundeval.trace.model.Trace` as an observed run (its gated calls)."""
-    calls = [ObservedCall(index=i, tool=c.tool, agent=trace.agent, arguments=dict(c.arguments),
-                          result={"result_ids": list(c.result_ids), "status": c.status} if c.result_ids or c.status != "ok"
-                          else None,
-                          status="ok" if c.status == "ok" else "error", error=c.error)
-             for i, c in enumerate(trace.calls)]
-    messages = [ObservedMessage(role=str(m.get("role") or "assistant"), content=str(m.get("content") or m.get("text") or ""),
-                                agent=trace.agent)
-                for m in trace.messages if isinstance(m, dict) and (m.get("content") or m.get("text"))]
+    calls = [
+        ObservedCall(
+            index=i,
+            tool=c.tool,
+            agent=trace.agent,
+            arguments=dict(c.arguments),
+            result={"result_ids": list(c.result_ids), "status": c.status} if c.result_ids or c.status != "ok" else None,
+            status="ok" if c.status == "ok" else "error",
+            error=c.error,
+        )
+        for i, c in enumerate(trace.calls)
+    ]
+    messages = [
+        ObservedMessage(
+            role=str(m.get("role") or "assistant"),
+            content=str(m.get("content") or m.get("text") or ""),
+            agent=trace.agent,
+        )
+        for m in trace.messages
+        if isinstance(m, dict) and (m.get("content") or m.get("text"))
+    ]
     run_id = f"{trace.question_id}:{trace.agent or 'agent'}:{trace.mode}:{trace.trial}"
-    return ObservedRun(run_id=run_id, source="trace", agents=[trace.agent] if trace.agent else [], calls=calls,
-                       messages=messages, final_answer=trace.final_answer)
+    return ObservedRun(
+        run_id=run_id,
+        source="trace",
+        agents=[trace.agent] if trace.agent else [],
+        calls=calls,
+        messages=messages,
+        final_answer=trace.final_answer,
+    )
 
 
 def read_runs(path: str | Path, fmt: Format = "auto") -> list[ObservedRun]:
@@ -64,8 +83,9 @@ def read_runs(path: str | Path, fmt: Format = "auto") -> list[ObservedRun]:
                 runs.append(ObservedRun.model_validate(d))
             except ValidationError as exc:
                 err = exc.errors()[0]
-                raise ContractError.single(str(p), err["msg"], record=str(i + 1),
-                                           field=".".join(str(x) for x in err["loc"])) from None
+                raise ContractError.single(
+                    str(p), err["msg"], record=str(i + 1), field=".".join(str(x) for x in err["loc"])
+                ) from None
         return runs
     if kind == "trace":
         from ..trace.model import Trace
@@ -76,8 +96,9 @@ def read_runs(path: str | Path, fmt: Format = "auto") -> list[ObservedRun]:
                 runs.append(run_from_trace(Trace.model_validate(d)))
             except ValidationError as exc:
                 err = exc.errors()[0]
-                raise ContractError.single(str(p), err["msg"], line=i + 1,
-                                           field=".".join(str(x) for x in err["loc"])) from None
+                raise ContractError.single(
+                    str(p), err["msg"], line=i + 1, field=".".join(str(x) for x in err["loc"])
+                ) from None
         return runs
     runs = runs_from_documents(docs, str(p))
     for r in runs:  # name runs after their file: one trace, the file's stem; several, stem#trace-id
@@ -94,5 +115,3 @@ def write_run(run: ObservedRun, path: str | Path) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(run_json(run), encoding="utf-8")
     return p
-
-

@@ -54,5 +54,6 @@ class ObservedRun(StrictModel):
     messages: list[ObservedMessage] = Field(default_factory=list)
     final_answer: Any = None
     end_state: dict[str, Any] | None = Field(
-        None, description="The records the run left (when the harness recorded them): compared by hash.")
+        None, description="The records the run left (when the harness recorded them): compared by hash."
+    )
     problems: list[ImportProblem] = Field(default_factory=list)

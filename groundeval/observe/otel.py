@@ -82,9 +82,11 @@ def parse_documents(text: str, source: str) -> list[Any]:
 def _otlp_value(v: Any) -> Any:
     """An OTLP ``AnyValue`` as a Python value."""
     if not isinstance(v, dict) or len(v) != 1:
-        raise ValueError("an OTLP value is an object with one of stringValue, intValue, doubleValue, boolValue, "
-                         "arrayValue, kvlistValue, bytesValue")
-    (kind, x), = v.items()
+        raise ValueError(
+            "an OTLP value is an object with one of stringValue, intValue, doubleValue, boolValue, "
+            "arrayValue, kvlistValue, bytesValue"
+        )
+    ((kind, x),) = v.items()
     if kind == "stringValue":
         return str(x)
     if kind == "intValue":
@@ -115,8 +117,9 @@ def _attributes(raw: Any, where: str, problems: list[ImportProblem]) -> dict[str
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 problems.append(ImportProblem(where=f"{where} attributes[{i}]", message=f"unreadable attribute: {exc}"))
         return out
-    problems.append(ImportProblem(where=f"{where} attributes", message="attributes are neither an object nor a "
-                                                                       "key/value list"))
+    problems.append(
+        ImportProblem(where=f"{where} attributes", message="attributes are neither an object nor a key/value list")
+    )
     return {}
 
 
@@ -163,8 +166,17 @@ def _span(raw: Any, where: str, order: int, problems: list[ImportProblem]) -> Sp
     error = None
     if code in (2, "2", "ERROR", "STATUS_CODE_ERROR") or attrs.get("error.type"):
         error = str(status.get("message") or status.get("description") or attrs.get("error.type") or "error")
-    return Span(where=where, trace_id=trace_id or "unknown", span_id=span_id, parent_id=parent, name=name,
-                start=start, order=order, attributes=attrs, error=error)
+    return Span(
+        where=where,
+        trace_id=trace_id or "unknown",
+        span_id=span_id,
+        parent_id=parent,
+        name=name,
+        start=start,
+        order=order,
+        attributes=attrs,
+        error=error,
+    )
 
 
 def spans_from_documents(docs: Iterable[Any], source: str) -> tuple[list[Span], list[ImportProblem]]:
@@ -212,7 +224,7 @@ def _json_value(value: Any) -> tuple[Any, bool]:
     if not isinstance(value, str):
         return value, False
     text = value.strip()
-    if not text or text[0] not in "{[\"" and text not in ("true", "false", "null") and not _numberish(text):
+    if not text or text[0] not in '{["' and text not in ("true", "false", "null") and not _numberish(text):
         return value, False
     try:
         return json.loads(text), False
@@ -263,18 +275,26 @@ def _messages(s: Span, agent: str | None, problems: list[ImportProblem]) -> list
     if raw is not None:
         value, bad = _json_value(raw)
         if bad or not isinstance(value, list):
-            problems.append(ImportProblem(where=f"{s.where} ({s.name})",
-                                          message="gen_ai.output.messages is not a JSON list of messages"))
+            problems.append(
+                ImportProblem(
+                    where=f"{s.where} ({s.name})", message="gen_ai.output.messages is not a JSON list of messages"
+                )
+            )
         else:
             for m in value:
                 if not isinstance(m, dict):
                     continue
                 parts = m.get("parts") if isinstance(m.get("parts"), list) else []
-                text = "".join(str(p.get("content", "")) for p in parts if isinstance(p, dict) and p.get("type") == "text")
+                text = "".join(
+                    str(p.get("content", "")) for p in parts if isinstance(p, dict) and p.get("type") == "text"
+                )
                 if text:
                     out.append(ObservedMessage(role=str(m.get("role") or "assistant"), content=text, agent=agent))
     i = 0
-    while f"llm.output_messages.{i}.message.role" in s.attributes or f"llm.output_messages.{i}.message.content" in s.attributes:
+    while (
+        f"llm.output_messages.{i}.message.role" in s.attributes
+        or f"llm.output_messages.{i}.message.content" in s.attributes
+    ):
         content = s.attributes.get(f"llm.output_messages.{i}.message.content")
         if isinstance(content, str) and content:
             role = s.attributes.get(f"llm.output_messages.{i}.message.role") or "assistant"
@@ -291,23 +311,35 @@ def _tool_call(s: Span, index: int, agent: str | None, problems: list[ImportProb
         rest = s.name.split(" ", 1)
         tool = rest[1] if len(rest) == 2 and rest[0] == "execute_tool" else ""
         if not tool:
-            problems.append(ImportProblem(where=where, message="tool span names no tool (gen_ai.tool.name / tool.name)"))
+            problems.append(
+                ImportProblem(where=where, message="tool span names no tool (gen_ai.tool.name / tool.name)")
+            )
             tool = "<unknown>"
     raw_args = next((a[k] for k in ("gen_ai.tool.call.arguments", "input.value", "tool.parameters") if k in a), None)
     args, bad = _json_value(raw_args)
     if raw_args is not None and (bad or not isinstance(args, dict)):
-        problems.append(ImportProblem(where=where, message="tool call arguments are not a JSON object; recorded "
-                                                           "under '_raw'"))
+        problems.append(
+            ImportProblem(where=where, message="tool call arguments are not a JSON object; recorded under '_raw'")
+        )
         args = {"_raw": raw_args if isinstance(raw_args, str) else json.dumps(raw_args, sort_keys=True, default=str)}
     raw_result = next((a[k] for k in ("gen_ai.tool.call.result", "output.value") if k in a), None)
     result, bad = _json_value(raw_result)
     if bad:
-        problems.append(ImportProblem(where=where, message="tool call result looks like JSON but does not parse; "
-                                                           "kept as text"))
+        problems.append(
+            ImportProblem(where=where, message="tool call result looks like JSON but does not parse; kept as text")
+        )
     call_id = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
-    return ObservedCall(index=index, tool=tool, agent=agent, arguments=args or {}, result=result,
-                        status="error" if s.error else "ok", error=s.error,
-                        call_id=str(call_id) if call_id is not None else None, span_id=s.span_id)
+    return ObservedCall(
+        index=index,
+        tool=tool,
+        agent=agent,
+        arguments=args or {},
+        result=result,
+        status="error" if s.error else "ok",
+        error=s.error,
+        call_id=str(call_id) if call_id is not None else None,
+        span_id=s.span_id,
+    )
 
 
 def _final_answer(spans: list[Span], messages: list[ObservedMessage]) -> Any:
@@ -342,8 +374,11 @@ def runs_from_spans(spans: list[Span], problems: list[ImportProblem] | None = No
         end_state = None
         for s in group:
             if s.parent_id and s.parent_id not in by_id:
-                probs.append(ImportProblem(where=f"{s.where} ({s.name})",
-                                           message=f"parent span {s.parent_id} is not in the file"))
+                probs.append(
+                    ImportProblem(
+                        where=f"{s.where} ({s.name})", message=f"parent span {s.parent_id} is not in the file"
+                    )
+                )
             op = _operation(s)
             agent = _agent(s, by_id)
             if agent and agent not in agents and op in TOOL_OPERATIONS | LLM_OPERATIONS | {"invoke_agent"}:
@@ -355,22 +390,45 @@ def runs_from_spans(spans: list[Span], problems: list[ImportProblem] | None = No
             if "groundeval.end_state" in s.attributes:
                 value, bad = _json_value(s.attributes["groundeval.end_state"])
                 if bad or not isinstance(value, dict):
-                    probs.append(ImportProblem(where=f"{s.where} ({s.name})",
-                                               message="groundeval.end_state is not a JSON object"))
+                    probs.append(
+                        ImportProblem(
+                            where=f"{s.where} ({s.name})", message="groundeval.end_state is not a JSON object"
+                        )
+                    )
                 else:
                     end_state = value
         if not calls:
-            probs.append(ImportProblem(where=group[0].where.split(":")[0], message=f"trace {trace_id} has no tool "
-                                       "call spans (gen_ai.operation.name = execute_tool, or openinference.span.kind "
-                                       "= TOOL)"))
-        runs.append(ObservedRun(run_id=trace_id, source="otel", agents=agents, calls=calls, messages=messages,
-                                final_answer=_final_answer(group, messages), end_state=end_state, problems=probs))
+            probs.append(
+                ImportProblem(
+                    where=group[0].where.split(":")[0],
+                    message=f"trace {trace_id} has no tool "
+                    "call spans (gen_ai.operation.name = execute_tool, or openinference.span.kind "
+                    "= TOOL)",
+                )
+            )
+        runs.append(
+            ObservedRun(
+                run_id=trace_id,
+                source="otel",
+                agents=agents,
+                calls=calls,
+                messages=messages,
+                final_answer=_final_answer(group, messages),
+                end_state=end_state,
+                problems=probs,
+            )
+        )
     return runs
 
 
 def runs_from_documents(docs: list[Any], source: str) -> list[ObservedRun]:
     spans, problems = spans_from_documents(docs, source)
     if not spans:
-        return [ObservedRun(run_id="empty", source="otel", problems=[
-            *problems, ImportProblem(where=source, message="no spans found")])]
+        return [
+            ObservedRun(
+                run_id="empty",
+                source="otel",
+                problems=[*problems, ImportProblem(where=source, message="no spans found")],
+            )
+        ]
     return runs_from_spans(spans, problems)

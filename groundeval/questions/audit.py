@@ -213,8 +213,9 @@ def audit_track(qs: Sequence[Question], *, k: int = FOLDS, loo_below: int = LOO_
     fold = folds(qs, k, loo_below)
     row["cv"] = "leave-one-out" if n < loo_below else f"{k}-fold"
     row["naive_bayes"] = _r(naive_bayes_cv([text_features(q.text) for q in qs], labels, fold))
-    row["majority_per_event_type_template"] = _r(grouped_majority_cv(
-        [(str(q.meta.get("event_type")), q.template_id) for q in qs], labels, fold))
+    row["majority_per_event_type_template"] = _r(
+        grouped_majority_cv([(str(q.meta.get("event_type")), q.template_id) for q in qs], labels, fold)
+    )
     row["best_learned"] = max(row[s] for s in LEARNED)
     acc = _rule_accuracy(shares_identifier, qs, labels)
     row["shared_identifier_accuracy"] = _r(acc)
@@ -233,8 +234,9 @@ def shortcut_audit(questions: Iterable[Question], *, k: int = FOLDS, loo_below: 
     return {track: audit_track(by_track[track], k=k, loo_below=loo_below) for track in sorted(by_track)}
 
 
-def shortcut_problems(audit: dict[str, Any], *, limit: float = 0.60, min_questions: int = 30,
-                      floor: dict[str, float] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+def shortcut_problems(
+    audit: dict[str, Any], *, limit: float = 0.60, min_questions: int = 30, floor: dict[str, float] | None = None
+) -> list[tuple[str, str, dict[str, Any]]]:
     """Tracks whose best shortcut beats the bar: ``(track, "over" | "too_few", row)``.
 
     The bar of a track is ``limit``, raised to the share of the majority label the

@@ -74,9 +74,11 @@ class _Tally:
     used_unique: set[str] = field(default_factory=set)
 
     def eligible(self, c: Candidate) -> bool:
-        return ((c.actor is None or self.n_actor[c.actor] < self.max_per_actor)
-                and self.n_type[c.event_type] < self.max_per_type
-                and (c.unique is None or c.unique not in self.used_unique))
+        return (
+            (c.actor is None or self.n_actor[c.actor] < self.max_per_actor)
+            and self.n_type[c.event_type] < self.max_per_type
+            and (c.unique is None or c.unique not in self.used_unique)
+        )
 
     def priority(self, c: Candidate) -> tuple:
         """Lowest first: label balance per actor and type, stratum use, difficulty need, hash order."""
@@ -85,8 +87,14 @@ class _Tally:
         type_imb = n_tl[(c.event_type, c.label)] - n_tl[(c.event_type, not c.label)]
         dsum = sum(self.difficulty_ratios.values()) or 1.0
         want = self.difficulty_ratios.get(c.difficulty, 0) / dsum * (len(self.picked) + 1) - self.n_diff[c.difficulty]
-        return (max(actor_imb, type_imb, 0) >= 1, max(actor_imb, type_imb), actor_imb + type_imb,
-                self.n_group[(c.bucket, c.group)], -want, self.rank[id(c)])
+        return (
+            max(actor_imb, type_imb, 0) >= 1,
+            max(actor_imb, type_imb),
+            actor_imb + type_imb,
+            self.n_group[(c.bucket, c.group)],
+            -want,
+            self.rank[id(c)],
+        )
 
     def add(self, c: Candidate) -> None:
         self.picked.append(c)
@@ -114,8 +122,13 @@ def _pools(order: list[Candidate], buckets: dict[str, float]) -> dict[str, list[
     return pools
 
 
-def _next_bucket(open_: list[str], pools: dict[str, list[Candidate]], tally: _Tally, quota: dict[str, int],
-                 bucket_ratios: dict[str, float]) -> str:
+def _next_bucket(
+    open_: list[str],
+    pools: dict[str, list[Candidate]],
+    tally: _Tally,
+    quota: dict[str, int],
+    bucket_ratios: dict[str, float],
+) -> str:
     """The bucket furthest behind its quota; once every quota is met, behind its ratio."""
     order = list(pools)
     short = [b for b in open_ if tally.n_bucket[b] < quota[b]]
@@ -125,9 +138,16 @@ def _next_bucket(open_: list[str], pools: dict[str, list[Candidate]], tally: _Ta
     return min(weighted, key=lambda b: ((tally.n_bucket[b] + 1) / (bucket_ratios[b] or 1e-9), order.index(b)))
 
 
-def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float],
-           difficulty_ratios: dict[str, float], max_per_actor: int, max_per_type: int,
-           seed: int) -> tuple[list[Candidate], dict[str, Any]]:
+def select(
+    cands: list[Candidate],
+    *,
+    total: int,
+    bucket_ratios: dict[str, float],
+    difficulty_ratios: dict[str, float],
+    max_per_actor: int,
+    max_per_type: int,
+    seed: int,
+) -> tuple[list[Candidate], dict[str, Any]]:
     """Pick up to ``total`` candidates; returns them and an achieved-vs-requested report."""
     order = sorted(cands, key=lambda c: (seeded_hash(seed, c.key), c.key))
     pools = _pools(order, bucket_ratios)
@@ -151,8 +171,15 @@ def select(cands: list[Candidate], *, total: int, bucket_ratios: dict[str, float
     return picked, _report(cands, picked, trimmed, total, quota, bucket_ratios, difficulty_ratios)
 
 
-def _report(cands: list[Candidate], picked: list[Candidate], trimmed: int, total: int, quota: dict[str, int],
-            bucket_ratios: dict[str, float], difficulty_ratios: dict[str, float]) -> dict[str, Any]:
+def _report(
+    cands: list[Candidate],
+    picked: list[Candidate],
+    trimmed: int,
+    total: int,
+    quota: dict[str, int],
+    bucket_ratios: dict[str, float],
+    difficulty_ratios: dict[str, float],
+) -> dict[str, Any]:
     """Achieved against requested, per bucket and difficulty."""
     n_bucket = Counter(c.bucket for c in picked)
     n_diff = Counter(c.difficulty for c in picked)
@@ -163,13 +190,24 @@ def _report(cands: list[Candidate], picked: list[Candidate], trimmed: int, total
         "requested_total": total,
         "achieved_total": n,
         "trimmed_for_shortcuts": trimmed,
-        "buckets": {b: {"requested_ratio": round(r / rs, 4), "quota": quota[b], "achieved": n_bucket[b],
-                        "achieved_ratio": round(n_bucket[b] / n, 4) if n else 0.0,
-                        "available": sum(1 for c in cands if c.bucket == b)}
-                    for b, r in bucket_ratios.items()},
-        "difficulty": {d: {"requested_ratio": round(difficulty_ratios.get(d, 0) / dsum, 4),
-                           "achieved": n_diff[d], "achieved_ratio": round(n_diff[d] / n, 4) if n else 0.0}
-                       for d in DIFFICULTIES},
+        "buckets": {
+            b: {
+                "requested_ratio": round(r / rs, 4),
+                "quota": quota[b],
+                "achieved": n_bucket[b],
+                "achieved_ratio": round(n_bucket[b] / n, 4) if n else 0.0,
+                "available": sum(1 for c in cands if c.bucket == b),
+            }
+            for b, r in bucket_ratios.items()
+        },
+        "difficulty": {
+            d: {
+                "requested_ratio": round(difficulty_ratios.get(d, 0) / dsum, 4),
+                "achieved": n_diff[d],
+                "achieved_ratio": round(n_diff[d] / n, 4) if n else 0.0,
+            }
+            for d in DIFFICULTIES
+        },
     }
 
 
@@ -211,7 +249,7 @@ def _trim(picked: list[Candidate], limit: float) -> tuple[list[Candidate], int]:
             break
         best, best_score = None, _rounded(now)
         for i in range(len(picked) - 1, -1, -1):
-            score = _rounded(_shortcut(picked[:i] + picked[i + 1:], limit))
+            score = _rounded(_shortcut(picked[:i] + picked[i + 1 :], limit))
             if score < best_score:
                 best, best_score = i, score
         if best is None:

@@ -38,8 +38,14 @@ DAY_US = 86_400_000_000
 def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[tuple[Any, bool]]:
     """A bounded, seeded sample of edges and distractors per (spec, polarity)."""
     pairs = [(e, True) for e in eg.causal_edges] + [(d, False) for d in eg.distractors]
-    return seeded_sample(pairs, lambda p: (p[0].spec, p[1]), lambda p: f"{p[0].cause_event_id}\x1f{p[0].effect_event_id}",
-                         seed, "counterfactual", max(8, 2 * ev.max_per_event_type))
+    return seeded_sample(
+        pairs,
+        lambda p: (p[0].spec, p[1]),
+        lambda p: f"{p[0].cause_event_id}\x1f{p[0].effect_event_id}",
+        seed,
+        "counterfactual",
+        max(8, 2 * ev.max_per_event_type),
+    )
 
 
 _DIGITS = re.compile(r"\d{2,}")
@@ -67,8 +73,10 @@ def _roles(pairs: list[tuple[Any, Any, Any, list[str]]], specs: dict[str, Any]) 
                 e_hide.add(k)
         c_hide.update(k for k, vals in keyed_values(cause.record).items() if vals & set(effect_wit))
     prefer = {name: tuple(k for j in spec.join if (k := path_key(j.cause))) for name, spec in specs.items()}
-    return {spec: (Role(hide=frozenset(c), prefer=prefer[spec]), Role(actors=False, hide=frozenset(e)))
-            for spec, (c, e) in hide.items()}
+    return {
+        spec: (Role(hide=frozenset(c), prefer=prefer[spec]), Role(actors=False, hide=frozenset(e)))
+        for spec, (c, e) in hide.items()
+    }
 
 
 def _plain(template: str | None, vocabulary: list[str]) -> str | None:
@@ -78,10 +86,15 @@ def _plain(template: str | None, vocabulary: list[str]) -> str | None:
     return template.strip()
 
 
-def candidates(eg: EventGraph, ev: EvaluationConfig, subjects: SubjectIndex,
-               artifacts: dict[str, tuple[str, int | None]], seed: int,
-               pairs: list[tuple[Any, bool]] | None = None,
-               vocabulary: list[str] = ()) -> tuple[list[Candidate], dict[str, int]]:
+def candidates(
+    eg: EventGraph,
+    ev: EvaluationConfig,
+    subjects: SubjectIndex,
+    artifacts: dict[str, tuple[str, int | None]],
+    seed: int,
+    pairs: list[tuple[Any, bool]] | None = None,
+    vocabulary: list[str] = (),
+) -> tuple[list[Candidate], dict[str, int]]:
     """Candidates from ``pairs`` (default: :func:`pool`)."""
     skipped: dict[str, int] = {}
     specs = {s.name: s for s in ev.causal_links}
@@ -93,13 +106,26 @@ def candidates(eg: EventGraph, ev: EvaluationConfig, subjects: SubjectIndex,
         if c_ref is None or e_ref is None:
             skip(skipped, "ambiguous_reference")
             continue
-        out.append(_candidate(specs[rec.spec], rec, positive, cause, effect, c_ref, e_ref, artifacts,
-                              ev.gates.get("counterfactual", []), vocabulary))
+        out.append(
+            _candidate(
+                specs[rec.spec],
+                rec,
+                positive,
+                cause,
+                effect,
+                c_ref,
+                e_ref,
+                artifacts,
+                ev.gates.get("counterfactual", []),
+                vocabulary,
+            )
+        )
     return out, skipped
 
 
-def _usable(eg: EventGraph, pairs: list[tuple[Any, bool]], artifacts: dict[str, tuple[str, int | None]],
-            skipped: dict[str, int]) -> list[tuple[Any, bool, Any, Any, list[str]]]:
+def _usable(
+    eg: EventGraph, pairs: list[tuple[Any, bool]], artifacts: dict[str, tuple[str, int | None]], skipped: dict[str, int]
+) -> list[tuple[Any, bool, Any, Any, list[str]]]:
     """(record, positive, cause, effect, the effect's witnesses) of the pairs whose both
     events have artifacts (nothing else would let an agent find them)."""
     usable = []
@@ -112,21 +138,42 @@ def _usable(eg: EventGraph, pairs: list[tuple[Any, bool]], artifacts: dict[str, 
     return usable
 
 
-def _requests(usable: list[tuple[Any, bool, Any, Any, list[str]]],
-              roles: dict[str, tuple[Role, Role]]) -> list[tuple[Any, Subject, Role]]:
+def _requests(
+    usable: list[tuple[Any, bool, Any, Any, list[str]]], roles: dict[str, tuple[Role, Role]]
+) -> list[tuple[Any, Subject, Role]]:
     """The cause's and the effect's reference requests, keyed (n, 'c') and (n, 'e')."""
     requests = []
     for n, (rec, _, cause, effect, e_wit) in enumerate(usable):
         c_role, e_role = roles[rec.spec]
-        requests.append(((n, "c"), Subject(cause.id, cause.type, cause.ts_us, cause.record, tuple(cause.actors)),
-                         c_role.forbidding(e_wit)))
-        requests.append(((n, "e"), Subject(effect.id, effect.type, effect.ts_us, effect.record, ()),
-                         e_role.forbidding([*e_wit, *all_values(cause.record)])))
+        requests.append(
+            (
+                (n, "c"),
+                Subject(cause.id, cause.type, cause.ts_us, cause.record, tuple(cause.actors)),
+                c_role.forbidding(e_wit),
+            )
+        )
+        requests.append(
+            (
+                (n, "e"),
+                Subject(effect.id, effect.type, effect.ts_us, effect.record, ()),
+                e_role.forbidding([*e_wit, *all_values(cause.record)]),
+            )
+        )
     return requests
 
 
-def _candidate(spec: Any, rec: Any, positive: bool, cause: Any, effect: Any, c_ref: Any, e_ref: Any,
-               artifacts: dict[str, tuple[str, int | None]], gates: list[str], vocabulary: list[str]) -> Candidate:
+def _candidate(
+    spec: Any,
+    rec: Any,
+    positive: bool,
+    cause: Any,
+    effect: Any,
+    c_ref: Any,
+    e_ref: Any,
+    artifacts: dict[str, tuple[str, int | None]],
+    gates: list[str],
+    vocabulary: list[str],
+) -> Candidate:
     evidence = sorted(set(cause.artifacts) | set(effect.artifacts))
     as_of = covering_as_of(max(effect.ts_us, cause.ts_us), evidence, artifacts)
     subs = sorted({artifacts[a][0] for a in evidence if a in artifacts})
@@ -137,23 +184,43 @@ def _candidate(spec: Any, rec: Any, positive: bool, cause: Any, effect: Any, c_r
         causal_mechanism=spec.name if positive else NO_MECHANISM,
         mechanism_aliases=sorted(spec.mechanism_aliases) if positive else [],
         mechanism_direction="cause_to_effect" if positive else "no_causal_link",
-        cause_event_id=cause.id, effect_event_id=effect.id, cause_event_type=cause.type,
-        effect_event_type=effect.type, actors=sorted(set(cause.actors) | set(effect.actors)),
-        evidence_artifacts=evidence, cause_artifacts=sorted(cause.artifacts),
-        effect_artifacts=sorted(effect.artifacts), multi_cause=multi)
+        cause_event_id=cause.id,
+        effect_event_id=effect.id,
+        cause_event_type=cause.type,
+        effect_event_type=effect.type,
+        actors=sorted(set(cause.actors) | set(effect.actors)),
+        evidence_artifacts=evidence,
+        cause_artifacts=sorted(cause.artifacts),
+        effect_artifacts=sorted(effect.artifacts),
+        multi_cause=multi,
+    )
     premise = f"{c_ref.text()} had not happened"
     gloss = _plain(spec.premise_template, vocabulary)
     outcome = _plain(spec.outcome_template, vocabulary)
     payload: dict[str, Any] = {
-        "truth": truth, "actor": None, "as_of": to_utc(as_of), "gates": list(gates),
-        "context_subsystems": subs, "event_type": effect.type, "spec": spec.name,
-        "names": sorted(set(c_ref.values()) | set(e_ref.values())), "refs": [c_ref.text(), e_ref.text()],
+        "truth": truth,
+        "actor": None,
+        "as_of": to_utc(as_of),
+        "gates": list(gates),
+        "context_subsystems": subs,
+        "event_type": effect.type,
+        "spec": spec.name,
+        "names": sorted(set(c_ref.values()) | set(e_ref.values())),
+        "refs": [c_ref.text(), e_ref.text()],
         "subjects": [c_ref.shown(), e_ref.shown()],
-        "slots": {"premise": premise + (f" (that is, {gloss})" if gloss else ""),
-                  "effect": e_ref.text(),
-                  "hint": f" (for example, would it be that {outcome})" if outcome else ""},
+        "slots": {
+            "premise": premise + (f" (that is, {gloss})" if gloss else ""),
+            "effect": e_ref.text(),
+            "hint": f" (for example, would it be that {outcome})" if outcome else "",
+        },
     }
-    return Candidate(key=f"counterfactual|{rec.spec}|{cause.id}|{effect.id}",
-                     bucket="positive" if positive else "negative", label=truth.outcome_changed,
-                     difficulty=difficulty_of(factors), event_type=effect.type, group=spec.name,
-                     unique=effect.id, payload=payload)
+    return Candidate(
+        key=f"counterfactual|{rec.spec}|{cause.id}|{effect.id}",
+        bucket="positive" if positive else "negative",
+        label=truth.outcome_changed,
+        difficulty=difficulty_of(factors),
+        event_type=effect.type,
+        group=spec.name,
+        unique=effect.id,
+        payload=payload,
+    )

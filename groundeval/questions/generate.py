@@ -69,8 +69,10 @@ def _assign_templates(track: Track, picked: list[Candidate], seed: int) -> dict[
     """Pair each "no" with a "yes" (in seeded order) and give both the same template,
     cycling templates from a seeded offset: every template then serves both answers."""
     tids = [t for t, _ in track.templates]
-    groups = {label: sorted((c for c in picked if c.label == label), key=lambda c: seeded_hash(seed, "tpl", c.key))
-              for label in (False, True)}
+    groups = {
+        label: sorted((c for c in picked if c.label == label), key=lambda c: seeded_hash(seed, "tpl", c.key))
+        for label in (False, True)
+    }
     offset = int(seeded_hash(seed, track.name), 16) % len(tids)
     out = {}
     for label, group in groups.items():
@@ -100,27 +102,44 @@ def _canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _question(track: Track, c: Candidate, template_id: str, mechanisms: list[str], vocabulary: list[str],
-              prose: Prose | None) -> Question:
+def _question(
+    track: Track, c: Candidate, template_id: str, mechanisms: list[str], vocabulary: list[str], prose: Prose | None
+) -> Question:
     p = c.payload
     slots = _slots(c)
     text = render(track.name, template_id, slots)
     source = "template"
     if prose is not None:
-        request = {"track": track.name, "text": text, "actor": p["actor"], "as_of": format_time(p["as_of"]),
-                   "slots": slots, "references": list(p.get("refs", ()))}  # subject reference texts
+        request = {
+            "track": track.name,
+            "text": text,
+            "actor": p["actor"],
+            "as_of": format_time(p["as_of"]),
+            "slots": slots,
+            "references": list(p.get("refs", ())),
+        }  # subject reference texts
         names = set(p.get("names", ()))
-        better = _prose_text(prose, request, [i for i in track.truth_ids(p["truth"]) if i not in names],
-                             vocabulary)
+        better = _prose_text(prose, request, [i for i in track.truth_ids(p["truth"]) if i not in names], vocabulary)
         if better:
             text, source = better, "prose"
     meta = {"event_type": p["event_type"], "subjects": p["subjects"], "text_source": source}
     if "spec" in p:
         meta["spec"] = p["spec"]
-    q = Question(id="", track=track.name, bucket=c.bucket, difficulty=c.difficulty, text=text, actor=p["actor"],
-                 as_of=p["as_of"], gates=p["gates"], answer_schema=track.answer_schema(mechanisms),
-                 ground_truth=p["truth"], template_id=template_id, context_subsystems=p["context_subsystems"],
-                 meta=meta)
+    q = Question(
+        id="",
+        track=track.name,
+        bucket=c.bucket,
+        difficulty=c.difficulty,
+        text=text,
+        actor=p["actor"],
+        as_of=p["as_of"],
+        gates=p["gates"],
+        answer_schema=track.answer_schema(mechanisms),
+        ground_truth=p["truth"],
+        template_id=template_id,
+        context_subsystems=p["context_subsystems"],
+        meta=meta,
+    )
     body = q.model_dump(mode="json", exclude={"id"})
     return q.model_copy(update={"id": "q_" + hashlib.sha256(_canonical(body).encode()).hexdigest()[:16]})
 
@@ -130,13 +149,19 @@ def _vocabulary(gs: GraphSQL, ev: Any, specs: tuple[Track, ...]) -> list[str]:
     except words that name an event type: a question must be able to say which events it
     is about."""
     type_words = [f" {humanize(t).lower()} " for t in gs.event_types()]
-    return sorted({v for t in specs for v in t.vocabulary(ev)
-                   if len(v.replace("_", " ").split()) >= 2
-                   and not any(f" {humanize(v).lower()} " in w for w in type_words)})
+    return sorted(
+        {
+            v
+            for t in specs
+            for v in t.vocabulary(ev)
+            if len(v.replace("_", " ").split()) >= 2 and not any(f" {humanize(v).lower()} " in w for w in type_words)
+        }
+    )
 
 
-def _context(store: Store, seed: int, graph: EventGraph | None,
-             specs: tuple[Track, ...]) -> tuple[GenerationContext, dict[str, Any]]:
+def _context(
+    store: Store, seed: int, graph: EventGraph | None, specs: tuple[Track, ...]
+) -> tuple[GenerationContext, dict[str, Any]]:
     """The shared context, and each track's prepared pool: events and artifacts are read
     once for all tracks."""
     ev = store.manifest.evaluation
@@ -156,8 +181,9 @@ def _context(store: Store, seed: int, graph: EventGraph | None,
     return ctx, pools
 
 
-def _track_questions(track: Track, ctx: GenerationContext, pool: Any, prose: Prose | None,
-                     questions: dict[str, Question]) -> tuple[dict[str, Any], dict[str, int]]:
+def _track_questions(
+    track: Track, ctx: GenerationContext, pool: Any, prose: Prose | None, questions: dict[str, Question]
+) -> tuple[dict[str, Any], dict[str, int]]:
     """Select and word one track's questions into ``questions``; returns (balance, skipped)."""
     ev = ctx.ev
     cands, skip = track.candidates(ctx, pool)
@@ -169,9 +195,15 @@ def _track_questions(track: Track, ctx: GenerationContext, pool: Any, prose: Pro
         else:
             skip["leakage"] = skip.get("leakage", 0) + 1
     difficulty = {"easy": ev.easy_ratio, "medium": ev.medium_ratio, "hard": ev.hard_ratio}
-    picked, balance = select(usable, total=track.cap(ev), bucket_ratios=track.bucket_ratios(ev),
-                             difficulty_ratios=difficulty, max_per_actor=ev.max_per_actor,
-                             max_per_type=ev.max_per_event_type, seed=ctx.seed)
+    picked, balance = select(
+        usable,
+        total=track.cap(ev),
+        bucket_ratios=track.bucket_ratios(ev),
+        difficulty_ratios=difficulty,
+        max_per_actor=ev.max_per_actor,
+        max_per_type=ev.max_per_event_type,
+        seed=ctx.seed,
+    )
     templates = _assign_templates(track, picked, ctx.seed)
     for c in picked:
         q = _question(track, c, templates[c.key], ctx.mechanisms, ctx.vocabulary, prose)
@@ -185,8 +217,9 @@ def _track_questions(track: Track, ctx: GenerationContext, pool: Any, prose: Pro
     return balance, skip
 
 
-def generate(store: Store, *, seed: int | None = None, prose: Prose | None = None,
-             graph: EventGraph | None = None) -> QuestionSet:
+def generate(
+    store: Store, *, seed: int | None = None, prose: Prose | None = None, graph: EventGraph | None = None
+) -> QuestionSet:
     """Generate the balanced question set of a loaded pack, one part per registered track.
 
     ``graph``: the pack's ``build_graph(store, search_spaces=False)``, when the caller
@@ -215,9 +248,11 @@ def _generate(store: Store, seed: int, prose: Prose | None, graph: EventGraph | 
     eg = ctx.graph
     questions: dict[str, Question] = {}
     balance: dict[str, Any] = {}
-    skipped: dict[str, Any] = {"ambiguous_triggers": dict(eg.stats["ambiguous"]),
-                               "ambiguous_records": [a.to_dict() for a in eg.ambiguous[:100]],
-                               "duplicate_presences": eg.stats["duplicate_presences"]}
+    skipped: dict[str, Any] = {
+        "ambiguous_triggers": dict(eg.stats["ambiguous"]),
+        "ambiguous_records": [a.to_dict() for a in eg.ambiguous[:100]],
+        "duplicate_presences": eg.stats["duplicate_presences"],
+    }
     for track in specs:
         balance[track.name], skip = _track_questions(track, ctx, pools[track.name], prose, questions)
         skipped[track.name] = dict(sorted(skip.items()))
@@ -227,9 +262,19 @@ def _generate(store: Store, seed: int, prose: Prose | None, graph: EventGraph | 
     counts: dict[str, Any] = {"total": len(ordered)}
     for track in specs:
         qs = [q for q in ordered if q.track == track.name]
-        counts[track.name] = {"total": len(qs), "buckets": dict(sorted(Counter(q.bucket for q in qs).items())),
-                              "difficulty": dict(sorted(Counter(q.difficulty for q in qs).items()))}
-    meta = QuestionSetMeta(contract_digest=store.digest, pack=store.manifest.name, seed=seed,
-                           generator_version=GENERATOR_VERSION, counts=counts, balance=balance, skipped=skipped,
-                           shortcut_audit=shortcut_audit(ordered))
+        counts[track.name] = {
+            "total": len(qs),
+            "buckets": dict(sorted(Counter(q.bucket for q in qs).items())),
+            "difficulty": dict(sorted(Counter(q.difficulty for q in qs).items())),
+        }
+    meta = QuestionSetMeta(
+        contract_digest=store.digest,
+        pack=store.manifest.name,
+        seed=seed,
+        generator_version=GENERATOR_VERSION,
+        counts=counts,
+        balance=balance,
+        skipped=skipped,
+        shortcut_audit=shortcut_audit(ordered),
+    )
     return QuestionSet(metadata=meta, questions=ordered)

@@ -13,16 +13,39 @@ from functools import lru_cache
 from typing import Iterable
 
 LEAKING_PHRASES = (
-    "no causal link", "no_causal_link", "cause_to_effect", "effect_to_cause", "ground truth", "the answer is",
-    "correct answer", "could not have known", "could have known:", "not visible", "was visible",
-    "access denied", "permission denied", "restricted to", "was blocked", "never written", "never happened",
-    "does not exist", "did not exist", "did not happen", "no record exists", "negative_permission",
-    "negative_temporal", "expected search space", "search space", "evidence_artifacts",
+    "no causal link",
+    "no_causal_link",
+    "cause_to_effect",
+    "effect_to_cause",
+    "ground truth",
+    "the answer is",
+    "correct answer",
+    "could not have known",
+    "could have known:",
+    "not visible",
+    "was visible",
+    "access denied",
+    "permission denied",
+    "restricted to",
+    "was blocked",
+    "never written",
+    "never happened",
+    "does not exist",
+    "did not exist",
+    "did not happen",
+    "no record exists",
+    "negative_permission",
+    "negative_temporal",
+    "expected search space",
+    "search space",
+    "evidence_artifacts",
 )
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-_STOP = frozenset("a an the of to in on for and or had has have not be been was were would it its that this "
-                  "event about with by at from if did do does than then".split())
+_STOP = frozenset(
+    "a an the of to in on for and or had has have not be been was were would it its that this "
+    "event about with by at from if did do does than then".split()
+)
 
 
 _TOKEN = re.compile(r"[\w-]+")

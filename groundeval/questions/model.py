@@ -62,8 +62,9 @@ class Question(_Model):
     answer_schema: dict[str, Any]
     ground_truth: GroundTruth
     template_id: str = ""
-    context_subsystems: list[str] = Field(default_factory=list,
-                                          description="Subsystems a context-mode window draws from.")
+    context_subsystems: list[str] = Field(
+        default_factory=list, description="Subsystems a context-mode window draws from."
+    )
     meta: dict[str, Any] = Field(default_factory=dict, description="Spec, event types: for audits, never shown.")
 
     @field_validator("track", mode="wrap")

@@ -54,8 +54,9 @@ class _Targets(NamedTuple):
     gated: dict[str, list[tuple]]  # row index (text) -> (artifact, subsystem, horizon, subsystem, actor ok)
 
 
-def candidates(gs: GraphSQL, ev: EvaluationConfig, subjects: SubjectIndex,
-               seed: int = 0) -> tuple[list[Candidate], dict[str, int]]:
+def candidates(
+    gs: GraphSQL, ev: EvaluationConfig, subjects: SubjectIndex, seed: int = 0
+) -> tuple[list[Candidate], dict[str, int]]:
     skipped: dict[str, int] = {}
     gates = set(ev.gates.get("perspective", []))
     t = _targets(gs, ev)
@@ -119,8 +120,9 @@ def _label(gs: GraphSQL, t: _Targets, gates: set[str], skipped: dict[str, int]) 
             later += [(str(i), actor, t_star, r[0]) for r in arts]
         else:
             skipped["mixed_horizon"] = skipped.get("mixed_horizon", 0) + 1  # neither label is clean
-    would = {k for k, aid, found, sub, h, s, a in sql.gate_batch(gs, later)
-             if found and _visible((aid, sub, h, s, a), gates)}
+    would = {
+        k for k, aid, found, sub, h, s, a in sql.gate_batch(gs, later) if found and _visible((aid, sub, h, s, a), gates)
+    }
     for key in sorted({p[0] for p in later}, key=int):
         if key in would:
             labelled[int(key)] = ("negative_temporal", [])
@@ -148,35 +150,66 @@ def _references(subjects: SubjectIndex, labelled: dict[int, tuple[str, list[str]
     for eid in targets:
         etype, raw = t.info[eid][1], json.loads(t.info[eid][3])
         hide.setdefault(etype, set()).update(
-            k for k, vals in keyed_values(raw).items() if k[0] == "a" and vals & set(t.wit[eid]))
+            k for k, vals in keyed_values(raw).items() if k[0] == "a" and vals & set(t.wit[eid])
+        )
     return subjects.resolve(
-        (eid, Subject(eid, t.info[eid][1], t.info[eid][2], json.loads(t.info[eid][3]), tuple(t.info[eid][4])),
-         Role(time=False, hide=frozenset(hide[t.info[eid][1]]), forbid=frozenset(t.wit[eid])))
-        for eid in targets)
+        (
+            eid,
+            Subject(eid, t.info[eid][1], t.info[eid][2], json.loads(t.info[eid][3]), tuple(t.info[eid][4])),
+            Role(time=False, hide=frozenset(hide[t.info[eid][1]]), forbid=frozenset(t.wit[eid])),
+        )
+        for eid in targets
+    )
 
 
-def _candidate(i: int, label: tuple[str, list[str]], ref: Any, t: _Targets, gates: set[str],
-               roles: dict, granted: dict, display: dict[str, str]) -> Candidate:
+def _candidate(
+    i: int,
+    label: tuple[str, list[str]],
+    ref: Any,
+    t: _Targets,
+    gates: set[str],
+    roles: dict,
+    granted: dict,
+    display: dict[str, str],
+) -> Candidate:
     actor, as_of, eid = t.rows[i]
     bucket, vis = label
     _, etype, ets, _raw, ev_actors, _arts, _subs, _mc = t.info[eid]
     arts = t.gated.get(str(i), [])
     blocked = sorted({r[1] for r in arts if "subsystem" in gates and not r[3]})
     subs = sorted({r[1] for r in arts})
-    factors = (actor not in ev_actors) + (len(subs) > 1 or 0 < len(vis) < len(arts)) + \
-        (abs(ets - as_of) <= NEAR_US)
-    truth = PerspectiveTruth(could_actor_have_known=bucket == "positive", target_event_id=eid,
-                             target_event_type=etype, target_artifacts=sorted(r[0] for r in arts),
-                             evidence_artifacts=sorted(vis), blocked_subsystems=blocked,
-                             role_at_as_of=roles.get((actor, as_of), []))
+    factors = (actor not in ev_actors) + (len(subs) > 1 or 0 < len(vis) < len(arts)) + (abs(ets - as_of) <= NEAR_US)
+    truth = PerspectiveTruth(
+        could_actor_have_known=bucket == "positive",
+        target_event_id=eid,
+        target_event_type=etype,
+        target_artifacts=sorted(r[0] for r in arts),
+        evidence_artifacts=sorted(vis),
+        blocked_subsystems=blocked,
+        role_at_as_of=roles.get((actor, as_of), []),
+    )
     payload: dict[str, Any] = {
-        "truth": truth, "actor": actor, "as_of": to_utc(as_of), "gates": sorted(gates, key=_gate_order),
+        "truth": truth,
+        "actor": actor,
+        "as_of": to_utc(as_of),
+        "gates": sorted(gates, key=_gate_order),
         "context_subsystems": sorted(set(granted.get((actor, as_of), [])) | set(subs)),
-        "names": ref.values(), "event_type": etype, "refs": [ref.text()], "subjects": [ref.shown()],
+        "names": ref.values(),
+        "event_type": etype,
+        "refs": [ref.text()],
+        "subjects": [ref.shown()],
         "slots": {"actor": display.get(actor, actor), "target": ref.text()},
     }
-    return Candidate(key=f"perspective|{actor}|{as_of}|{eid}", bucket=bucket, label=bucket == "positive",
-                     difficulty=difficulty_of(factors), event_type=etype, actor=actor, group=etype, payload=payload)
+    return Candidate(
+        key=f"perspective|{actor}|{as_of}|{eid}",
+        bucket=bucket,
+        label=bucket == "positive",
+        difficulty=difficulty_of(factors),
+        event_type=etype,
+        actor=actor,
+        group=etype,
+        payload=payload,
+    )
 
 
 def _gate_order(g: str) -> int:

@@ -11,8 +11,14 @@ from typing import Any, Callable, Hashable, Iterable, TypeVar
 R = TypeVar("R")
 
 
-def seeded_sample(records: Iterable[R], group: Callable[[R], tuple[str, Hashable]], parts: Callable[[R], str],
-                  seed: int, track: str, keep: int) -> list[R]:
+def seeded_sample(
+    records: Iterable[R],
+    group: Callable[[R], tuple[str, Hashable]],
+    parts: Callable[[R], str],
+    seed: int,
+    track: str,
+    keep: int,
+) -> list[R]:
     """At most ``keep`` records per ``group(r)`` = (spec, polarity), the smallest by
     ``seeded_hash(seed, track, spec, parts(r))`` (then by record), groups in sorted order:
     enough for every cap, so text and leakage checks run on hundreds of records, not all."""

@@ -64,20 +64,89 @@ SYSTEM_PROMPT = (
 # Normative or answer-hinting wording a question must not add (matched as whole words,
 # case-insensitively); the leakage validator's LEAKING_PHRASES are checked as well.
 NORMATIVE_PHRASES = (
-    "should", "should have", "ought", "must have", "failed to", "neglected", "forgot", "obviously", "clearly",
-    "surely", "of course", "definitely", "certainly", "no doubt", "as expected", "predictably", "unfortunately",
-    "fortunately", "blame", "at fault", "mistake", "negligent", "negligence", "properly", "correctly",
-    "wrongly", "rightly", "answer", "hint", "trick", "spoiler", "yes or no", "true or false",
-    "no access", "had access", "lacked access", "without access", "not allowed", "not permitted", "permission",
-    "permissions", "restricted", "restriction", "confidential", "private", "secret", "blocked", "forbidden",
-    "not yet", "had not yet", "already", "too early", "too late", "in advance", "beforehand", "later on",
-    "never", "nobody", "no one", "nothing", "missing", "absent", "absence", "silence", "silent", "ignored",
-    "skipped", "overlooked", "causal", "caused", "because", "therefore", "consequently", "as a result",
-    "coincidence", "coincidental", "unrelated", "independent", "mechanism",
+    "should",
+    "should have",
+    "ought",
+    "must have",
+    "failed to",
+    "neglected",
+    "forgot",
+    "obviously",
+    "clearly",
+    "surely",
+    "of course",
+    "definitely",
+    "certainly",
+    "no doubt",
+    "as expected",
+    "predictably",
+    "unfortunately",
+    "fortunately",
+    "blame",
+    "at fault",
+    "mistake",
+    "negligent",
+    "negligence",
+    "properly",
+    "correctly",
+    "wrongly",
+    "rightly",
+    "answer",
+    "hint",
+    "trick",
+    "spoiler",
+    "yes or no",
+    "true or false",
+    "no access",
+    "had access",
+    "lacked access",
+    "without access",
+    "not allowed",
+    "not permitted",
+    "permission",
+    "permissions",
+    "restricted",
+    "restriction",
+    "confidential",
+    "private",
+    "secret",
+    "blocked",
+    "forbidden",
+    "not yet",
+    "had not yet",
+    "already",
+    "too early",
+    "too late",
+    "in advance",
+    "beforehand",
+    "later on",
+    "never",
+    "nobody",
+    "no one",
+    "nothing",
+    "missing",
+    "absent",
+    "absence",
+    "silence",
+    "silent",
+    "ignored",
+    "skipped",
+    "overlooked",
+    "causal",
+    "caused",
+    "because",
+    "therefore",
+    "consequently",
+    "as a result",
+    "coincidence",
+    "coincidental",
+    "unrelated",
+    "independent",
+    "mechanism",
 )
 
 _TOKEN = re.compile(r"[\w-]+")
-_QUOTES = ("\"\"", "''", "``", "\u201c\u201d", "\u2018\u2019", "**")
+_QUOTES = ('""', "''", "``", "\u201c\u201d", "\u2018\u2019", "**")
 
 
 def _canonical(data: Any) -> str:
@@ -129,7 +198,7 @@ class NameIndex:
         out = set()
         for i, t in enumerate(toks):
             for cand in self._first.get(t, ()):
-                if tuple(toks[i:i + len(cand)]) == cand:
+                if tuple(toks[i : i + len(cand)]) == cand:
                     out.add(cand)
         return out
 
@@ -164,11 +233,11 @@ def clean(text: str) -> str:
         changed = False
         for label in ("Question:", "Reworded question:", "Rewritten question:"):
             if text.lower().startswith(label.lower()):
-                text, changed = text[len(label):].strip(), True
+                text, changed = text[len(label) :].strip(), True
         for q in _QUOTES:
-            a, b = q[: len(q) // 2], q[len(q) // 2:]
+            a, b = q[: len(q) // 2], q[len(q) // 2 :]
             if text.startswith(a) and text.endswith(b) and len(text) > len(q):
-                text, changed = text[len(a): len(text) - len(b)].strip(), True
+                text, changed = text[len(a) : len(text) - len(b)].strip(), True
     return text
 
 
@@ -275,9 +344,14 @@ class ProseStats:
     reasons: Counter = field(default_factory=Counter)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"requests": self.requests, "cache_hits": self.cache_hits, "accepted": self.accepted,
-                "rejected": self.rejected, "provider_errors": self.provider_errors,
-                "reasons": dict(sorted(self.reasons.items()))}
+        return {
+            "requests": self.requests,
+            "cache_hits": self.cache_hits,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "provider_errors": self.provider_errors,
+            "reasons": dict(sorted(self.reasons.items())),
+        }
 
 
 class ProseRejected(GroundevalError):
@@ -294,8 +368,15 @@ class ProseWriter:
     away (bad key, unknown model, unreachable server) stops further requests: every later
     question keeps its template and ``fatal`` holds the error."""
 
-    def __init__(self, model: Any, *, seed: int, cache_dir: str | Path | None = None,
-                 names: NameIndex | None = None, model_name: str | None = None):
+    def __init__(
+        self,
+        model: Any,
+        *,
+        seed: int,
+        cache_dir: str | Path | None = None,
+        names: NameIndex | None = None,
+        model_name: str | None = None,
+    ):
         self.model = model
         self.model_name = model_name or getattr(model, "name", None) or repr(model)
         self.seed = seed
@@ -312,9 +393,12 @@ class ProseWriter:
     def scaffolding(self, request: dict[str, Any]) -> dict[str, Any]:
         """The answer-neutral facts the model sees (never the label or the truth)."""
         slots = request.get("slots") or {}
-        data: dict[str, Any] = {"track": request.get("track"), "question": request.get("text"),
-                                "subject_references": list(request.get("references") or []),
-                                "keep_verbatim": required_phrases(request)}
+        data: dict[str, Any] = {
+            "track": request.get("track"),
+            "question": request.get("text"),
+            "subject_references": list(request.get("references") or []),
+            "keep_verbatim": required_phrases(request),
+        }
         if "actor" in slots:
             data["actor"] = slots["actor"]
         if "as_of" in slots:
@@ -325,8 +409,11 @@ class ProseWriter:
 
     @staticmethod
     def user_prompt(scaffolding: dict[str, Any], previous: list[str] | None) -> str:
-        lines = ["Reword this question in a " + scaffolding["style"] + " style.", "",
-                 "Question: " + str(scaffolding["question"])]
+        lines = [
+            "Reword this question in a " + scaffolding["style"] + " style.",
+            "",
+            "Question: " + str(scaffolding["question"]),
+        ]
         if scaffolding.get("actor"):
             lines.append("Actor (keep as written): " + str(scaffolding["actor"]))
         if scaffolding.get("as_of"):
@@ -348,8 +435,17 @@ class ProseWriter:
             self._attempts[base] += 1
             previous = self._last.get(base) if attempt else None
         user = self.user_prompt(scaffold, previous)
-        key = _sha({"prompt_version": PROMPT_VERSION, "system": SYSTEM_PROMPT, "user": user,
-                    "scaffolding": scaffold, "model": self.model_name, "seed": self.seed, "attempt": attempt})
+        key = _sha(
+            {
+                "prompt_version": PROMPT_VERSION,
+                "system": SYSTEM_PROMPT,
+                "user": user,
+                "scaffolding": scaffold,
+                "model": self.model_name,
+                "seed": self.seed,
+                "attempt": attempt,
+            }
+        )
         hit = self.cache.get(key)
         if hit is not None and isinstance(hit.get("text"), str):
             self.stats.cache_hits += 1
@@ -366,8 +462,10 @@ class ProseWriter:
                     self.fatal = exc
                 raise
             raw = reply if isinstance(reply, str) else str(getattr(reply, "text", "") or "")
-            self.cache.put(key, {"model": self.model_name, "seed": self.seed, "attempt": attempt,
-                                 "scaffolding": scaffold, "text": raw})
+            self.cache.put(
+                key,
+                {"model": self.model_name, "seed": self.seed, "attempt": attempt, "scaffolding": scaffold, "text": raw},
+            )
         text = clean(raw)
         reasons = check_prose(text, request, self.names)
         with self._lock:
@@ -381,22 +479,45 @@ class ProseWriter:
         return text
 
 
-def prose_writer(spec: str, *, store: Any, seed: int | None = None, cache_dir: str | Path | None = None,
-                 base_url: str | None = None, api_key_env: str | None = None, temperature: float | None = 0.7,
-                 max_tokens: int | None = 300, timeout: float | None = None,
-                 retries: int | None = None) -> ProseWriter:
+def prose_writer(
+    spec: str,
+    *,
+    store: Any,
+    seed: int | None = None,
+    cache_dir: str | Path | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    temperature: float | None = 0.7,
+    max_tokens: int | None = 300,
+    timeout: float | None = None,
+    retries: int | None = None,
+) -> ProseWriter:
     """A :class:`ProseWriter` over ``provider:model`` for the pack open in ``store``
     (``seed``: the generation seed, default the pack's)."""
     from ..agents.complete import text_model
 
-    model = text_model(spec, option="--prose", base_url=base_url, api_key_env=api_key_env,
-                       temperature=temperature, max_tokens=max_tokens, timeout=timeout, retries=retries)
+    model = text_model(
+        spec,
+        option="--prose",
+        base_url=base_url,
+        api_key_env=api_key_env,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        timeout=timeout,
+        retries=retries,
+    )
     seed = store.manifest.evaluation.seed if seed is None else seed
     return ProseWriter(model, seed=seed, cache_dir=cache_dir, names=NameIndex.from_store(store))
 
 
-def generate_with_prose(store: Any, prose: str | ProseWriter, *, seed: int | None = None,
-                        cache_dir: str | Path | None = None, **model_opts: Any):
+def generate_with_prose(
+    store: Any,
+    prose: str | ProseWriter,
+    *,
+    seed: int | None = None,
+    cache_dir: str | Path | None = None,
+    **model_opts: Any,
+):
     """``generate(store, seed=seed, prose=...)`` with a model's prose: returns the question set
     and the writer (its ``stats``). A provider error that stops all requests (bad key, unknown
     model, unreachable server) raises a one-line :class:`~groundeval.errors.UsageError` instead of quietly
@@ -405,8 +526,11 @@ def generate_with_prose(store: Any, prose: str | ProseWriter, *, seed: int | Non
     from .generate import generate
 
     seed = store.manifest.evaluation.seed if seed is None else seed
-    writer = prose if isinstance(prose, ProseWriter) else prose_writer(prose, store=store, seed=seed,
-                                                                       cache_dir=cache_dir, **model_opts)
+    writer = (
+        prose
+        if isinstance(prose, ProseWriter)
+        else prose_writer(prose, store=store, seed=seed, cache_dir=cache_dir, **model_opts)
+    )
     try:
         qs = generate(store, seed=seed, prose=writer)
     finally:
@@ -418,6 +542,19 @@ def generate_with_prose(store: Any, prose: str | ProseWriter, *, seed: int | Non
     return qs, writer
 
 
-__all__ = ["MIN_WORDS", "MAX_WORDS", "NORMATIVE_PHRASES", "NameIndex", "ProseRejected", "ProseStats",
-           "ProseWriter", "ReplyCache", "check_prose", "clean", "default_cache_dir", "generate_with_prose",
-           "prose_writer", "required_phrases"]
+__all__ = [
+    "MIN_WORDS",
+    "MAX_WORDS",
+    "NORMATIVE_PHRASES",
+    "NameIndex",
+    "ProseRejected",
+    "ProseStats",
+    "ProseWriter",
+    "ReplyCache",
+    "check_prose",
+    "clean",
+    "default_cache_dir",
+    "generate_with_prose",
+    "prose_writer",
+    "required_phrases",
+]

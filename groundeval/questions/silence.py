@@ -30,12 +30,21 @@ from .text import format_gap, humanize
 def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[SilenceRecord]:
     """A bounded, seeded sample of silence records per (spec, kind), so BM25 search spaces
     are computed for a few hundred records, not every trigger."""
-    return sorted(seeded_sample(eg.presences + eg.absences, lambda r: (r.spec, r.kind), lambda r: r.trigger_event_id,
-                                seed, "silence", max(8, 2 * ev.max_per_event_type)))
+    return sorted(
+        seeded_sample(
+            eg.presences + eg.absences,
+            lambda r: (r.spec, r.kind),
+            lambda r: r.trigger_event_id,
+            seed,
+            "silence",
+            max(8, 2 * ev.max_per_event_type),
+        )
+    )
 
 
-def _hidden(records: list[SilenceRecord], eg: EventGraph,
-            artifacts: dict[str, tuple[str, int | None]]) -> dict[str, frozenset[tuple[str, str]]]:
+def _hidden(
+    records: list[SilenceRecord], eg: EventGraph, artifacts: dict[str, tuple[str, int | None]]
+) -> dict[str, frozenset[tuple[str, str]]]:
     hide: dict[str, set[tuple[str, str]]] = {}
     for rec in records:
         trigger = eg.events[rec.trigger_event_id]
@@ -52,30 +61,50 @@ def is_before(created_us: int | None, ts_us: int) -> bool:
     return created_us is not None and created_us <= ts_us
 
 
-def candidates(eg: EventGraph, ev: EvaluationConfig, subjects: SubjectIndex,
-               artifacts: dict[str, tuple[str, int | None]],
-               records: list[SilenceRecord]) -> tuple[list[Candidate], dict[str, int]]:
+def candidates(
+    eg: EventGraph,
+    ev: EvaluationConfig,
+    subjects: SubjectIndex,
+    artifacts: dict[str, tuple[str, int | None]],
+    records: list[SilenceRecord],
+) -> tuple[list[Candidate], dict[str, int]]:
     skipped: dict[str, int] = {}
     specs = {s.key: s for s in ev.silence_pairs}
     usable = _usable(eg, records, skipped)
     hidden = _hidden([u[0] for u in usable], eg, artifacts)
     prefer = {key: tuple(k for j in spec.join if (k := path_key(j.trigger))) for key, spec in specs.items()}
     refs = subjects.resolve(
-        (n, Subject(t.id, t.type, t.ts_us, t.record, tuple(t.actors)),
-         Role(hide=hidden[rec.spec], prefer=prefer[rec.spec]))
-        for n, (rec, _, _) in enumerate(usable) for t in [eg.events[rec.trigger_event_id]])
+        (
+            n,
+            Subject(t.id, t.type, t.ts_us, t.record, tuple(t.actors)),
+            Role(hide=hidden[rec.spec], prefer=prefer[rec.spec]),
+        )
+        for n, (rec, _, _) in enumerate(usable)
+        for t in [eg.events[rec.trigger_event_id]]
+    )
     out = []
     for n, (rec, exists, evidence) in enumerate(usable):
         if refs[n] is None:
             skip(skipped, "ambiguous_reference")
             continue
-        out.append(_candidate(specs[rec.spec], rec, exists, evidence, eg.events[rec.trigger_event_id], refs[n],
-                              artifacts, ev.gates.get("silence", [])))
+        out.append(
+            _candidate(
+                specs[rec.spec],
+                rec,
+                exists,
+                evidence,
+                eg.events[rec.trigger_event_id],
+                refs[n],
+                artifacts,
+                ev.gates.get("silence", []),
+            )
+        )
     return out, skipped
 
 
-def _usable(eg: EventGraph, records: list[SilenceRecord],
-            skipped: dict[str, int]) -> list[tuple[SilenceRecord, bool, list[str]]]:
+def _usable(
+    eg: EventGraph, records: list[SilenceRecord], skipped: dict[str, int]
+) -> list[tuple[SilenceRecord, bool, list[str]]]:
     """(record, exists, the response's artifacts) of the records an honest answer can rest on."""
     usable = []
     for rec in records:
@@ -90,25 +119,58 @@ def _usable(eg: EventGraph, records: list[SilenceRecord],
     return usable
 
 
-def _candidate(spec: Any, rec: SilenceRecord, exists: bool, evidence: list[str], trigger: Any, ref: Any,
-               artifacts: dict[str, tuple[str, int | None]], gates: list[str]) -> Candidate:
+def _candidate(
+    spec: Any,
+    rec: SilenceRecord,
+    exists: bool,
+    evidence: list[str],
+    trigger: Any,
+    ref: Any,
+    artifacts: dict[str, tuple[str, int | None]],
+    gates: list[str],
+) -> Candidate:
     space = list(rec.expected_search_space)
-    as_of = covering_as_of(rec.trigger_ts_us + rec.gap_microseconds,
-                           set(space) | set(evidence) | set(trigger.artifacts), artifacts)
+    as_of = covering_as_of(
+        rec.trigger_ts_us + rec.gap_microseconds, set(space) | set(evidence) | set(trigger.artifacts), artifacts
+    )
     space_subs = {artifacts[a][0] for a in space if a in artifacts}
     factors = (len(space) >= 4) + (len(space_subs) > 1) + (len(trigger.artifacts) > 1)
-    truth = SilenceTruth(exists=exists, spec=rec.spec, trigger_event_id=trigger.id,
-                         trigger_event_type=trigger.type, response_event_type=rec.response_type,
-                         response_event_id=rec.response_event_id, expected_search_space=space,
-                         expected_subsystems=list(rec.expected_subsystems), evidence_artifacts=evidence)
+    truth = SilenceTruth(
+        exists=exists,
+        spec=rec.spec,
+        trigger_event_id=trigger.id,
+        trigger_event_type=trigger.type,
+        response_event_type=rec.response_type,
+        response_event_id=rec.response_event_id,
+        expected_search_space=space,
+        expected_subsystems=list(rec.expected_subsystems),
+        evidence_artifacts=evidence,
+    )
     payload: dict[str, Any] = {
-        "truth": truth, "actor": None, "as_of": to_utc(as_of), "gates": list(gates),
-        "context_subsystems": sorted(set(rec.expected_subsystems)
-                                     | {artifacts[a][0] for a in trigger.artifacts if a in artifacts}),
-        "event_type": trigger.type, "spec": rec.spec, "names": ref.values(), "refs": [ref.text()],
+        "truth": truth,
+        "actor": None,
+        "as_of": to_utc(as_of),
+        "gates": list(gates),
+        "context_subsystems": sorted(
+            set(rec.expected_subsystems) | {artifacts[a][0] for a in trigger.artifacts if a in artifacts}
+        ),
+        "event_type": trigger.type,
+        "spec": rec.spec,
+        "names": ref.values(),
+        "refs": [ref.text()],
         "subjects": [ref.shown()],
-        "slots": {"trigger": ref.text(), "response": f"'{humanize(rec.response_type)}' event",
-                  "gap": format_gap(spec.max_gap_days)},
+        "slots": {
+            "trigger": ref.text(),
+            "response": f"'{humanize(rec.response_type)}' event",
+            "gap": format_gap(spec.max_gap_days),
+        },
     }
-    return Candidate(key=f"silence|{rec.spec}|{trigger.id}", bucket=rec.kind, label=exists,
-                     difficulty=difficulty_of(factors), event_type=trigger.type, group=rec.spec, payload=payload)
+    return Candidate(
+        key=f"silence|{rec.spec}|{trigger.id}",
+        bucket=rec.kind,
+        label=exists,
+        difficulty=difficulty_of(factors),
+        event_type=trigger.type,
+        group=rec.spec,
+        payload=payload,
+    )

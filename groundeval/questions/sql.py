@@ -50,13 +50,14 @@ def perspective_actors(gs: GraphSQL, configured: list[str], limit: int) -> list[
     """Configured actors that hold some role, else the most active non-system ones."""
     if configured:
         gs.put("ge_ids", [("id", "VARCHAR")], ([a] for a in configured))
-        rows = gs.q("SELECT DISTINCT actor FROM actor_roles WHERE actor IN (SELECT id FROM ge_ids) "
-                    "ORDER BY actor")
+        rows = gs.q("SELECT DISTINCT actor FROM actor_roles WHERE actor IN (SELECT id FROM ge_ids) ORDER BY actor")
         return [r[0] for r in rows]
     rows = gs.q(
         """SELECT ea.actor FROM event_actors ea JOIN actors a ON a.actor = ea.actor AND NOT a.system
            WHERE EXISTS (SELECT 1 FROM actor_roles r WHERE r.actor = ea.actor)
-           GROUP BY ea.actor ORDER BY count(*) DESC, ea.actor LIMIT ?""", [limit])
+           GROUP BY ea.actor ORDER BY count(*) DESC, ea.actor LIMIT ?""",
+        [limit],
+    )
     return [r[0] for r in rows]
 
 
@@ -76,24 +77,29 @@ def perspective_pivots(gs: GraphSQL, actors: list[str], per_actor: int) -> list[
            SELECT DISTINCT actor, epoch_us(ts) FROM t
            WHERE list_contains(list_transform(range(1, ? + 1),
                                i -> greatest(1, ceil(i * n / (? + 1)))::BIGINT), rn)
-           ORDER BY 1, 2""", [per_actor, per_actor])
+           ORDER BY 1, 2""",
+        [per_actor, per_actor],
+    )
 
 
 def gate_batch(gs: GraphSQL, rows: list[tuple[str, str, int, str]]) -> list[tuple]:
     """The cone (``cone.gate_sql``) for many ``(key, actor, as_of_us, artifact_id)`` rows."""
     if not rows:
         return []
-    gs.put("ge_pairs0", [("key", "VARCHAR"), ("actor", "VARCHAR"), ("us", "BIGINT"),
-                           ("artifact_id", "VARCHAR")], rows)
-    gs.cur.execute("CREATE OR REPLACE TEMP TABLE ge_pairs AS SELECT key, actor, ge_ts(us) AS as_of,"
-                     " artifact_id FROM ge_pairs0")
+    gs.put("ge_pairs0", [("key", "VARCHAR"), ("actor", "VARCHAR"), ("us", "BIGINT"), ("artifact_id", "VARCHAR")], rows)
+    gs.cur.execute(
+        "CREATE OR REPLACE TEMP TABLE ge_pairs AS SELECT key, actor, ge_ts(us) AS as_of, artifact_id FROM ge_pairs0"
+    )
     return gs.q(gate_sql("ge_pairs"))
 
 
 _ACTOR_SETS = {
     # what: (the listed column, the extra join that reaches it)
     "roles": ("ar.role", ""),
-    "grants": ("g.subsystem", "JOIN grants g ON g.role = ar.role AND g.since <= ge_ts(pv.us) AND ge_ts(pv.us) < g.until"),
+    "grants": (
+        "g.subsystem",
+        "JOIN grants g ON g.role = ar.role AND g.since <= ge_ts(pv.us) AND ge_ts(pv.us) < g.until",
+    ),
 }
 
 
@@ -110,7 +116,8 @@ def actor_sets(gs: GraphSQL, pivots: list[tuple[str, int]], what: str) -> dict[t
             FROM pv JOIN actor_roles ar ON ar.actor = pv.actor
               AND ar.since <= ge_ts(pv.us) AND ge_ts(pv.us) < ar.until
             {join}
-            GROUP BY pv.actor, pv.us ORDER BY 1, 2""")
+            GROUP BY pv.actor, pv.us ORDER BY 1, 2"""
+    )
     return {(r[0], r[1]): list(r[2]) for r in rows}
 
 
@@ -125,8 +132,13 @@ def pack_names(store: Any) -> dict[str, list[str]]:
         "artifact id": [r[0] for r in q("SELECT id FROM artifacts ORDER BY 1")],
         "actor": [v for r in q("SELECT actor, display_name FROM actors ORDER BY 1") for v in r if v],
         "role": [r[0] for r in q("SELECT role FROM roles ORDER BY 1")],
-        "subsystem": [r[0] for r in q("SELECT DISTINCT subsystem FROM artifacts WHERE subsystem IS NOT NULL "
-                                      "UNION SELECT DISTINCT subsystem FROM grants ORDER BY 1")],
+        "subsystem": [
+            r[0]
+            for r in q(
+                "SELECT DISTINCT subsystem FROM artifacts WHERE subsystem IS NOT NULL "
+                "UNION SELECT DISTINCT subsystem FROM grants ORDER BY 1"
+            )
+        ],
         "event type": [r[0] for r in q("SELECT DISTINCT type FROM events ORDER BY 1")],
     }
 
@@ -205,8 +217,10 @@ def start_subjects(gs: GraphSQL, display: dict[str, str], groups: dict[str, str]
     the events of each type."""
     gs.put("ge_display", [("actor", "VARCHAR"), ("name", "VARCHAR")], sorted(display.items()))
     gs.put("ge_tgroup", [("type", "VARCHAR"), ("grp", "VARCHAR")], sorted(groups.items()))
-    gs.q("CREATE OR REPLACE TEMP TABLE ge_post (grp VARCHAR, type VARCHAR, kind VARCHAR, key VARCHAR,"
-         " val VARCHAR, id VARCHAR)")
+    gs.q(
+        "CREATE OR REPLACE TEMP TABLE ge_post (grp VARCHAR, type VARCHAR, kind VARCHAR, key VARCHAR,"
+        " val VARCHAR, id VARCHAR)"
+    )
     return dict(gs.q("SELECT type, count(*) FROM events GROUP BY type ORDER BY 1"))
 
 
@@ -233,8 +247,10 @@ def frequencies(gs: GraphSQL, values: list[tuple[str, str, str, str]]) -> list[t
     """``(event type, kind, key, value, events of the type showing it)`` for indexed
     ``(group, kind, key, value)`` identifiers."""
     gs.put("ge_want", _CONSTRAINT, values)
-    return gs.q("SELECT p.type, p.kind, p.key, p.val, count(*) FROM ge_post p JOIN ge_want w "
-                "ON w.grp = p.grp AND w.kind = p.kind AND w.key = p.key AND w.val = p.val GROUP BY ALL ORDER BY ALL")
+    return gs.q(
+        "SELECT p.type, p.kind, p.key, p.val, count(*) FROM ge_post p JOIN ge_want w "
+        "ON w.grp = p.grp AND w.kind = p.kind AND w.key = p.key AND w.val = p.val GROUP BY ALL ORDER BY ALL"
+    )
 
 
 def _pointer(*keys: str) -> str:
@@ -242,8 +258,9 @@ def _pointer(*keys: str) -> str:
     return "".join("/" + k.replace("~", "~0").replace("/", "~1") for k in keys)
 
 
-def match_counts(gs: GraphSQL, refs: list[tuple[int, str]],
-                 constraints: list[tuple[int, str, str, str, str, int]]) -> dict[int, tuple[int, bool]]:
+def match_counts(
+    gs: GraphSQL, refs: list[tuple[int, str]], constraints: list[tuple[int, str, str, str, str, int]]
+) -> dict[int, tuple[int, bool]]:
     """``rid -> (events of its group showing all its constraints, whether its subject is
     one of them)`` for ``refs`` (rid, subject event id) and their ``constraints`` (rid,
     group, kind, key, value, how many the ref has); a ref no event fits is left out."""

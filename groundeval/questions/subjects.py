@@ -80,8 +80,13 @@ class Reference(NamedTuple):
 
     def shown(self) -> dict[str, Any]:
         """What the text shows, as data (``meta.subjects`` of a question: for audits)."""
-        return {"event_id": self.event_id, "type": self.type, "ids": [list(i) for i in self.ids],
-                "actors": list(self.actors), "time": self.time}
+        return {
+            "event_id": self.event_id,
+            "type": self.type,
+            "ids": [list(i) for i in self.ids],
+            "actors": list(self.actors),
+            "time": self.time,
+        }
 
     def values(self) -> list[str]:
         """The identifier values the text shows (the question's allowed names)."""
@@ -103,8 +108,7 @@ def _and(names: tuple[str, ...]) -> str:
 
 def format_at(ts_us: int, level: str) -> str:
     dt = datetime.fromtimestamp(ts_us / 1_000_000, tz=timezone.utc)
-    return dt.strftime({"day": "%Y-%m-%d", "minute": "%Y-%m-%d %H:%M UTC",
-                        "second": "%Y-%m-%d %H:%M:%S UTC"}[level])
+    return dt.strftime({"day": "%Y-%m-%d", "minute": "%Y-%m-%d %H:%M UTC", "second": "%Y-%m-%d %H:%M:%S UTC"}[level])
 
 
 def scalar_text(value: Any) -> str | None:
@@ -160,8 +164,13 @@ def path_key(path: str) -> tuple[str, str] | None:
     return (kind, rest) if kind and rest and "." not in rest else None
 
 
-def _levels(s: Subject, role: Role, display: dict[str, str],
-            frequency: Callable[[tuple[str, str, str]], int] | None = None, size: int = 0) -> list[Reference]:
+def _levels(
+    s: Subject,
+    role: Role,
+    display: dict[str, str],
+    frequency: Callable[[tuple[str, str, str]], int] | None = None,
+    size: int = 0,
+) -> list[Reference]:
     """The references of a subject in discriminator order, each adding to the previous:
     identifiers one at a time (the role's preferred keys first, then the rarest values
     among the events of its type first — ``frequency`` — ties by kind and key; a value
@@ -174,8 +183,10 @@ def _levels(s: Subject, role: Role, display: dict[str, str],
     if size:
         allowed = [i for i in allowed if freq(i) < size]
     allowed.sort(key=lambda i: (rank.get((i[0], i[1]), len(rank)), freq(i), i[0] != "f", i[1]))
-    out = [Reference(s.event_id, s.type, tuple(sorted(allowed[:n], key=_shown_order)), (), "", s.ts_us)
-           for n in range(len(allowed) + 1)]
+    out = [
+        Reference(s.event_id, s.type, tuple(sorted(allowed[:n], key=_shown_order)), (), "", s.ts_us)
+        for n in range(len(allowed) + 1)
+    ]
     names = tuple(sorted({display.get(a, a) for a in s.actors}))
     if role.actors and names:
         out.append(out[-1]._replace(actors=names))
@@ -209,8 +220,13 @@ class SubjectIndex:
         out = {}
         for key, s, role in requests:
             group = self._groups.get(s.type, (s.type,))
-            out[key] = _levels(s, role, self.display, lambda i: sum(frequency.get((t, *i), 0) for t in group),
-                               sum(self._sizes.get(t, 0) for t in group))
+            out[key] = _levels(
+                s,
+                role,
+                self.display,
+                lambda i: sum(frequency.get((t, *i), 0) for t in group),
+                sum(self._sizes.get(t, 0) for t in group),
+            )
         return out
 
     def resolve(self, requests: Iterable[tuple[Any, Subject, Role]]) -> dict[Any, Reference | None]:
@@ -222,8 +238,11 @@ class SubjectIndex:
         found: dict[Any, Reference | None] = {key: None for key in levels}
         step = {key: 0 for key in levels}
         while step:
-            batch = [(key, i) for key, first in step.items()
-                     for i in range(first, min(first + self.LEVELS_PER_ROUND, len(levels[key])))]
+            batch = [
+                (key, i)
+                for key, first in step.items()
+                for i in range(first, min(first + self.LEVELS_PER_ROUND, len(levels[key])))
+            ]
             unique = self._unique([levels[key][i] for key, i in batch])
             named = {kb for kb, ok in zip(batch, unique) if ok}
             for key, first in list(step.items()):

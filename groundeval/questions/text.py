@@ -18,8 +18,11 @@ def humanize(event_type: str) -> str:
 
 def format_time(dt: datetime) -> str:
     dt = dt.astimezone(timezone.utc)
-    return dt.strftime("%Y-%m-%d %H:%M UTC") if (dt.second or dt.microsecond) == 0 else \
-        dt.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return (
+        dt.strftime("%Y-%m-%d %H:%M UTC")
+        if (dt.second or dt.microsecond) == 0
+        else dt.strftime("%Y-%m-%d %H:%M:%S UTC")
+    )
 
 
 def format_gap(days: float) -> str:

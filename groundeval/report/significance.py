@@ -98,7 +98,7 @@ def sign_flip_p(diffs: list[float], *, samples: int = 10000, seed: int = 0) -> t
         for m, c in groups:
             step = {}
             for j in range(c + 1):  # j of the c equal values keep a + sign
-                w = math.comb(c, j) / 2 ** c
+                w = math.comb(c, j) / 2**c
                 v = m * (2 * j - c)
                 for t, pr in dist.items():
                     key = t + v
@@ -132,8 +132,9 @@ def _bootstrap_ci(diffs: list[float], *, samples: int, seed: int) -> tuple[float
     return (_r(pct(0.025)), _r(pct(0.975)))
 
 
-def paired_test(base: Mapping[str, float], new: Mapping[str, float], *, samples: int = 10000, seed: int = 0,
-                drivers: int = 5) -> PairedResult:
+def paired_test(
+    base: Mapping[str, float], new: Mapping[str, float], *, samples: int = 10000, seed: int = 0, drivers: int = 5
+) -> PairedResult:
     """Compare two runs' per-question values (``per_question``) on their common questions."""
     common = sorted(set(base) & set(new))
     diffs = [base[q] - new[q] for q in common]
@@ -141,12 +142,16 @@ def paired_test(base: Mapping[str, float], new: Mapping[str, float], *, samples:
     p, exact = sign_flip_p(diffs, samples=samples, seed=seed)
     worst = sorted((q for q in common if base[q] - new[q] > 0), key=lambda q: (-(base[q] - new[q]), q))
     return PairedResult(
-        n=n, base_mean=_r(sum(base[q] for q in common) / n) if n else 0.0,
+        n=n,
+        base_mean=_r(sum(base[q] for q in common) / n) if n else 0.0,
         new_mean=_r(sum(new[q] for q in common) / n) if n else 0.0,
-        drop=_r(sum(diffs) / n) if n else 0.0, p_value=_r(p),
+        drop=_r(sum(diffs) / n) if n else 0.0,
+        p_value=_r(p),
         ci95=_bootstrap_ci(diffs, samples=1000, seed=seed),
         drivers=[(q, _r(base[q]), _r(new[q])) for q in worst[:drivers]],
-        samples=0 if exact else samples, exact=exact)
+        samples=0 if exact else samples,
+        exact=exact,
+    )
 
 
 def describe(name: str, r: PairedResult, *, tolerance: float, alpha: float) -> tuple[bool, str]:
@@ -157,8 +162,10 @@ def describe(name: str, r: PairedResult, *, tolerance: float, alpha: float) -> t
     passed = not (big and sig)
     lo, hi = r.ci95
     how = "exact" if r.exact else f"{r.samples} sign flips, seed fixed"
-    msg = (f"{name}: mean S_adj {r.base_mean:.4f} → {r.new_mean:.4f} over {r.n} paired questions "
-           f"(drop {r.drop:+.4f}, 95% CI [{lo:+.4f}, {hi:+.4f}]; p = {r.p_value:.4f}, {how}): ")
+    msg = (
+        f"{name}: mean S_adj {r.base_mean:.4f} → {r.new_mean:.4f} over {r.n} paired questions "
+        f"(drop {r.drop:+.4f}, 95% CI [{lo:+.4f}, {hi:+.4f}]; p = {r.p_value:.4f}, {how}): "
+    )
     if passed:
         if not big:
             msg += f"within allowed drop {tolerance:.4f}"

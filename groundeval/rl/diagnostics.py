@@ -132,8 +132,11 @@ def diagnose(question: Question, trace: Trace, score: QuestionScore) -> Diagnost
     have_all = required <= set(fetched) if required else in_hand_at >= 0
     after = 0
     if have_all:
-        after = sum(1 for c in trace.calls if c.tool in (FETCH, SEARCH) and c.index > in_hand_at
-                    and (accepted is None or c.index < accepted))
+        after = sum(
+            1
+            for c in trace.calls
+            if c.tool in (FETCH, SEARCH) and c.index > in_hand_at and (accepted is None or c.index < accepted)
+        )
     answer = trace.final_answer if isinstance(trace.final_answer, dict) else None
     label = A.boolean(answer, get_track(question.track).label_field) if answer is not None else None
     negative = label is False
@@ -146,15 +149,27 @@ def diagnose(question: Question, trace: Trace, score: QuestionScore) -> Diagnost
         window = set(trace.context_ids)
         cited_not_fetched = [c for c in cited if c not in window]
         fetched_not_cited = []
-    outcome = answer is not None and not cited_not_fetched and (
-        (label is True and bool(cited)) or (label is not True and looked))
+    outcome = (
+        answer is not None
+        and not cited_not_fetched
+        and ((label is True and bool(cited)) or (label is not True and looked))
+    )
     process = score.path_valid and not score.hallucinated_ids and post_submit == 0
-    verdict = VERDICTS[0] if outcome and process else VERDICTS[3] if not (outcome or process) else (
-        "outcome_only" if outcome else "process_only")
+    verdict = (
+        VERDICTS[0]
+        if outcome and process
+        else VERDICTS[3]
+        if not (outcome or process)
+        else ("outcome_only" if outcome else "process_only")
+    )
     # a "no" stands on a search, or on having read every artifact the question's truth holds
     # for it (a "no causal link" is read off the two events' documents)
-    neg_ok = (not negative) or searches_before_answer > 0 or trace.mode == "context" or (
-        bool(required) and have_all and bool(getattr(question.ground_truth, "evidence_artifacts", None)))
+    neg_ok = (
+        (not negative)
+        or searches_before_answer > 0
+        or trace.mode == "context"
+        or (bool(required) and have_all and bool(getattr(question.ground_truth, "evidence_artifacts", None)))
+    )
     n = len(trace.calls)
     parts = [
         1.0 - redundant / n if n else 1.0,
@@ -165,11 +180,25 @@ def diagnose(question: Question, trace: Trace, score: QuestionScore) -> Diagnost
         float(process),
     ]
     return Diagnostics(
-        question_id=question.id, track=question.track, trial=trace.trial, n_calls=n,
-        redundant_calls=redundant, calls_after_evidence=after, post_submit_calls=post_submit, searches=searches,
-        negative_claim=negative, negative_claim_searched=neg_ok, fetched=sorted(fetched_set), cited=cited,
-        cited_not_fetched=cited_not_fetched, fetched_not_cited=fetched_not_cited, outcome_consistent=outcome,
-        process_consistent=process, verdict=verdict, process_score=round(sum(parts) / len(parts), DIGITS))
+        question_id=question.id,
+        track=question.track,
+        trial=trace.trial,
+        n_calls=n,
+        redundant_calls=redundant,
+        calls_after_evidence=after,
+        post_submit_calls=post_submit,
+        searches=searches,
+        negative_claim=negative,
+        negative_claim_searched=neg_ok,
+        fetched=sorted(fetched_set),
+        cited=cited,
+        cited_not_fetched=cited_not_fetched,
+        fetched_not_cited=fetched_not_cited,
+        outcome_consistent=outcome,
+        process_consistent=process,
+        verdict=verdict,
+        process_score=round(sum(parts) / len(parts), DIGITS),
+    )
 
 
 @dataclass(frozen=True)
@@ -212,5 +241,6 @@ def summarize(items: list[Diagnostics]) -> RunDiagnostics:
     tracks: dict[str, list[Diagnostics]] = {}
     for d in items:
         tracks.setdefault(d.track, []).append(d)
-    return RunDiagnostics(n=len(items), overall=_group(list(items)),
-                          tracks={t: _group(ds) for t, ds in sorted(tracks.items())})
+    return RunDiagnostics(
+        n=len(items), overall=_group(list(items)), tracks={t: _group(ds) for t, ds in sorted(tracks.items())}
+    )

@@ -56,9 +56,18 @@ class Env:
     ``shaped``: reward with the process factor (``docs/rl.md``); ``tool_format``:
     ``openai``, ``anthropic`` or ``mcp`` tool specs in the observation."""
 
-    def __init__(self, store: Any, questions: QuestionSet | Sequence[Question], *, mode: str = "tool",
-                 max_steps: int = 30, config: ScoringConfig | None = None, shaped: bool = False,
-                 tool_format: str = "openai", profile: str | None = None):
+    def __init__(
+        self,
+        store: Any,
+        questions: QuestionSet | Sequence[Question],
+        *,
+        mode: str = "tool",
+        max_steps: int = 30,
+        config: ScoringConfig | None = None,
+        shaped: bool = False,
+        tool_format: str = "openai",
+        profile: str | None = None,
+    ):
         self.store = store
         self.questions: list[Question] = list(getattr(questions, "questions", questions))
         self._by_id = {q.id: q for q in self.questions}
@@ -74,8 +83,9 @@ class Env:
         self._owns_store = False
 
     @classmethod
-    def from_pack(cls, pack: str | Path, *, questions: str | Path | None = None, seed: int | None = None,
-                  **options: Any) -> Env:
+    def from_pack(
+        cls, pack: str | Path, *, questions: str | Path | None = None, seed: int | None = None, **options: Any
+    ) -> Env:
         """An Env over a pack (folder, manifest or bundled name): its generated questions, or
         those of ``questions`` (a questions.json of that pack). Close it when done."""
         from ..api import resolve_source
@@ -142,8 +152,7 @@ class Env:
             return dict(AFTER_DONE), True, 0.0, {"after_done": True}
         name, args = parse_tool_call(tool_call)
         result = self.episode.call(name, args)
-        info: dict[str, Any] = {"call_index": len(self.episode.trace.calls) - 1,
-                                "steps_left": self.episode.steps_left}
+        info: dict[str, Any] = {"call_index": len(self.episode.trace.calls) - 1, "steps_left": self.episode.steps_left}
         if not self.episode.done:
             return result, False, 0.0, info
         return result, True, *self._finish(info)
@@ -163,8 +172,7 @@ class Env:
 
         assert self.episode is not None and self.question is not None
         trace = self.episode.close()
-        detail = reward(self.question, trace, config=self.config, shaped=self.shaped, detail=True,
-                        profile=self.profile)
+        detail = reward(self.question, trace, config=self.config, shaped=self.shaped, detail=True, profile=self.profile)
         assert isinstance(detail, dict)
         info = {**info, "score": detail, "trace_status": trace.status}
         self.final = {"reward": detail["reward"], "info": info}

@@ -58,8 +58,9 @@ def _canonical(name: str) -> str:
     return name
 
 
-def build_answer(schema: dict[str, Any], label: bool, cited: Sequence[str] = (),
-                 events: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+def build_answer(
+    schema: dict[str, Any], label: bool, cited: Sequence[str] = (), events: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
     """An answer the schema accepts that says ``label`` to every yes/no field, cites ``cited``
     and, where it asks for events or actors, takes them from the ``events`` the policy saw."""
     props = schema.get("properties") or {}
@@ -178,7 +179,7 @@ class SearchSpam(_Policy):
         i = 0
         while episode.steps_left > 1 and not episode.done:
             sub = subs[i % len(subs)]
-            query = " ".join(words[i % len(words):] + words[: i % len(words)])[:500]
+            query = " ".join(words[i % len(words) :] + words[: i % len(words)])[:500]
             episode.search(query, subsystem=sub, limit=SEARCH_LIMIT)
             i += 1
         _submit(episode, build_answer(_schema(episode), False))
@@ -213,8 +214,17 @@ class PostSubmit(_Policy):
         q = episode.question
         episode.submit(answer_key(q))
         truth = q.ground_truth.model_dump()
-        wanted = [a for k in ("evidence_artifacts", "cause_artifacts", "effect_artifacts", "target_artifacts",
-                              "expected_search_space") for a in truth.get(k) or []]
+        wanted = [
+            a
+            for k in (
+                "evidence_artifacts",
+                "cause_artifacts",
+                "effect_artifacts",
+                "target_artifacts",
+                "expected_search_space",
+            )
+            for a in truth.get(k) or []
+        ]
         episode.search(_query(episode), limit=SEARCH_LIMIT)
         for aid in dict.fromkeys(wanted):
             if episode.steps_left <= 0:
@@ -226,8 +236,9 @@ class IdGuess(_Policy):
     name = "id-guess"
 
     def run(self, episode: Any) -> None:
-        seen = [h["id"] for h in _hits(episode)] + [m.group(0) for m in ID_TOKEN.finditer(
-            episode.public_question().get("text") or "")]
+        seen = [h["id"] for h in _hits(episode)] + [
+            m.group(0) for m in ID_TOKEN.finditer(episode.public_question().get("text") or "")
+        ]
         guesses: list[str] = []
         for sid in seen:
             m = ID_TOKEN.fullmatch(sid) or ID_TOKEN.search(sid)
@@ -334,8 +345,9 @@ def policy(name: str) -> Any:
 # --------------------------------------------------------------------------- running the table
 
 
-def run_policy(store: Any, questions: Sequence[Any], name: str, *, config: Any = None,
-               max_steps: int = 30) -> list[tuple[Any, Any]]:
+def run_policy(
+    store: Any, questions: Sequence[Any], name: str, *, config: Any = None, max_steps: int = 30
+) -> list[tuple[Any, Any]]:
     """``(trace, score)`` of policy ``name`` on every question, through the real runtime and scorer."""
     from ..agents.runner import run_episode
     from ..scoring.score import score
@@ -376,44 +388,69 @@ class HackingTable:
     @property
     def failures(self) -> list[HackingRow]:
         """Rows where a policy beat the oracle on a question or left its band."""
-        return [r for r in self.rows if r.policy != HONEST and (r.beats_oracle or not r.in_band
-                                                                or r.mean_s_adj > r.oracle_mean_s_adj)]
+        return [
+            r
+            for r in self.rows
+            if r.policy != HONEST and (r.beats_oracle or not r.in_band or r.mean_s_adj > r.oracle_mean_s_adj)
+        ]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "rows": [asdict(r) | {"band": list(r.band)} for r in self.rows],
-                "ok": not self.failures}
+        return {
+            "source": self.source,
+            "rows": [asdict(r) | {"band": list(r.band)} for r in self.rows],
+            "ok": not self.failures,
+        }
 
 
 def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), DIGITS) if values else 0.0
 
 
-def hacking_table(store: Any, questions: Sequence[Any], *, policies: Sequence[str] | None = None,
-                  config: Any = None, source: str = "", max_steps: int = 30) -> HackingTable:
+def hacking_table(
+    store: Any,
+    questions: Sequence[Any],
+    *,
+    policies: Sequence[str] | None = None,
+    config: Any = None,
+    source: str = "",
+    max_steps: int = 30,
+) -> HackingTable:
     """Every policy (default: all) and the oracle on ``questions``; one row per policy and track."""
     questions = list(getattr(questions, "questions", questions))
     names = list(policies) if policies is not None else list(POLICIES)
-    honest = {q.id: s for q, (_, s) in zip(questions, run_policy(store, questions, HONEST, config=config,
-                                                                   max_steps=max_steps))}
+    honest = {
+        q.id: s
+        for q, (_, s) in zip(questions, run_policy(store, questions, HONEST, config=config, max_steps=max_steps))
+    }
     tracks = list(dict.fromkeys(q.track for q in questions))
     rows: list[HackingRow] = []
     for name in [HONEST, *names]:
-        results = [s for _, s in run_policy(store, questions, name, config=config, max_steps=max_steps)] \
-            if name != HONEST else [honest[q.id] for q in questions]
+        results = (
+            [s for _, s in run_policy(store, questions, name, config=config, max_steps=max_steps)]
+            if name != HONEST
+            else [honest[q.id] for q in questions]
+        )
         for track in tracks:
             scored = [(q, s) for q, s in zip(questions, results) if q.track == track]
             oracle_mean = _mean([honest[q.id].s_adj for q, _ in scored])
             mean = _mean([s.s_adj for _, s in scored])
             band = BANDS.get(name, (0.0, 1.0))
-            rows.append(HackingRow(
-                policy=name, track=track, n=len(scored), mean_s_adj=mean,
-                max_s_adj=round(max((s.s_adj for _, s in scored), default=0.0), DIGITS),
-                mean_s_answer=_mean([s.s_answer for _, s in scored]),
-                mean_s_traj=_mean([s.s_traj for _, s in scored]),
-                mean_violation_rate=_mean([s.violation_rate for _, s in scored]),
-                accuracy=_mean([float(s.answer_correct) for _, s in scored]),
-                valid_rate=_mean([float(s.valid_answer) for _, s in scored]),
-                oracle_mean_s_adj=oracle_mean,
-                beats_oracle=sum(s.s_adj > honest[q.id].s_adj for q, s in scored),
-                band=band, in_band=band[0] <= mean <= band[1]))
+            rows.append(
+                HackingRow(
+                    policy=name,
+                    track=track,
+                    n=len(scored),
+                    mean_s_adj=mean,
+                    max_s_adj=round(max((s.s_adj for _, s in scored), default=0.0), DIGITS),
+                    mean_s_answer=_mean([s.s_answer for _, s in scored]),
+                    mean_s_traj=_mean([s.s_traj for _, s in scored]),
+                    mean_violation_rate=_mean([s.violation_rate for _, s in scored]),
+                    accuracy=_mean([float(s.answer_correct) for _, s in scored]),
+                    valid_rate=_mean([float(s.valid_answer) for _, s in scored]),
+                    oracle_mean_s_adj=oracle_mean,
+                    beats_oracle=sum(s.s_adj > honest[q.id].s_adj for q, s in scored),
+                    band=band,
+                    in_band=band[0] <= mean <= band[1],
+                )
+            )
     return HackingTable(source=source, rows=rows)

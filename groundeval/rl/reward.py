@@ -49,8 +49,16 @@ def shaped_value(s_adj: float, process_score: float, shaping: Shaping = DEFAULT_
     return round(s_adj * (1.0 - shaping.lam * (1.0 - process_score)), 10)
 
 
-def reward(question: Question, trace: Trace, *, config: ScoringConfig | None = None, shaped: bool = False,
-           detail: bool = False, profile: str | None = None, shaping: Shaping | None = None) -> float | dict[str, Any]:
+def reward(
+    question: Question,
+    trace: Trace,
+    *,
+    config: ScoringConfig | None = None,
+    shaped: bool = False,
+    detail: bool = False,
+    profile: str | None = None,
+    shaping: Shaping | None = None,
+) -> float | dict[str, Any]:
     """The reward of one finished trace.
 
     * default: the scorer's ``S_adj`` (a float);
@@ -71,8 +79,17 @@ def reward(question: Question, trace: Trace, *, config: ScoringConfig | None = N
     if not detail:
         return value
     return {
-        "reward": value, "shaped": shaped, "s_adj": s.s_adj, "s_answer": s.s_answer, "s_traj": s.s_traj,
-        "s_combined": s.s_combined, "penalty": s.penalty, "violation_rate": s.violation_rate,
-        "answer_components": dict(s.answer_components), "traj_components": dict(s.traj_components),
-        "failure_class": s.failure_class, "failures": list(s.failures), "diagnostics": diag.to_dict(),
+        "reward": value,
+        "shaped": shaped,
+        "s_adj": s.s_adj,
+        "s_answer": s.s_answer,
+        "s_traj": s.s_traj,
+        "s_combined": s.s_combined,
+        "penalty": s.penalty,
+        "violation_rate": s.violation_rate,
+        "answer_components": dict(s.answer_components),
+        "traj_components": dict(s.traj_components),
+        "failure_class": s.failure_class,
+        "failures": list(s.failures),
+        "diagnostics": diag.to_dict(),
     }

@@ -182,11 +182,20 @@ class GroundevalTaskset(vf.Taskset[GroundevalTask, GroundevalTasksetConfig]):
         _store, qs = _questions(self.config.pack, self.config.seed)
         for q in qs.questions:
             public = q.public()
-            prompt = (f"{INSTRUCTIONS}\n\nQuestion: {q.text}\nActor: {public.get('actor')}\n"
-                      f"As of: {public.get('as_of')}\nAnswer schema: "
-                      f"{json.dumps(q.answer_schema, sort_keys=True)}")
-            data = GroundevalData(id=q.id, name=q.id, prompt=prompt, pack=str(self.config.pack),
-                                  question_id=q.id, seed=self.config.seed, max_steps=self.config.max_steps)
+            prompt = (
+                f"{INSTRUCTIONS}\n\nQuestion: {q.text}\nActor: {public.get('actor')}\n"
+                f"As of: {public.get('as_of')}\nAnswer schema: "
+                f"{json.dumps(q.answer_schema, sort_keys=True)}"
+            )
+            data = GroundevalData(
+                id=q.id,
+                name=q.id,
+                prompt=prompt,
+                pack=str(self.config.pack),
+                question_id=q.id,
+                seed=self.config.seed,
+                max_steps=self.config.max_steps,
+            )
             yield GroundevalTask(data, self.config.task)
 
 
@@ -202,8 +211,17 @@ class GroundevalChatHarness(vf.Harness[GroundevalChatHarnessConfig]):
     EXECUTES_CODE = False
     NEEDS_CONTAINER = False
 
-    async def launch(self, ctx: Any, trace: Any, runtime: Any, endpoint: str, secret: str,
-                     mcp_urls: dict[str, str], data: Any, tool_interception_url: str | None = None) -> ProgramResult:
+    async def launch(
+        self,
+        ctx: Any,
+        trace: Any,
+        runtime: Any,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: Any,
+        tool_interception_url: str | None = None,
+    ) -> ProgramResult:
         from contextlib import AsyncExitStack
 
         from openai import AsyncOpenAI
@@ -211,7 +229,8 @@ class GroundevalChatHarness(vf.Harness[GroundevalChatHarnessConfig]):
 
         system, prompt = self.resolve_prompt(data)
         messages: list[dict[str, Any]] = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": prompt if isinstance(prompt, str) else str(prompt)}]
+            {"role": "user", "content": prompt if isinstance(prompt, str) else str(prompt)}
+        ]
         config = {"mcpServers": {name: {"url": url} for name, url in mcp_urls.items()}}
         client = AsyncOpenAI(base_url=endpoint, api_key=secret or "none")
         async with AsyncExitStack() as stack:
@@ -220,8 +239,13 @@ class GroundevalChatHarness(vf.Harness[GroundevalChatHarnessConfig]):
                 reply = await client.chat.completions.create(model=ctx.model, messages=messages, tools=tools)
                 message = reply.choices[0].message
                 calls = message.tool_calls or []
-                messages.append({"role": "assistant", "content": message.content or "",
-                                 **({"tool_calls": [c.model_dump() for c in calls]} if calls else {})})
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": message.content or "",
+                        **({"tool_calls": [c.model_dump() for c in calls]} if calls else {}),
+                    }
+                )
                 if not calls:
                     break
                 for call in calls:

@@ -104,7 +104,7 @@ def _snippet(text: str | None, query: str) -> str:
     starts = [low.find(w) for w in re.findall(r"\w{3,}", query.lower())]
     starts = [s for s in starts if s >= 0]
     start = max(0, min(starts) - SNIPPET_CHARS // 4) if starts else 0
-    return ("…" if start else "") + flat[start:start + SNIPPET_CHARS].strip() + "…"
+    return ("…" if start else "") + flat[start : start + SNIPPET_CHARS].strip() + "…"
 
 
 class _Outcome:
@@ -112,8 +112,17 @@ class _Outcome:
 
     __slots__ = ("status", "reply", "result_ids", "flags", "error")
 
-    def __init__(self, status: str, reply: dict[str, Any] | None = None, *, result_ids=(), flags=(),
-                 error: str | None = None, reply_status: str | None = None, recorded_error: str | None = None):
+    def __init__(
+        self,
+        status: str,
+        reply: dict[str, Any] | None = None,
+        *,
+        result_ids=(),
+        flags=(),
+        error: str | None = None,
+        reply_status: str | None = None,
+        recorded_error: str | None = None,
+    ):
         self.status = status  # what the trace records
         self.reply = {"status": reply_status or status, **(reply or {})}  # what the agent is told
         if error is not None:
@@ -135,8 +144,16 @@ def _first_line(exc: BaseException) -> str:
 class Episode:
     """The gated tool runtime for one question. Use as a context manager; read ``trace``."""
 
-    def __init__(self, store, question: Question, mode: str = "tool", *, agent: Any = None, max_steps: int = 30,
-                 context_budget_chars: int = 20000):
+    def __init__(
+        self,
+        store,
+        question: Question,
+        mode: str = "tool",
+        *,
+        agent: Any = None,
+        max_steps: int = 30,
+        context_budget_chars: int = 20000,
+    ):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r} (expected one of {', '.join(MODES)})")
         self.store = store
@@ -154,8 +171,15 @@ class Episode:
         self._validator = jsonschema.Draft202012Validator(question.answer_schema)
         name = agent if isinstance(agent, str) or agent is None else getattr(agent, "name", type(agent).__name__)
         name = None if name is None else recordable(str(name))
-        self.trace = Trace(question_id=question.id, track=question.track, mode=mode, actor=question.actor,
-                           as_of=question.as_of, contract_digest=store.digest, agent=name)
+        self.trace = Trace(
+            question_id=question.id,
+            track=question.track,
+            mode=mode,
+            actor=question.actor,
+            as_of=question.as_of,
+            contract_digest=store.digest,
+            agent=name,
+        )
         self.trace.timings.started = datetime.now(timezone.utc)
         self._window: list[dict[str, Any]] = []
         if mode == "context":
@@ -194,8 +218,12 @@ class Episode:
 
     def public_question(self) -> dict[str, Any]:
         """What the agent is told: the question's public view, the mode and its tools."""
-        return {**self.question.public(), "mode": self.mode, "max_steps": self.max_steps,
-                "tools": list(_TOOLS_BY_MODE[self.mode])}
+        return {
+            **self.question.public(),
+            "mode": self.mode,
+            "max_steps": self.max_steps,
+            "tools": list(_TOOLS_BY_MODE[self.mode]),
+        }
 
     def note(self, message: dict[str, Any] | str) -> None:
         """Keep agent narration for diagnostics (never scored). The message records ``at_call``,
@@ -241,23 +269,43 @@ class Episode:
                     paths = [recordable(str(p)) for p in escaped[:10]]
                     outcome = _invalid(not_unicode(paths))
                     if name == "submit_answer" and isinstance(arguments, dict) and "answer" in arguments:
-                        self.trace.submissions.append(Submission(
-                            call_index=index, answer=recordable(arguments["answer"]), valid=False,
-                            errors=[f"{p}: text that is not valid Unicode (a lone surrogate); recorded escaped"
-                                    for p in paths]))
+                        self.trace.submissions.append(
+                            Submission(
+                                call_index=index,
+                                answer=recordable(arguments["answer"]),
+                                valid=False,
+                                errors=[
+                                    f"{p}: text that is not valid Unicode (a lone surrogate); recorded escaped"
+                                    for p in paths
+                                ],
+                            )
+                        )
                 else:
                     outcome = self._dispatch(name, tool, arguments, index)
             except duckdb.Error as exc:  # the store refused something: recorded, never raised
-                outcome = _Outcome("error", error=STORE_ERROR,
-                                   recorded_error=f"store error: {_first_line(exc)}")
+                outcome = _Outcome("error", error=STORE_ERROR, recorded_error=f"store error: {_first_line(exc)}")
             except Exception as exc:  # noqa: BLE001 - an engine bug: recorded, the agent learns nothing of it
-                outcome = _Outcome("error", error=INTERNAL_ERROR,
-                                   recorded_error=f"internal error: {type(exc).__name__}: {_first_line(exc)}")
-            recorded_args = recordable(arguments) if isinstance(arguments, dict) else (
-                {} if arguments is None else {"_arguments": recordable(arguments)})
-            self.trace.calls.append(ToolCall(index=index, tool=recordable(name), arguments=recorded_args,
-                                             status=outcome.status, result_ids=outcome.result_ids,
-                                             flags=outcome.flags, error=recordable(outcome.error)))
+                outcome = _Outcome(
+                    "error",
+                    error=INTERNAL_ERROR,
+                    recorded_error=f"internal error: {type(exc).__name__}: {_first_line(exc)}",
+                )
+            recorded_args = (
+                recordable(arguments)
+                if isinstance(arguments, dict)
+                else ({} if arguments is None else {"_arguments": recordable(arguments)})
+            )
+            self.trace.calls.append(
+                ToolCall(
+                    index=index,
+                    tool=recordable(name),
+                    arguments=recorded_args,
+                    status=outcome.status,
+                    result_ids=outcome.result_ids,
+                    flags=outcome.flags,
+                    error=recordable(outcome.error),
+                )
+            )
             self.trace.timings.call_latency_ms.append(round((time.perf_counter() - t0) * 1000, 4))
             if len(self.trace.calls) >= self.max_steps and not self._submitted:
                 self.trace.status = "step_budget"
@@ -294,9 +342,17 @@ class Episode:
             if "subsystem" in self.scope.gates and subsystem not in self.scope.granted:
                 return _Outcome("denied", {"hits": []}, flags=["subsystem"], error=SUBSYSTEM_REFUSAL)
         rows = search_rows(self.store, self.scope, args.query, subsystem, args.limit)
-        hits = [{"id": aid, "subsystem": sub, "created": iso(to_utc(created)), "title": title or "",
-                 "actors": list(actors or []), "snippet": _snippet(body, args.query)}
-                for aid, sub, created, title, actors, body in rows]
+        hits = [
+            {
+                "id": aid,
+                "subsystem": sub,
+                "created": iso(to_utc(created)),
+                "title": title or "",
+                "actors": list(actors or []),
+                "snippet": _snippet(body, args.query),
+            }
+            for aid, sub, created, title, actors, body in rows
+        ]
         return _Outcome("ok", {"hits": hits}, result_ids=[h["id"] for h in hits])
 
     # ------------------------------------------------------------------ fetch
@@ -306,9 +362,11 @@ class Episode:
         know from records (``Track.witnessed_events_only``: Perspective) lists only the events
         the document records (``store/witness.py``): a ticket written before an event cannot tell of it."""
         recorded = get_track(self.question.track).witnessed_events_only
-        return [{"id": eid, "type": etype, "time": iso(to_utc(t)), "actors": list(actors)}
-                for t, eid, etype, actors in meta.events
-                if t <= self.scope.as_of_us and (not recorded or is_witness(meta.created_us, t))]
+        return [
+            {"id": eid, "type": etype, "time": iso(to_utc(t)), "actors": list(actors)}
+            for t, eid, etype, actors in meta.events
+            if t <= self.scope.as_of_us and (not recorded or is_witness(meta.created_us, t))
+        ]
 
     def _fetch(self, artifact_id: str) -> _Outcome:
         meta = fetch_index(self.store).meta.get(artifact_id)
@@ -338,26 +396,42 @@ class Episode:
             except (TypeError, ValueError, RecursionError):
                 size = -1
             if size < 0 or size > MAX_ANSWER_CHARS:
-                errors = [f"$: the answer is {'not plain JSON' if size < 0 else f'larger than {MAX_ANSWER_CHARS} characters'}"]
+                errors = [
+                    f"$: the answer is {'not plain JSON' if size < 0 else f'larger than {MAX_ANSWER_CHARS} characters'}"
+                ]
             else:
-                errors = [f"{p}: text that is not valid Unicode (a lone surrogate); recorded escaped"
-                          for p in surrogate_paths(answer)]
+                errors = [
+                    f"{p}: text that is not valid Unicode (a lone surrogate); recorded escaped"
+                    for p in surrogate_paths(answer)
+                ]
         if errors:
             sub = Submission(call_index=index, answer=recordable(answer), valid=False, errors=recordable(errors))
             self.trace.submissions.append(sub)
-            return _Outcome("invalid", {"accepted": False, "errors": sub.errors},
-                            error="the answer does not match the answer schema")
-        errors = sorted(
-            (f"{e.json_path}: {e.message}" for e in self._validator.iter_errors(answer)))[:MAX_SCHEMA_ERRORS]
+            return _Outcome(
+                "invalid",
+                {"accepted": False, "errors": sub.errors},
+                error="the answer does not match the answer schema",
+            )
+        errors = sorted((f"{e.json_path}: {e.message}" for e in self._validator.iter_errors(answer)))[
+            :MAX_SCHEMA_ERRORS
+        ]
         if not errors and not isinstance(answer, dict):
             errors = ["$: the answer must be an object"]
         valid = not errors
-        sub = Submission(call_index=index, answer=answer, valid=valid, errors=[e[:500] for e in errors],
-                         citation_flags=self._citation_flags(answer))
+        sub = Submission(
+            call_index=index,
+            answer=answer,
+            valid=valid,
+            errors=[e[:500] for e in errors],
+            citation_flags=self._citation_flags(answer),
+        )
         self.trace.submissions.append(sub)
         if not valid:
-            return _Outcome("invalid", {"accepted": False, "errors": sub.errors},
-                            error="the answer does not match the answer schema")
+            return _Outcome(
+                "invalid",
+                {"accepted": False, "errors": sub.errors},
+                error="the answer does not match the answer schema",
+            )
         self._submitted = True
         self.trace.final_answer = answer
         self.trace.status = "completed"
@@ -372,8 +446,13 @@ class Episode:
         for aid in sorted({a for a in cited if isinstance(a, str)})[:MAX_RECORDED_ITEMS]:
             meta = index.get(aid)
             key = recordable(aid)
-            out[key] = None if meta is None else self.scope.broken(
-                aid, meta.subsystem, meta.created_us, meta.restricted, gates=self._citation_gates)
+            out[key] = (
+                None
+                if meta is None
+                else self.scope.broken(
+                    aid, meta.subsystem, meta.created_us, meta.restricted, gates=self._citation_gates
+                )
+            )
         return out
 
     # ------------------------------------------------------------------ context
@@ -383,5 +462,7 @@ class Episode:
         subsystems = list(q.context_subsystems) or None
         rows = context_rows(self.store, self.scope, subsystems, self.context_budget_chars)
         index = fetch_index(self.store).meta
-        return [{"artifact": self._artifact(aid, index[aid], json.loads(raw)), "events": self._events(index[aid])}
-                for aid, raw in rows]
+        return [
+            {"artifact": self._artifact(aid, index[aid], json.loads(raw)), "events": self._events(index[aid])}
+            for aid, raw in rows
+        ]

@@ -54,13 +54,13 @@ def scan_id(text: str) -> int | str | None:
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            if depth == 1 and text[i:j + 1] == '"id"':
+            if depth == 1 and text[i : j + 1] == '"id"':
                 k = j + 1
                 while k < n and text[k] in " \t\r\n":
                     k += 1
                 if k < n and text[k] == ":":
                     try:
-                        value, _ = json.JSONDecoder().raw_decode(text[k + 1:].lstrip())
+                        value, _ = json.JSONDecoder().raw_decode(text[k + 1 :].lstrip())
                     except ValueError:
                         return None
                     ok = isinstance(value, (int, str)) and not isinstance(value, bool)
@@ -78,8 +78,9 @@ def scan_id(text: str) -> int | str | None:
 def _reject(request_id: int | str | None, reason: str) -> str | None:
     if request_id is None:
         return None  # a notification or garbage: nothing to answer
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": REJECT_METHOD,
-                       "params": {"reason": reason}}, ensure_ascii=True)
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": REJECT_METHOD, "params": {"reason": reason}}, ensure_ascii=True
+    )
 
 
 def guard_message(text: str) -> str | None:

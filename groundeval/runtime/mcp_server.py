@@ -63,8 +63,10 @@ ANSWER_SCHEMA_URI = RESOURCE_SCHEME + "answer-schemas/{track}"
 PROMPT_NAME = "answer_question"
 RESOURCES_PAGE = 100
 INTERNAL_ERROR = "internal error: the server could not complete this call"
-NOT_RECORDED = ("the server could not write this episode's trace, so the episode is NOT recorded "
-                "(the server operator has been told)")
+NOT_RECORDED = (
+    "the server could not write this episode's trace, so the episode is NOT recorded "
+    "(the server operator has been told)"
+)
 DEFAULT_IDLE_TIMEOUT = 1800.0
 DEFAULT_MAX_OPEN = 1000
 
@@ -119,10 +121,19 @@ class _Open:
 class EpisodeHub:
     """Running episodes of one server, each behind its own lock; traces appended as they end."""
 
-    def __init__(self, store, questions: list[Question], *, traces: str | Path | None = None, max_steps: int = 30,
-                 context_budget_chars: int = 20000, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
-                 max_open: int = DEFAULT_MAX_OPEN, clock: Callable[[], float] = time.monotonic,
-                 report: Callable[[str], None] = _stderr):
+    def __init__(
+        self,
+        store,
+        questions: list[Question],
+        *,
+        traces: str | Path | None = None,
+        max_steps: int = 30,
+        context_budget_chars: int = 20000,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        max_open: int = DEFAULT_MAX_OPEN,
+        clock: Callable[[], float] = time.monotonic,
+        report: Callable[[str], None] = _stderr,
+    ):
         self.store = store
         self.questions = {q.id: q for q in questions}
         self.order = [q.id for q in questions]
@@ -146,8 +157,11 @@ class EpisodeHub:
         fetch_index(store)
 
     def list_questions(self) -> dict[str, Any]:
-        return {"questions": [{"question_id": q.id, "track": q.track, "text": q.text}
-                              for q in (self.questions[i] for i in self.order)]}
+        return {
+            "questions": [
+                {"question_id": q.id, "track": q.track, "text": q.text} for q in (self.questions[i] for i in self.order)
+            ]
+        }
 
     def start(self, arguments: dict[str, Any], owner: Any = None) -> dict[str, Any]:
         """Start an episode (arguments: :class:`~.tools.StartEpisodeArgs`). One trace per
@@ -172,8 +186,14 @@ class EpisodeHub:
                 raise HubError(f"too many open episodes ({self.max_open}); finish or end_episode some first")
             trial = self._trials.get(key, 0)
             self._trials[key] = trial + 1  # reserved now: two racing starts never share a trial
-        ep = Episode(self.store, self.questions[args.question_id], args.mode, agent=args.agent,
-                     max_steps=self.max_steps, context_budget_chars=self.context_budget_chars)
+        ep = Episode(
+            self.store,
+            self.questions[args.question_id],
+            args.mode,
+            agent=args.agent,
+            max_steps=self.max_steps,
+            context_budget_chars=self.context_budget_chars,
+        )
         ep.trace.trial = trial
         episode_id = secrets.token_hex(16)
         with self._lock:
@@ -279,9 +299,11 @@ class EpisodeHub:
             append_trace(self.traces_path, trace)
         except Exception as exc:  # noqa: BLE001 - any failure to record is reported, never dropped
             self.unwritten.append(trace)
-            self.report(f"ERROR: could not write the trace of question {trace.question_id!r} to "
-                        f"{self.traces_path}: {escape(str(exc))} — the episode is NOT recorded "
-                        f"({len(self.unwritten)} unwritten so far)")
+            self.report(
+                f"ERROR: could not write the trace of question {trace.question_id!r} to "
+                f"{self.traces_path}: {escape(str(exc))} — the episode is NOT recorded "
+                f"({len(self.unwritten)} unwritten so far)"
+            )
             raise TraceNotWritten(NOT_RECORDED) from None
 
     def _maybe_sweep(self) -> None:
@@ -298,8 +320,7 @@ class EpisodeHub:
         now = self.clock() if now is None else now
         with self._lock:
             self._last_sweep = now
-            stale = sorted((eid, o.episode) for eid, o in self._episodes.items()
-                           if now - o.last >= self.idle_timeout)
+            stale = sorted((eid, o.episode) for eid, o in self._episodes.items() if now - o.last >= self.idle_timeout)
         for eid, ep in stale:
             try:
                 self._finish(eid, ep, "abandoned")
@@ -373,7 +394,8 @@ SERVER_INSTRUCTIONS = (
     "prompt answer_question (it starts an episode), or call list_questions and start_episode; then "
     "search_artifacts / fetch_artifact (tool mode) or get_context (context mode) with the episode_id, and "
     "finally submit_answer with an object matching the question's answer schema. The questions and answer "
-    "schemas are also resources under groundeval://questions and groundeval://answer-schemas/.")
+    "schemas are also resources under groundeval://questions and groundeval://answer-schemas/."
+)
 
 
 def episode_prompt(started: dict[str, Any]) -> str:
@@ -381,19 +403,25 @@ def episode_prompt(started: dict[str, Any]) -> str:
     eid, tools = started["episode_id"], started["tools"]
     lines = [f"Answer this question in groundeval episode {eid}.", "", f"Question: {started['text']}"]
     who = f"actor {started['actor']}, " if started.get("actor") else ""
-    lines += [f"({who}as of {started['as_of']}; track {started['track']}, {started['mode']} mode)", "",
-              f'Use only this server\'s tools, each with "episode_id": "{eid}":']
+    lines += [
+        f"({who}as of {started['as_of']}; track {started['track']}, {started['mode']} mode)",
+        "",
+        f'Use only this server\'s tools, each with "episode_id": "{eid}":',
+    ]
     said = {
         "get_context": "get_context: the artifacts to answer from (cite them by id);",
         "search_artifacts": "search_artifacts(query, subsystem?, limit?): find artifacts you may see "
-                            "(metadata only; searching is not reading);",
+        "(metadata only; searching is not reading);",
         "fetch_artifact": "fetch_artifact(artifact_id): read one artifact with the events that reference it;",
         "submit_answer": "submit_answer(answer): your final answer; an invalid one is explained and may be "
-                         "corrected, a valid one ends the episode.",
+        "corrected, a valid one ends the episode.",
     }
     lines += [f"- {said[t]}" for t in tools if t in said]
-    lines += ["", "Cite the artifacts you relied on in evidence_artifacts. The answer is a JSON object matching "
-              "this schema:", json.dumps(started["answer_schema"], indent=2, sort_keys=True, ensure_ascii=False)]
+    lines += [
+        "",
+        "Cite the artifacts you relied on in evidence_artifacts. The answer is a JSON object matching this schema:",
+        json.dumps(started["answer_schema"], indent=2, sort_keys=True, ensure_ascii=False),
+    ]
     return "\n".join(lines)
 
 
@@ -406,10 +434,20 @@ def build_server(hub: EpisodeHub, transport: str = "stdio"):
     from .jsonrpc_guard import register
 
     h = _Handlers(hub, transport)
-    server = Server("groundeval", version=_version(), title="groundeval", instructions=SERVER_INSTRUCTIONS,
-                    on_list_tools=h.list_tools, on_call_tool=h.call_tool, on_list_resources=h.list_resources,
-                    on_list_resource_templates=h.list_resource_templates, on_read_resource=h.read_resource,
-                    on_list_prompts=h.list_prompts, on_get_prompt=h.get_prompt, on_completion=h.complete)
+    server = Server(
+        "groundeval",
+        version=_version(),
+        title="groundeval",
+        instructions=SERVER_INSTRUCTIONS,
+        on_list_tools=h.list_tools,
+        on_call_tool=h.call_tool,
+        on_list_resources=h.list_resources,
+        on_list_resource_templates=h.list_resource_templates,
+        on_read_resource=h.read_resource,
+        on_list_prompts=h.list_prompts,
+        on_get_prompt=h.get_prompt,
+        on_completion=h.complete,
+    )
     register(server)  # malformed requests are answered, never dropped
     return server
 
@@ -418,8 +456,9 @@ def _json_resource(uri: str, value: Any):
     import mcp_types as types
 
     text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="application/json",
-                                                                         text=text)])
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
+    )
 
 
 def _invalid_params(message: str, **data: Any) -> Exception:
@@ -436,20 +475,34 @@ class _Handlers:
         import mcp_types as types
 
         self.hub, self.transport = hub, transport
-        self.tools = [types.Tool(name=t["name"], title=t["title"], description=t["description"],
-                                 input_schema=t["input_schema"], output_schema=t["output_schema"],
-                                 annotations=types.ToolAnnotations.model_validate(t["annotations"]))
-                      for t in mcp_tools()]
+        self.tools = [
+            types.Tool(
+                name=t["name"],
+                title=t["title"],
+                description=t["description"],
+                input_schema=t["input_schema"],
+                output_schema=t["output_schema"],
+                annotations=types.ToolAnnotations.model_validate(t["annotations"]),
+            )
+            for t in mcp_tools()
+        ]
         self.prompt = types.Prompt(
-            name=PROMPT_NAME, title="Answer a groundeval question",
+            name=PROMPT_NAME,
+            title="Answer a groundeval question",
             description="Starts an episode for one question (by default the next one not yet answered here) and "
-                        "gives the model its episode id, the question, the tools to use and the answer schema.",
-            arguments=[types.PromptArgument(name="question_id", required=False,
-                                            description="The question to answer (default: the next unanswered)."),
-                       types.PromptArgument(name="mode", required=False,
-                                            description="tool (default) or context."),
-                       types.PromptArgument(name="agent", required=False,
-                                            description="A name for the agent, recorded in the trace.")])
+            "gives the model its episode id, the question, the tools to use and the answer schema.",
+            arguments=[
+                types.PromptArgument(
+                    name="question_id",
+                    required=False,
+                    description="The question to answer (default: the next unanswered).",
+                ),
+                types.PromptArgument(name="mode", required=False, description="tool (default) or context."),
+                types.PromptArgument(
+                    name="agent", required=False, description="A name for the agent, recorded in the trace."
+                ),
+            ],
+        )
 
     # ------------------------------------------------------------------ tools
 
@@ -477,8 +530,9 @@ class _Handlers:
             reply, is_error = {"status": "error", "error": INTERNAL_ERROR}, True
         reply = escape_all(reply)  # whatever happens, the reply is valid UTF-8
         text = json.dumps(reply, sort_keys=True, ensure_ascii=False)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                    structured_content=reply, is_error=is_error)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=reply, is_error=is_error
+        )
 
     # ------------------------------------------------------------------ resources
 
@@ -486,18 +540,36 @@ class _Handlers:
         import mcp_types as types
 
         hub = self.hub
-        out = [types.Resource(uri=QUESTIONS_URI, name="questions", title="Questions served here",
-                              description="Every question: id, track, text, actor and moment (no answers).",
-                              mime_type="application/json")]
+        out = [
+            types.Resource(
+                uri=QUESTIONS_URI,
+                name="questions",
+                title="Questions served here",
+                description="Every question: id, track, text, actor and moment (no answers).",
+                mime_type="application/json",
+            )
+        ]
         for track in hub.answer_schemas():
-            out.append(types.Resource(uri=ANSWER_SCHEMA_URI.format(track=track), name=f"answer-schema-{track}",
-                                      title=f"Answer schema: {track}", mime_type="application/json",
-                                      description=f"The JSON Schema every {track} answer must match."))
+            out.append(
+                types.Resource(
+                    uri=ANSWER_SCHEMA_URI.format(track=track),
+                    name=f"answer-schema-{track}",
+                    title=f"Answer schema: {track}",
+                    mime_type="application/json",
+                    description=f"The JSON Schema every {track} answer must match.",
+                )
+            )
         for qid in hub.order:
             q = hub.questions[qid]
-            out.append(types.Resource(uri=QUESTION_URI.format(question_id=qid), name=qid,
-                                      title=f"{q.track} question {qid}", mime_type="application/json",
-                                      description=q.text[:200]))
+            out.append(
+                types.Resource(
+                    uri=QUESTION_URI.format(question_id=qid),
+                    name=qid,
+                    title=f"{q.track} question {qid}",
+                    mime_type="application/json",
+                    description=q.text[:200],
+                )
+            )
         return out
 
     async def list_resources(self, ctx, params):
@@ -511,34 +583,52 @@ class _Handlers:
         everything = self._resources()
         if start < 0 or start > len(everything):
             raise _invalid_params("invalid cursor")
-        page = everything[start:start + RESOURCES_PAGE]
+        page = everything[start : start + RESOURCES_PAGE]
         more = start + RESOURCES_PAGE < len(everything)
         return types.ListResourcesResult(resources=page, next_cursor=str(start + RESOURCES_PAGE) if more else None)
 
     async def list_resource_templates(self, ctx, params):
         import mcp_types as types
 
-        return types.ListResourceTemplatesResult(resource_templates=[
-            types.ResourceTemplate(uri_template=QUESTION_URI, name="question", title="One question",
-                                   description="A question's text, actor, moment and answer schema.",
-                                   mime_type="application/json"),
-            types.ResourceTemplate(uri_template=ANSWER_SCHEMA_URI, name="answer-schema", title="Answer schema",
-                                   description="The answer schema shared by a track's questions.",
-                                   mime_type="application/json")])
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=QUESTION_URI,
+                    name="question",
+                    title="One question",
+                    description="A question's text, actor, moment and answer schema.",
+                    mime_type="application/json",
+                ),
+                types.ResourceTemplate(
+                    uri_template=ANSWER_SCHEMA_URI,
+                    name="answer-schema",
+                    title="Answer schema",
+                    description="The answer schema shared by a track's questions.",
+                    mime_type="application/json",
+                ),
+            ]
+        )
 
     async def read_resource(self, ctx, params):
         hub = self.hub
         uri = str(params.uri)
         if uri == QUESTIONS_URI:
-            return _json_resource(uri, {"questions": [
-                {k: v for k, v in hub.question_view(qid).items() if k != "answer_schema"}
-                | {"uri": QUESTION_URI.format(question_id=qid)} for qid in hub.order]})
+            return _json_resource(
+                uri,
+                {
+                    "questions": [
+                        {k: v for k, v in hub.question_view(qid).items() if k != "answer_schema"}
+                        | {"uri": QUESTION_URI.format(question_id=qid)}
+                        for qid in hub.order
+                    ]
+                },
+            )
         prefix_q, prefix_s = QUESTION_URI.split("{")[0], ANSWER_SCHEMA_URI.split("{")[0]
-        if uri.startswith(prefix_q) and uri[len(prefix_q):] in hub.questions:
-            return _json_resource(uri, hub.question_view(uri[len(prefix_q):]))
+        if uri.startswith(prefix_q) and uri[len(prefix_q) :] in hub.questions:
+            return _json_resource(uri, hub.question_view(uri[len(prefix_q) :]))
         schemas = hub.answer_schemas()
-        if uri.startswith(prefix_s) and uri[len(prefix_s):] in schemas:
-            return _json_resource(uri, schemas[uri[len(prefix_s):]])
+        if uri.startswith(prefix_s) and uri[len(prefix_s) :] in schemas:
+            return _json_resource(uri, schemas[uri[len(prefix_s) :]])
         raise _invalid_params(f"Resource not found: {_shown(uri, 200)}", uri=uri)
 
     # ------------------------------------------------------------------ the prompt
@@ -561,23 +651,32 @@ class _Handlers:
             if args.get("mode") == "zero-shot":
                 raise HubError("the prompt starts tool or context episodes")
             started = await anyio.to_thread.run_sync(
-                self.hub.start, {"question_id": qid, "mode": args.get("mode") or "tool",
-                                 **({"agent": args["agent"]} if args.get("agent") else {})}, owner)
+                self.hub.start,
+                {
+                    "question_id": qid,
+                    "mode": args.get("mode") or "tool",
+                    **({"agent": args["agent"]} if args.get("agent") else {}),
+                },
+                owner,
+            )
         except HubError as exc:
             raise _invalid_params(str(exc)) from None
         started = escape_all(started)
         return types.GetPromptResult(
             description=f"groundeval episode {started['episode_id']} for question {started['question_id']}",
             meta={"groundeval/episode_id": started["episode_id"], "groundeval/question_id": started["question_id"]},
-            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text",
-                                                                                text=episode_prompt(started)))])
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=episode_prompt(started)))
+            ],
+        )
 
     async def complete(self, ctx, params):
         import mcp_types as types
 
         values = self._completions(params.ref, params.argument)
-        return types.CompleteResult(completion=types.Completion(values=values[:100], total=len(values),
-                                                                has_more=len(values) > 100))
+        return types.CompleteResult(
+            completion=types.Completion(values=values[:100], total=len(values), has_more=len(values) > 100)
+        )
 
     def _completions(self, ref: Any, arg: Any) -> list[str]:
         hub = self.hub
@@ -669,18 +768,31 @@ class BearerAuth:
                     principal = i
             if principal is None:
                 body = b'{"error":"unauthorized: send Authorization: Bearer <token>"}'
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b'Bearer realm="groundeval"'),
-                                        (b"content-length", str(len(body)).encode())]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="groundeval"'),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
                 return
             scope = dict(scope, **{PRINCIPAL_KEY: principal})
         await self.app(scope, receive, send)
 
 
-def http_app(hub: EpisodeHub, host: str = "127.0.0.1", *, tokens: list[str] | None = None,
-             allowed_hosts: list[str] | None = None, allowed_origins: list[str] | None = None):
+def http_app(
+    hub: EpisodeHub,
+    host: str = "127.0.0.1",
+    *,
+    tokens: list[str] | None = None,
+    allowed_hosts: list[str] | None = None,
+    allowed_origins: list[str] | None = None,
+):
     """The streamable-HTTP ASGI app: Host/Origin checks always on (loopback names plus the
     allow-lists), bearer tokens when given, sessions expiring with the hub's idle timeout."""
     from mcp.server.transport_security import TransportSecuritySettings
@@ -690,18 +802,28 @@ def http_app(hub: EpisodeHub, host: str = "127.0.0.1", *, tokens: list[str] | No
         hosts.append(f"[{host}]:*" if ":" in host else f"{host}:*")
     hosts += list(allowed_hosts or ())
     origins = LOOPBACK_ORIGINS + list(allowed_origins or ())
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                         allowed_origins=origins)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
     from .jsonrpc_guard import GuardedBodies
 
-    app = GuardedBodies(build_server(hub, "http").streamable_http_app(
-        host=host, transport_security=security, session_idle_timeout=hub.idle_timeout))
+    app = GuardedBodies(
+        build_server(hub, "http").streamable_http_app(
+            host=host, transport_security=security, session_idle_timeout=hub.idle_timeout
+        )
+    )
     return BearerAuth(app, tokens) if tokens else app
 
 
-async def serve_http(hub: EpisodeHub, host: str = "127.0.0.1", port: int = 8765, *,
-                     tokens: list[str] | None = None, allowed_hosts: list[str] | None = None,
-                     allowed_origins: list[str] | None = None) -> None:
+async def serve_http(
+    hub: EpisodeHub,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    tokens: list[str] | None = None,
+    allowed_hosts: list[str] | None = None,
+    allowed_origins: list[str] | None = None,
+) -> None:
     """Streamable HTTP at ``http://host:port/mcp`` (loopback by default)."""
     import anyio
     import uvicorn

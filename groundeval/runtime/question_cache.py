@@ -52,8 +52,13 @@ class Served:
     hit: bool
 
 
-def cached_questions(store, *, seed: int | None = None, cache_dir: str | Path | None = None,
-                     report: Callable[[str], None] = lambda _m: None) -> Served:
+def cached_questions(
+    store,
+    *,
+    seed: int | None = None,
+    cache_dir: str | Path | None = None,
+    report: Callable[[str], None] = lambda _m: None,
+) -> Served:
     """The pack's generated questions for ``seed`` (default: the pack's own seed), from the
     cache when it holds them, else generated and written there."""
     from ..questions.generate import generate

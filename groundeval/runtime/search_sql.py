@@ -53,8 +53,14 @@ class Scope:
     allowed_list: list[str] = field(default_factory=list)
     broadcast_types: list[str] = field(default_factory=list)
 
-    def broken(self, artifact_id: str, subsystem: str, created_us: int | None, restricted: bool,
-               gates: tuple[str, ...] | None = None) -> list[str]:
+    def broken(
+        self,
+        artifact_id: str,
+        subsystem: str,
+        created_us: int | None,
+        restricted: bool,
+        gates: tuple[str, ...] | None = None,
+    ) -> list[str]:
         """Gates (in canonical order) that the artifact breaks; only ``gates`` are checked."""
         wanted = self.gates if gates is None else gates
         out = []
@@ -77,29 +83,65 @@ def scope_facts(store, actor: str | None, as_of: datetime, gates) -> Scope:
     t = utc_text(as_of)
     roles = roles_at(store, actor, as_of) if actor else []
     granted = granted_subsystems(store, actor, as_of) if actor else []
-    broadcast = [r[0] for r in store.query(
-        """SELECT DISTINCT ea.artifact_id
+    broadcast = (
+        [
+            r[0]
+            for r in store.query(
+                """SELECT DISTINCT ea.artifact_id
            FROM broadcasts b JOIN events e ON e.type = b.event_type
            JOIN event_artifacts ea ON ea.event_id = e.id
            WHERE list_contains(?::VARCHAR[], b.role) AND e.ts <= ?::TIMESTAMPTZ
-           ORDER BY 1""", [roles, t])] if roles else []
-    allowed = [r[0] for r in store.query(
-        """SELECT DISTINCT artifact_id FROM artifact_visibility
+           ORDER BY 1""",
+                [roles, t],
+            )
+        ]
+        if roles
+        else []
+    )
+    allowed = (
+        [
+            r[0]
+            for r in store.query(
+                """SELECT DISTINCT artifact_id FROM artifact_visibility
            WHERE (kind = 'actor' AND principal = ?) OR (kind = 'role' AND list_contains(?::VARCHAR[], principal))
-           ORDER BY 1""", [actor, roles])] if actor else []
-    btypes = [r[0] for r in store.query(
-        "SELECT DISTINCT event_type FROM broadcasts WHERE list_contains(?::VARCHAR[], role) ORDER BY 1",
-        [roles])] if roles else []
+           ORDER BY 1""",
+                [actor, roles],
+            )
+        ]
+        if actor
+        else []
+    )
+    btypes = (
+        [
+            r[0]
+            for r in store.query(
+                "SELECT DISTINCT event_type FROM broadcasts WHERE list_contains(?::VARCHAR[], role) ORDER BY 1", [roles]
+            )
+        ]
+        if roles
+        else []
+    )
     wanted = tuple(g for g in GATES if g in set(gates))
-    return Scope(actor=actor, as_of=as_of, as_of_us=epoch_us(as_of), gates=wanted, roles=tuple(roles),
-                 granted=frozenset(granted), broadcast_ids=frozenset(broadcast),
-                 allowed_restricted=frozenset(allowed), granted_list=granted, broadcast_list=broadcast,
-                 allowed_list=allowed, broadcast_types=btypes)
+    return Scope(
+        actor=actor,
+        as_of=as_of,
+        as_of_us=epoch_us(as_of),
+        gates=wanted,
+        roles=tuple(roles),
+        granted=frozenset(granted),
+        broadcast_ids=frozenset(broadcast),
+        allowed_restricted=frozenset(allowed),
+        granted_list=granted,
+        broadcast_list=broadcast,
+        allowed_list=allowed,
+        broadcast_types=btypes,
+    )
 
 
 def known_subsystems(store) -> frozenset[str]:
-    return frozenset(r[0] for r in store.query(
-        "SELECT subsystem FROM artifacts UNION SELECT subsystem FROM grants ORDER BY 1"))
+    return frozenset(
+        r[0] for r in store.query("SELECT subsystem FROM artifacts UNION SELECT subsystem FROM grants ORDER BY 1")
+    )
 
 
 # ---------------------------------------------------------------------------- fetch index
@@ -129,13 +171,16 @@ class FetchIndex:
         total = store.query("SELECT coalesce(sum(length(raw::VARCHAR)), 0) FROM artifacts")[0][0]
         self.raw: dict[str, str] | None = None
         raw_col = "raw::VARCHAR" if total <= self.RAW_CACHE_BYTES else "NULL"
-        meta_rows = store.query(f"SELECT id, subsystem, epoch_us(created), coalesce(restricted, false), {raw_col}"
-                                " FROM artifacts ORDER BY id")
+        meta_rows = store.query(
+            f"SELECT id, subsystem, epoch_us(created), coalesce(restricted, false), {raw_col}"
+            " FROM artifacts ORDER BY id"
+        )
         ev_rows = store.query(
             """SELECT DISTINCT ea.artifact_id, epoch_us(e.ts) AS t, e.id, e.type,
                       coalesce(json_extract_string(e.raw, '$.actors[*]'), []) AS actors
                FROM event_artifacts ea JOIN events e ON e.id = ea.event_id
-               ORDER BY ea.artifact_id, t, e.id""")
+               ORDER BY ea.artifact_id, t, e.id"""
+        )
         events: dict[str, list] = {}
         for aid, t, eid, etype, actors in ev_rows:
             events.setdefault(aid, []).append((t, eid, etype, tuple(actors)))
@@ -235,8 +280,10 @@ SCORE_SCALE = 1_000_000_000
 
 
 # each term's inverse document frequency, as match_bm25 computes it
-_IDF_SQL = ("SELECT d.term, d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1) AS idf"
-            " FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st")
+_IDF_SQL = (
+    "SELECT d.term, d.termid, log(((st.num_docs - d.df + 0.5) / (d.df + 0.5)) + 1) AS idf"
+    " FROM fts_main_artifact_text.dict d, fts_main_artifact_text.stats st"
+)
 
 
 def _sql_text(value: str) -> str:
@@ -297,10 +344,11 @@ def ensure_search_tables(store) -> bool:
                 FROM (SELECT DISTINCT event_type FROM broadcasts) ORDER BY col""")
             bc_cols = "".join(
                 f", list_extract(list_filter(any_value(d.bc), x -> x.t = {_sql_text(etype)}), 1).ts AS bc_{col}"
-                for col, etype in con.execute("SELECT col, event_type FROM search_bc_types_v2 ORDER BY col").fetchall())
+                for col, etype in con.execute("SELECT col, event_type FROM search_bc_types_v2 ORDER BY col").fetchall()
+            )
             con.execute(f"""CREATE TABLE IF NOT EXISTS search_postings_v2 AS
                 SELECT t.termid, t.docid,
-                       {bm25_part_sql('any_value(q.idf)', 'count(*)::DOUBLE', norm)} AS part,
+                       {bm25_part_sql("any_value(q.idf)", "count(*)::DOUBLE", norm)} AS part,
                        any_value(d.subsystem) AS subsystem, epoch_us(any_value(d.created)) AS created_us,
                        CASE WHEN any_value(d.restricted) THEN any_value(v.vis_id) ELSE 0 END AS vis_id{bc_cols}
                 FROM fts_main_artifact_text.terms t JOIN fts_main_artifact_text.docs dc ON dc.docid = t.docid
@@ -311,8 +359,13 @@ def ensure_search_tables(store) -> bool:
             ready = True
         except Exception:  # read-only: use the tables when they were built into the file, else rank
             # with the index tables directly
-            ready = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name IN ('search_docs', "
-                                "'search_vis_v2', 'search_bc_types_v2', 'search_postings_v2')").fetchone()[0] == 4
+            ready = (
+                con.execute(
+                    "SELECT count(*) FROM duckdb_tables() WHERE table_name IN ('search_docs', "
+                    "'search_vis_v2', 'search_bc_types_v2', 'search_postings_v2')"
+                ).fetchone()[0]
+                == 4
+            )
         _SEARCH_READY[store] = ready
         return ready
 
@@ -327,8 +380,9 @@ def _postings_gate_filter(scope: Scope, idx: "TermIndex", params: list[Any]) -> 
     if "subsystem" in scope.gates:
         params.append(scope.granted_list)
         cols = sorted(idx.bc_cols[t] for t in scope.broadcast_types if t in idx.bc_cols)
-        parts.append("(" + " OR ".join(["list_contains(?::VARCHAR[], p.subsystem)"]
-                                       + [f"p.bc_{c} <= ?" for c in cols]) + ")")
+        parts.append(
+            "(" + " OR ".join(["list_contains(?::VARCHAR[], p.subsystem)"] + [f"p.bc_{c} <= ?" for c in cols]) + ")"
+        )
         params += [scope.as_of_us] * len(cols)
     if "actor" in scope.gates:
         allowed = idx.allowed_vis(scope)
@@ -365,23 +419,36 @@ class TermIndex:
 
     def __init__(self, store):
         self.terms: dict[str, tuple[int, float]] = {
-            term: (termid, idf) for term, termid, idf in store.query(_IDF_SQL + " ORDER BY d.termid")}
+            term: (termid, idf) for term, termid, idf in store.query(_IDF_SQL + " ORDER BY d.termid")
+        }
         # ranking breaks ties by docid in SQL, which equals the artifact-id order only if
         # the index numbered the documents in id order; otherwise searches take the slow path
-        self.docids_in_id_order = store.query(
-            "SELECT count(*) FROM (SELECT docid, row_number() OVER (ORDER BY docid) AS a,"
-            " row_number() OVER (ORDER BY name) AS b FROM fts_main_artifact_text.docs) WHERE a <> b")[0][0] == 0
+        self.docids_in_id_order = (
+            store.query(
+                "SELECT count(*) FROM (SELECT docid, row_number() OVER (ORDER BY docid) AS a,"
+                " row_number() OVER (ORDER BY name) AS b FROM fts_main_artifact_text.docs) WHERE a <> b"
+            )[0][0]
+            == 0
+        )
         self.bc_cols: dict[str, int] = dict(
-            (t, c) for c, t in store.query("SELECT col, event_type FROM search_bc_types_v2 ORDER BY col"))
-        self._vis_sets = [(vid, frozenset(vis)) for vid, vis in store.query(
-            "SELECT vis_id, vis FROM search_vis_v2 ORDER BY vis_id")]
+            (t, c) for c, t in store.query("SELECT col, event_type FROM search_bc_types_v2 ORDER BY col")
+        )
+        self._vis_sets = [
+            (vid, frozenset(vis)) for vid, vis in store.query("SELECT vis_id, vis FROM search_vis_v2 ORDER BY vis_id")
+        ]
         self._allowed: dict[tuple, list[int]] = {}
-        size = store.query("SELECT coalesce(sum(length(id) + length(coalesce(title, '')) + length(coalesce(head, ''))"
-                           " + 64), 0) FROM search_docs")[0][0]
+        size = store.query(
+            "SELECT coalesce(sum(length(id) + length(coalesce(title, '')) + length(coalesce(head, ''))"
+            " + 64), 0) FROM search_docs"
+        )[0][0]
         self.display: dict[int, tuple] | None = None
         if size <= self.DISPLAY_CACHE_BYTES:
-            self.display = {row[0]: row[1:] for row in store.query(
-                "SELECT docid, id, subsystem, epoch_us(created), title, actors, head FROM search_docs ORDER BY docid")}
+            self.display = {
+                row[0]: row[1:]
+                for row in store.query(
+                    "SELECT docid, id, subsystem, epoch_us(created), title, actors, head FROM search_docs ORDER BY docid"
+                )
+            }
         self._stems: OrderedDict[str, str] = OrderedDict()
         self._stems_lock = threading.Lock()
 
@@ -415,7 +482,7 @@ class TermIndex:
             found.update(fresh)
             with self._stems_lock:
                 memo = self._stems
-                for w in unseen[-self.MAX_MEMO:]:
+                for w in unseen[-self.MAX_MEMO :]:
                     memo[w] = fresh.get(w)
                     memo.move_to_end(w)
                 while len(memo) > self.MAX_MEMO:
@@ -453,15 +520,19 @@ def search_rows(store, scope: Scope, query: str, subsystem: str | None, limit: i
     return _ranked_index_tables(store, scope, query, subsystem, limit)
 
 
-def _ranked_postings(store, scope: Scope, idx: TermIndex, terms: list[tuple[int, float]],
-                     subsystem: str | None, limit: int) -> list[tuple]:
+def _ranked_postings(
+    store, scope: Scope, idx: TermIndex, terms: list[tuple[int, float]], subsystem: str | None, limit: int
+) -> list[tuple]:
     """One query: the terms' postings inside the gates, summed per document, the best
     ``limit`` (ties by docid = id order), with display columns from memory or a join."""
     if not terms:
         return []
     ids = [t for t, _ in terms]
-    cols = "SELECT docid, part, subsystem, created_us, vis_id" + "".join(
-        f", bc_{c}" for c in sorted(idx.bc_cols.values())) + " FROM search_postings_v2"
+    cols = (
+        "SELECT docid, part, subsystem, created_us, vis_id"
+        + "".join(f", bc_{c}" for c in sorted(idx.bc_cols.values()))
+        + " FROM search_postings_v2"
+    )
     if len(ids) <= _MAX_TERM_SCANS:
         postings = " UNION ALL ".join([f"{cols} WHERE termid = ?"] * len(ids))
         params: list[Any] = list(ids)
@@ -474,14 +545,19 @@ def _ranked_postings(store, scope: Scope, idx: TermIndex, terms: list[tuple[int,
         params.append(subsystem)
     where += _postings_gate_filter(scope, idx, params)
     params.append(limit)
-    top = (f"SELECT docid, sum(part) AS score FROM ({postings}) p WHERE {' AND '.join(where) or 'true'}"
-           " GROUP BY docid ORDER BY score DESC, docid LIMIT ?")
+    top = (
+        f"SELECT docid, sum(part) AS score FROM ({postings}) p WHERE {' AND '.join(where) or 'true'}"
+        " GROUP BY docid ORDER BY score DESC, docid LIMIT ?"
+    )
     if idx.display is not None:
         return [idx.display[docid] for docid, _score in store.query(top, params)]
-    return store.query(f"""
+    return store.query(
+        f"""
         SELECT d.id, d.subsystem, epoch_us(d.created), d.title, d.actors, d.head
         FROM ({top}) top JOIN search_docs d ON d.docid = top.docid
-        ORDER BY top.score DESC, top.docid""", params)
+        ORDER BY top.score DESC, top.docid""",
+        params,
+    )
 
 
 def _ranked_index_tables(store, scope: Scope, query: str, subsystem: str | None, limit: int) -> list[tuple]:
@@ -500,14 +576,15 @@ def _ranked_index_tables(store, scope: Scope, query: str, subsystem: str | None,
             WHERE d.term IN (SELECT DISTINCT stem(unnest(fts_main_artifact_text.tokenize(?)), 'porter'))),
         tf AS (SELECT t.docid, t.termid, count(*) AS tf FROM fts_main_artifact_text.terms t
                WHERE t.termid IN (SELECT termid FROM q) GROUP BY t.docid, t.termid),
-        s AS (SELECT tf.docid, sum({bm25_part_sql(
-                  'q.idf', 'tf.tf::DOUBLE', f'({_K1} * ((1 - {_B}) + {_B} * (dc.len / st.avgdl)))')}) AS score
+        s AS (SELECT tf.docid, sum({
+        bm25_part_sql("q.idf", "tf.tf::DOUBLE", f"({_K1} * ((1 - {_B}) + {_B} * (dc.len / st.avgdl)))")
+    }) AS score
               FROM tf JOIN q ON q.termid = tf.termid JOIN fts_main_artifact_text.docs dc ON dc.docid = tf.docid,
                    fts_main_artifact_text.stats st GROUP BY tf.docid)
         SELECT a.id, a.subsystem, epoch_us(a.created), a.title, a.actors, left(x.body, 600)
         FROM s JOIN fts_main_artifact_text.docs dc ON dc.docid = s.docid JOIN artifacts a ON a.id = dc.name
         JOIN artifact_text x ON x.id = a.id
-        WHERE {' AND '.join(where) or 'true'}
+        WHERE {" AND ".join(where) or "true"}
         ORDER BY s.score DESC, a.id LIMIT ?"""
     return store.query(sql, params)
 
@@ -530,7 +607,7 @@ def context_rows(store, scope: Scope, subsystems: list[str] | None, budget_chars
             SELECT a.id, a.created, a.raw::VARCHAR AS raw_text,
                    sum(length(a.raw::VARCHAR)) OVER (ORDER BY a.created DESC, a.id
                                                     ROWS UNBOUNDED PRECEDING) AS used
-            FROM artifacts a WHERE {' AND '.join(where) or 'true'}
+            FROM artifacts a WHERE {" AND ".join(where) or "true"}
         ) WHERE used <= ?
         ORDER BY created DESC, id"""
     return store.query(sql, params)

@@ -19,10 +19,32 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 
 from ..trace.text import escape
 
-__all__ = ["DEFAULT_LIMIT", "EPISODE_TOOLS", "FORMATS", "MAX_LIMIT", "MAX_QUERY_CHARS", "MCP_META", "MODES",
-           "SESSION_TOOLS", "Mode",
-           "EpisodeArgs", "FetchArgs", "ListQuestionsArgs", "SearchArgs", "StartEpisodeArgs", "SubmitArgs", "Tool",
-           "ToolArgs", "input_schema", "mcp_tools", "not_unicode", "reason", "tool", "tool_specs", "validate_arguments"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "EPISODE_TOOLS",
+    "FORMATS",
+    "MAX_LIMIT",
+    "MAX_QUERY_CHARS",
+    "MCP_META",
+    "MODES",
+    "SESSION_TOOLS",
+    "Mode",
+    "EpisodeArgs",
+    "FetchArgs",
+    "ListQuestionsArgs",
+    "SearchArgs",
+    "StartEpisodeArgs",
+    "SubmitArgs",
+    "Tool",
+    "ToolArgs",
+    "input_schema",
+    "mcp_tools",
+    "not_unicode",
+    "reason",
+    "tool",
+    "tool_specs",
+    "validate_arguments",
+]
 
 MAX_LIMIT = 20
 DEFAULT_LIMIT = 10
@@ -33,8 +55,11 @@ MODES: tuple[str, ...] = get_args(Mode)
 
 def not_unicode(paths: list[str]) -> str:
     """The reason recorded for argument text a lone surrogate makes invalid Unicode."""
-    return ("text that is not valid Unicode (a lone surrogate) at " + ", ".join(paths)
-            + "; recorded escaped (each surrogate as \\uXXXX, backslashes doubled)")
+    return (
+        "text that is not valid Unicode (a lone surrogate) at "
+        + ", ".join(paths)
+        + "; recorded escaped (each surrogate as \\uXXXX, backslashes doubled)"
+    )
 
 
 def _clean(value: str, *, nul: bool = False) -> str:
@@ -57,8 +82,12 @@ class SearchArgs(ToolArgs):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Keywords to search for.")
     subsystem: str | None = Field(None, description="Only search this subsystem (e.g. jira, slack).")
     # a larger limit is capped, not refused: the schema advertises the cap
-    limit: int = Field(DEFAULT_LIMIT, ge=1, json_schema_extra={"maximum": MAX_LIMIT},
-                       description=f"Maximum hits (at most {MAX_LIMIT}).")
+    limit: int = Field(
+        DEFAULT_LIMIT,
+        ge=1,
+        json_schema_extra={"maximum": MAX_LIMIT},
+        description=f"Maximum hits (at most {MAX_LIMIT}).",
+    )
 
     @field_validator("query")
     @classmethod
@@ -118,30 +147,38 @@ class Tool:
 
 
 EPISODE_TOOLS: tuple[Tool, ...] = (
-    Tool("search_artifacts",
-         "Full-text search (BM25) over the artifacts you may see at the question's moment. "
-         "Returns metadata only (id, subsystem, title, created, actors, a short snippet); "
-         "fetch an artifact to read it. Searches do not count as having checked a document.",
-         SearchArgs),
-    Tool("fetch_artifact",
-         "Read one artifact in full, with the events that reference it up to the question's moment "
-         "(event id, type, time, actors). An id that does not exist and an artifact you may not see "
-         "get the same reply: status not_found.",
-         FetchArgs),
-    Tool("submit_answer",
-         "Submit the final answer as an object matching the question's answer schema. "
-         "An invalid answer is reported with the schema errors and may be corrected; "
-         "a valid one ends the episode. Cite the artifacts you relied on in evidence_artifacts.",
-         SubmitArgs),
+    Tool(
+        "search_artifacts",
+        "Full-text search (BM25) over the artifacts you may see at the question's moment. "
+        "Returns metadata only (id, subsystem, title, created, actors, a short snippet); "
+        "fetch an artifact to read it. Searches do not count as having checked a document.",
+        SearchArgs,
+    ),
+    Tool(
+        "fetch_artifact",
+        "Read one artifact in full, with the events that reference it up to the question's moment "
+        "(event id, type, time, actors). An id that does not exist and an artifact you may not see "
+        "get the same reply: status not_found.",
+        FetchArgs,
+    ),
+    Tool(
+        "submit_answer",
+        "Submit the final answer as an object matching the question's answer schema. "
+        "An invalid answer is reported with the schema errors and may be corrected; "
+        "a valid one ends the episode. Cite the artifacts you relied on in evidence_artifacts.",
+        SubmitArgs,
+    ),
 )
 
 # Tools only the MCP server needs: it hosts many episodes, so calls name their episode.
 SESSION_TOOLS: tuple[Tool, ...] = (
     Tool("list_questions", "List the questions served here (id, track, text).", ListQuestionsArgs),
-    Tool("start_episode",
-         "Start answering one question. Returns the episode id, the question text, the actor and "
-         "moment it is asked about, and the answer schema for submit_answer.",
-         StartEpisodeArgs),
+    Tool(
+        "start_episode",
+        "Start answering one question. Returns the episode id, the question text, the actor and "
+        "moment it is asked about, and the answer schema for submit_answer.",
+        StartEpisodeArgs,
+    ),
     Tool("get_context", "Context mode: the pre-filtered window of artifacts to answer from.", EpisodeArgs),
     Tool("end_episode", "Give up on an episode without a valid answer; its trace is written.", EpisodeArgs),
 )
@@ -158,8 +195,20 @@ def tool(name: str) -> Tool:
 # ---------------------------------------------------------------------------- schemas from the models
 
 # the order keys are written in, so the declarations are the same bytes on every run
-_KEY_ORDER = ("type", "properties", "required", "additionalProperties", "enum", "const", "minLength", "maxLength",
-              "minimum", "maximum", "default", "description")
+_KEY_ORDER = (
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "const",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "default",
+    "description",
+)
 
 
 def _ordered(schema: dict[str, Any]) -> dict[str, Any]:
@@ -184,8 +233,10 @@ def input_schema(model: type[ToolArgs]) -> dict[str, Any]:
     """The JSON Schema of a tool's arguments, generated from its model: deterministic key
     order, no titles, closed to other keys."""
     raw = model.model_json_schema()
-    schema: dict[str, Any] = {"type": "object",
-                              "properties": {k: _property(v) for k, v in raw.get("properties", {}).items()}}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {k: _property(v) for k, v in raw.get("properties", {}).items()},
+    }
     if raw.get("required"):
         schema["required"] = list(raw["required"])
     schema["additionalProperties"] = False
@@ -208,8 +259,11 @@ def _name(loc: tuple[Any, ...]) -> str:
 
 
 _PHRASES = {
-    "string_type": "must be a string", "int_type": "must be an integer", "bool_type": "must be a boolean",
-    "dict_type": "must be an object", "list_type": "must be an array",
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "bool_type": "must be a boolean",
+    "dict_type": "must be an object",
+    "list_type": "must be an array",
 }
 
 
@@ -266,26 +320,39 @@ def _episode_tools(answer_schema: dict[str, Any] | None) -> list[dict[str, Any]]
 
 _ERROR_REPLY = {
     "type": "object",
-    "properties": {"status": {"type": "string", "description": "Why the call did not succeed (not 'ok')."},
-                   "error": {"type": "string", "description": "The reason, for the agent to read."}},
+    "properties": {
+        "status": {"type": "string", "description": "Why the call did not succeed (not 'ok')."},
+        "error": {"type": "string", "description": "The reason, for the agent to read."},
+    },
     "required": ["status", "error"],
 }
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
 _EVENT = {
     "type": "object",
-    "properties": {"id": {"type": "string"}, "type": {"type": "string"},
-                   "time": {"type": "string", "description": "ISO 8601, UTC."}, "actors": _STR_LIST},
+    "properties": {
+        "id": {"type": "string"},
+        "type": {"type": "string"},
+        "time": {"type": "string", "description": "ISO 8601, UTC."},
+        "actors": _STR_LIST,
+    },
     "required": ["id", "type", "time", "actors"],
 }
 _ARTIFACT = {
-    "type": "object", "description": "The artifact's record: id, subsystem, created and its own text fields.",
+    "type": "object",
+    "description": "The artifact's record: id, subsystem, created and its own text fields.",
     "properties": {"id": {"type": "string"}, "subsystem": {"type": "string"}, "created": {"type": "string"}},
     "required": ["id", "subsystem", "created"],
 }
 _HIT = {
     "type": "object",
-    "properties": {"id": {"type": "string"}, "subsystem": {"type": "string"}, "created": {"type": "string"},
-                   "title": {"type": "string"}, "actors": _STR_LIST, "snippet": {"type": "string"}},
+    "properties": {
+        "id": {"type": "string"},
+        "subsystem": {"type": "string"},
+        "created": {"type": "string"},
+        "title": {"type": "string"},
+        "actors": _STR_LIST,
+        "snippet": {"type": "string"},
+    },
     "required": ["id", "subsystem", "created", "title", "actors", "snippet"],
 }
 
@@ -305,45 +372,89 @@ def _hints(read_only: bool, *, destructive: bool = False, idempotent: bool = Fal
 _OK = {"type": "string", "const": "ok"}
 MCP_META: dict[str, dict[str, Any]] = {
     "list_questions": {
-        "title": "List questions", "annotations": _hints(True),
-        "output_schema": _reply({"questions": {"type": "array", "items": {
-            "type": "object", "properties": {"question_id": {"type": "string"}, "track": {"type": "string"},
-                                             "text": {"type": "string"}},
-            "required": ["question_id", "track", "text"]}}}, ["questions"]),
+        "title": "List questions",
+        "annotations": _hints(True),
+        "output_schema": _reply(
+            {
+                "questions": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "question_id": {"type": "string"},
+                            "track": {"type": "string"},
+                            "text": {"type": "string"},
+                        },
+                        "required": ["question_id", "track", "text"],
+                    },
+                }
+            },
+            ["questions"],
+        ),
     },
     "start_episode": {
-        "title": "Start an episode", "annotations": _hints(False),
-        "output_schema": _reply({
-            "episode_id": {"type": "string"}, "question_id": {"type": "string"}, "track": {"type": "string"},
-            "text": {"type": "string"}, "actor": {"type": ["string", "null"]}, "as_of": {"type": "string"},
-            "answer_schema": {"type": "object"}, "mode": {"type": "string"}, "max_steps": {"type": "integer"},
-            "tools": {**_STR_LIST, "description": "The tools to call in this episode, with its episode_id."},
-        }, ["episode_id", "question_id", "track", "text", "as_of", "answer_schema", "mode", "tools"]),
+        "title": "Start an episode",
+        "annotations": _hints(False),
+        "output_schema": _reply(
+            {
+                "episode_id": {"type": "string"},
+                "question_id": {"type": "string"},
+                "track": {"type": "string"},
+                "text": {"type": "string"},
+                "actor": {"type": ["string", "null"]},
+                "as_of": {"type": "string"},
+                "answer_schema": {"type": "object"},
+                "mode": {"type": "string"},
+                "max_steps": {"type": "integer"},
+                "tools": {**_STR_LIST, "description": "The tools to call in this episode, with its episode_id."},
+            },
+            ["episode_id", "question_id", "track", "text", "as_of", "answer_schema", "mode", "tools"],
+        ),
     },
     "get_context": {
-        "title": "Get the context window", "annotations": _hints(True),
-        "output_schema": _reply({"context": {"type": "array", "items": {
-            "type": "object", "properties": {"artifact": _ARTIFACT, "events": {"type": "array", "items": _EVENT}},
-            "required": ["artifact", "events"]}}}, ["context"]),
+        "title": "Get the context window",
+        "annotations": _hints(True),
+        "output_schema": _reply(
+            {
+                "context": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"artifact": _ARTIFACT, "events": {"type": "array", "items": _EVENT}},
+                        "required": ["artifact", "events"],
+                    },
+                }
+            },
+            ["context"],
+        ),
     },
     "end_episode": {
-        "title": "End an episode without answering", "annotations": _hints(False, destructive=True, idempotent=True),
-        "output_schema": _reply({"status": {"type": "string", "const": "ended"},
-                                 "trace_status": {"type": "string"}}, ["status", "trace_status"]),
+        "title": "End an episode without answering",
+        "annotations": _hints(False, destructive=True, idempotent=True),
+        "output_schema": _reply(
+            {"status": {"type": "string", "const": "ended"}, "trace_status": {"type": "string"}},
+            ["status", "trace_status"],
+        ),
     },
     "search_artifacts": {
-        "title": "Search artifacts", "annotations": _hints(True),
+        "title": "Search artifacts",
+        "annotations": _hints(True),
         "output_schema": _reply({"status": _OK, "hits": {"type": "array", "items": _HIT}}, ["status", "hits"]),
     },
     "fetch_artifact": {
-        "title": "Fetch an artifact", "annotations": _hints(True),
-        "output_schema": _reply({"status": _OK, "artifact": _ARTIFACT, "events": {"type": "array", "items": _EVENT}},
-                                ["status", "artifact", "events"]),
+        "title": "Fetch an artifact",
+        "annotations": _hints(True),
+        "output_schema": _reply(
+            {"status": _OK, "artifact": _ARTIFACT, "events": {"type": "array", "items": _EVENT}},
+            ["status", "artifact", "events"],
+        ),
     },
     "submit_answer": {
-        "title": "Submit the answer", "annotations": _hints(False),
-        "output_schema": _reply({"status": _OK, "accepted": {"type": "boolean", "const": True}},
-                                ["status", "accepted"]),
+        "title": "Submit the answer",
+        "annotations": _hints(False),
+        "output_schema": _reply(
+            {"status": _OK, "accepted": {"type": "boolean", "const": True}}, ["status", "accepted"]
+        ),
     },
 }
 
@@ -369,14 +480,28 @@ def tool_specs(format: str, answer_schema: dict[str, Any] | None = None) -> list
     With ``answer_schema``, ``submit_answer`` declares that exact answer shape (OpenAI and
     Anthropic; an MCP server serves many questions, so there it stays generic)."""
     if format == "openai":
-        return [{"type": "function", "function": {"name": t["name"], "description": t["description"],
-                                                  "parameters": t["input_schema"]}}
-                for t in _episode_tools(answer_schema)]
+        return [
+            {
+                "type": "function",
+                "function": {"name": t["name"], "description": t["description"], "parameters": t["input_schema"]},
+            }
+            for t in _episode_tools(answer_schema)
+        ]
     if format == "anthropic":
-        return [{"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]}
-                for t in _episode_tools(answer_schema)]
+        return [
+            {"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]}
+            for t in _episode_tools(answer_schema)
+        ]
     if format == "mcp":
-        return [{"name": t["name"], "title": t["title"], "description": t["description"],
-                 "inputSchema": t["input_schema"], "outputSchema": t["output_schema"],
-                 "annotations": t["annotations"]} for t in mcp_tools()]
+        return [
+            {
+                "name": t["name"],
+                "title": t["title"],
+                "description": t["description"],
+                "inputSchema": t["input_schema"],
+                "outputSchema": t["output_schema"],
+                "annotations": t["annotations"],
+            }
+            for t in mcp_tools()
+        ]
     raise ValueError(f"unknown tool format {format!r} (expected one of {', '.join(FORMATS)})")

@@ -29,8 +29,7 @@ def _r(x: float) -> float:
     return round(x, DIGITS)
 
 
-def compliance_tier(v: float, tiers: dict[str, float], *, units: int | None = None,
-                    answered: int | None = None) -> str:
+def compliance_tier(v: float, tiers: dict[str, float], *, units: int | None = None, answered: int | None = None) -> str:
     """v = 0 perfect, v < high, v < moderate, else low (thresholds from the config);
     ``no_evidence`` when nothing was judged: no tool calls (citations) or no answer at all."""
     if units == 0 or answered == 0:
@@ -51,6 +50,7 @@ def _sort_key(s: QuestionScore) -> tuple:
 def _canonical_order(scores: Sequence[QuestionScore]) -> list[QuestionScore]:
     """``sorted(scores, key=_sort_key)`` without serialising every score: the JSON tie-break
     is computed only for scores that share everything before it in the key."""
+
     def head(s: QuestionScore) -> tuple:
         return s.track, s.question_id, s.agent or "", s.mode, s.trial
 
@@ -142,8 +142,7 @@ def _bootstrap(rows: list[dict[str, float]], samples: int, rng: random.Random) -
     return _bootstrap_columns([[r[f] for r in rows] for f in CI_FIELDS], samples, rng)
 
 
-def _bootstrap_columns(columns: Sequence[Sequence[float]], samples: int,
-                       rng: random.Random) -> dict[str, list[float]]:
+def _bootstrap_columns(columns: Sequence[Sequence[float]], samples: int, rng: random.Random) -> dict[str, list[float]]:
     """:func:`_bootstrap` over the CI fields as columns (in :data:`CI_FIELDS` order)."""
     n = len(columns[0]) if columns else 0
     if n == 0 or samples <= 0:
@@ -177,22 +176,41 @@ def _bootstrap_columns(columns: Sequence[Sequence[float]], samples: int,
 
 # The fields of a score that the aggregate reads, pulled out once per score: reading them
 # from 140K pydantic objects once per statistic and slice cost more than the bootstrap.
-_ROW = ("s_answer", "s_traj", "s_combined", "s_adj", "violation_rate", "penalty", "coverage", "answer_correct",
-        "answered", "valid_answer", "path_valid", "state_invalid_correct", "n_calls", "v_units", "v_bad",
-        "flag_counts", "hallucinated_ids", "failure_class")
+_ROW = (
+    "s_answer",
+    "s_traj",
+    "s_combined",
+    "s_adj",
+    "violation_rate",
+    "penalty",
+    "coverage",
+    "answer_correct",
+    "answered",
+    "valid_answer",
+    "path_valid",
+    "state_invalid_correct",
+    "n_calls",
+    "v_units",
+    "v_bad",
+    "flag_counts",
+    "hallucinated_ids",
+    "failure_class",
+)
 _I = {f: i for i, f in enumerate(_ROW)}
 
 
 _row = operator.attrgetter(*_ROW)  # QuestionScore -> the tuple of _ROW fields
 
 
-def group_stats(scores: Sequence[QuestionScore], config: ScoringConfig, *,
-                samples: int = 0, rng: random.Random | None = None) -> GroupStats:
+def group_stats(
+    scores: Sequence[QuestionScore], config: ScoringConfig, *, samples: int = 0, rng: random.Random | None = None
+) -> GroupStats:
     return _group_stats([_row(s) for s in scores], config, samples=samples, rng=rng)
 
 
-def _group_stats(rows: Sequence[tuple], config: ScoringConfig, *,
-                 samples: int = 0, rng: random.Random | None = None) -> GroupStats:
+def _group_stats(
+    rows: Sequence[tuple], config: ScoringConfig, *, samples: int = 0, rng: random.Random | None = None
+) -> GroupStats:
     """:func:`group_stats` over score rows (:func:`_row`); every sum runs in row order, so the
     figures are the same floats as summing over the scores."""
     n = len(rows)
@@ -219,14 +237,18 @@ def _group_stats(rows: Sequence[tuple], config: ScoringConfig, *,
     failure = col("failure_class")
     classes = {c: failure.count(c) for c in FAILURE_CLASSES}
     return GroupStats(
-        n=n, means=means,
+        n=n,
+        means=means,
         accuracy=mean(correct),
         answered_rate=mean(list(map(float, col("answered")))),
         valid_answer_rate=mean(valid),
         path_valid_rate=mean(list(map(float, col("path_valid")))),
         state_invalid_correct_rate=mean(list(map(float, col("state_invalid_correct")))),
-        n_calls=sum(col("n_calls")), v_units=units, v_bad=bad,
-        run_violation_rate=_r(v), run_s_adj=_r(combined * (1.0 - v) ** 2),
+        n_calls=sum(col("n_calls")),
+        v_units=units,
+        v_bad=bad,
+        run_violation_rate=_r(v),
+        run_s_adj=_r(combined * (1.0 - v) ** 2),
         compliance_tier=compliance_tier(v, config.tiers, units=units, answered=sum(col("answered"))),
         violation_rates={k: _r(c / units) if units else 0.0 for k, c in kinds.items()},
         hallucinated_ids=sum(map(len, col("hallucinated_ids"))),
@@ -255,10 +277,17 @@ def _zero_shot(scores: list[QuestionScore], zero: Any) -> dict[str, ZeroShotFloo
     return out
 
 
-def aggregate(questions: Sequence[Question] | None, traces: Sequence[Trace] | None,
-              scores: Sequence[QuestionScore], *, seed: int = 0, zero_shot: Any = None,
-              config: ScoringConfig | None = None, bootstrap_samples: int = 1000,
-              profile: str | None = None) -> RunReport:
+def aggregate(
+    questions: Sequence[Question] | None,
+    traces: Sequence[Trace] | None,
+    scores: Sequence[QuestionScore],
+    *,
+    seed: int = 0,
+    zero_shot: Any = None,
+    config: ScoringConfig | None = None,
+    bootstrap_samples: int = 1000,
+    profile: str | None = None,
+) -> RunReport:
     """Summarise a run. ``questions``/``traces`` are optional context (missing ids, agent, digest).
 
     ``zero_shot`` is the scores of a zero-shot run of the same questions (a list of
@@ -272,16 +301,32 @@ def aggregate(questions: Sequence[Question] | None, traces: Sequence[Trace] | No
     enabled = gc.isenabled()
     gc.disable()  # only acyclic tuples and lists are built; collections would rescan every live score
     try:
-        return _aggregate(questions, traces, scores, seed=seed, zero_shot=zero_shot, config=config,
-                          bootstrap_samples=bootstrap_samples, profile=profile)
+        return _aggregate(
+            questions,
+            traces,
+            scores,
+            seed=seed,
+            zero_shot=zero_shot,
+            config=config,
+            bootstrap_samples=bootstrap_samples,
+            profile=profile,
+        )
     finally:
         if enabled:
             gc.enable()
 
 
-def _aggregate(questions: Sequence[Question] | None, traces: Sequence[Trace] | None,
-               scores: Sequence[QuestionScore], *, seed: int, zero_shot: Any, config: ScoringConfig | None,
-               bootstrap_samples: int, profile: str | None) -> RunReport:
+def _aggregate(
+    questions: Sequence[Question] | None,
+    traces: Sequence[Trace] | None,
+    scores: Sequence[QuestionScore],
+    *,
+    seed: int,
+    zero_shot: Any,
+    config: ScoringConfig | None,
+    bootstrap_samples: int,
+    profile: str | None,
+) -> RunReport:
     cfg = config or ScoringConfig()
     ordered = _canonical_order(scores)
     profiles = {s.profile for s in ordered}
@@ -297,12 +342,14 @@ def _aggregate(questions: Sequence[Question] | None, traces: Sequence[Trace] | N
     for track in _ordered(by_track, track_names()):
         group = by_track[track]
         tracks[track] = _group_stats([r for r, _b, _d in group], cfg, samples=bootstrap_samples, rng=rng)
-        buckets[track] = {b: _group_stats([r for r, rb, _d in group if rb == b], cfg, samples=bootstrap_samples,
-                                          rng=rng)
-                          for b in sorted({rb for _r_, rb, _d in group})}
-        difficulties[track] = {d: _group_stats([r for r, _b, rd in group if rd == d], cfg,
-                                               samples=bootstrap_samples, rng=rng)
-                               for d in _ordered({rd for _r_, _b, rd in group}, ("easy", "medium", "hard"))}
+        buckets[track] = {
+            b: _group_stats([r for r, rb, _d in group if rb == b], cfg, samples=bootstrap_samples, rng=rng)
+            for b in sorted({rb for _r_, rb, _d in group})
+        }
+        difficulties[track] = {
+            d: _group_stats([r for r, _b, rd in group if rd == d], cfg, samples=bootstrap_samples, rng=rng)
+            for d in _ordered({rd for _r_, _b, rd in group}, ("easy", "medium", "hard"))
+        }
     overall = _group_stats(rows, cfg, samples=bootstrap_samples, rng=rng)
     scored_ids = {s.question_id for s in ordered}
     known_ids = {q.id for q in questions} if questions is not None else None
@@ -313,9 +360,16 @@ def _aggregate(questions: Sequence[Question] | None, traces: Sequence[Trace] | N
     from .trials import trial_report
 
     return RunReport(
-        profile=profile, agent=", ".join(agents) or None, mode=", ".join(modes) or None,
-        contract_digest=", ".join(digests) or None, seed=seed, bootstrap_samples=bootstrap_samples,
-        config=cfg.model_dump(mode="json"), overall=overall, tracks=tracks, buckets=buckets,
+        profile=profile,
+        agent=", ".join(agents) or None,
+        mode=", ".join(modes) or None,
+        contract_digest=", ".join(digests) or None,
+        seed=seed,
+        bootstrap_samples=bootstrap_samples,
+        config=cfg.model_dump(mode="json"),
+        overall=overall,
+        tracks=tracks,
+        buckets=buckets,
         difficulties=difficulties,
         zero_shot=_zero_shot(ordered, zero_shot) if zero_shot not in (None, False) else None,
         missing_question_ids=sorted(known_ids - scored_ids) if known_ids is not None else [],

@@ -41,13 +41,17 @@ def _is(*types: type):
 
 def _checker(annotation: Any):
     """A test that a field's value is what the JSON dump would write unchanged (exact type)."""
-    simple = {str: _is(str), int: _is(int), bool: _is(bool), str | None: _is(str, type(None)),
-              float: _plain_float, float | None: lambda v: v is None or _plain_float(v),
-              list[str]: lambda v: type(v) is list and all(type(x) is str for x in v),
-              dict[str, float]: lambda v: type(v) is dict and all(type(k) is str and _plain_float(x)
-                                                                  for k, x in v.items()),
-              dict[str, int]: lambda v: type(v) is dict and all(type(k) is str and type(x) is int
-                                                                for k, x in v.items())}
+    simple = {
+        str: _is(str),
+        int: _is(int),
+        bool: _is(bool),
+        str | None: _is(str, type(None)),
+        float: _plain_float,
+        float | None: lambda v: v is None or _plain_float(v),
+        list[str]: lambda v: type(v) is list and all(type(x) is str for x in v),
+        dict[str, float]: lambda v: type(v) is dict and all(type(k) is str and _plain_float(x) for k, x in v.items()),
+        dict[str, int]: lambda v: type(v) is dict and all(type(k) is str and type(x) is int for k, x in v.items()),
+    }
     for ann, check in simple.items():
         if annotation == ann:
             return check
@@ -58,8 +62,10 @@ def _checker(annotation: Any):
 
 
 # (name, check, is a dict) in sorted order of the names: the order the line writes them
-_FIELDS = tuple((name, _checker(f.annotation), get_origin(f.annotation) is dict)
-                for name, f in sorted(QuestionScore.model_fields.items()))
+_FIELDS = tuple(
+    (name, _checker(f.annotation), get_origin(f.annotation) is dict)
+    for name, f in sorted(QuestionScore.model_fields.items())
+)
 _FAST = all(check is not None for _n, check, _d in _FIELDS)
 
 
@@ -168,8 +174,18 @@ class TraceRef:
     read, and the trace's line, parsed again only when the HTML drill-down shows that trace.
     A parsed trace takes ~7x its line in memory, so ``score`` holds lines, not traces."""
 
-    __slots__ = ("question_id", "track", "mode", "agent", "trial", "contract_digest", "usage", "timings", "_line",
-                 "_full")
+    __slots__ = (
+        "question_id",
+        "track",
+        "mode",
+        "agent",
+        "trial",
+        "contract_digest",
+        "usage",
+        "timings",
+        "_line",
+        "_full",
+    )
     _KEPT = ("question_id", "track", "mode", "agent", "trial", "contract_digest", "usage", "timings")
 
     def __init__(self, trace: Trace, line: bytes):
@@ -186,20 +202,30 @@ class TraceRef:
         return getattr(self._full, name)
 
 
-def iter_rescore(traces_path: str | Path, questions: dict[str, Question],
-                 config: ScoringConfig | None = None, *,
-                 contract_digest: str | None = None,
-                 profile: str | None = None) -> Iterator[tuple[Trace, QuestionScore | None]]:
+def iter_rescore(
+    traces_path: str | Path,
+    questions: dict[str, Question],
+    config: ScoringConfig | None = None,
+    *,
+    contract_digest: str | None = None,
+    profile: str | None = None,
+) -> Iterator[tuple[Trace, QuestionScore | None]]:
     """:func:`iter_rescore_lines` without the lines."""
-    for trace, s, _line in iter_rescore_lines(traces_path, questions, config, contract_digest=contract_digest,
-                                              profile=profile):
+    for trace, s, _line in iter_rescore_lines(
+        traces_path, questions, config, contract_digest=contract_digest, profile=profile
+    ):
         yield trace, s
 
 
-def iter_rescore_lines(traces_path: str | Path, questions: dict[str, Question],
-                       config: ScoringConfig | None = None, *,
-                       contract_digest: str | None = None, profile: str | None = None,
-                       workers: int | None = None) -> Iterator[tuple[Trace | TraceHead, QuestionScore | None, bytes]]:
+def iter_rescore_lines(
+    traces_path: str | Path,
+    questions: dict[str, Question],
+    config: ScoringConfig | None = None,
+    *,
+    contract_digest: str | None = None,
+    profile: str | None = None,
+    workers: int | None = None,
+) -> Iterator[tuple[Trace | TraceHead, QuestionScore | None, bytes]]:
     """Parse and score each trace line (under the scoring ``profile``, default groundeval's
     own formulas); a trace of an unknown question yields ``None``.
 
@@ -239,14 +265,19 @@ def check_trace_line(path: str | Path, n: int, line: bytes, contract_digest: str
     trace = parse_trace(path, n, line)
     if contract_digest is not None and trace.contract_digest != contract_digest:
         raise ContractError.single(
-            str(path), f"was recorded on another contract (digest {trace.contract_digest[:16]!r}, the "
+            str(path),
+            f"was recorded on another contract (digest {trace.contract_digest[:16]!r}, the "
             f"questions' is {contract_digest[:16]!r}); score it with the questions it answered",
-            line=n, record=trace.question_id, field="contract_digest")
+            line=n,
+            record=trace.question_id,
+            field="contract_digest",
+        )
     return trace
 
 
-def rescore_trace(trace: Trace, questions: dict[str, Question], config: ScoringConfig | None = None,
-                  profile: str | None = None) -> QuestionScore | None:
+def rescore_trace(
+    trace: Trace, questions: dict[str, Question], config: ScoringConfig | None = None, profile: str | None = None
+) -> QuestionScore | None:
     """The score of one trace, or None for a trace of a question not in ``questions``."""
     q = questions.get(trace.question_id)
     return score(q, trace, config, profile) if q is not None else None

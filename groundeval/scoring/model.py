@@ -43,8 +43,11 @@ class QuestionScore(_Compact):
     question_id: str
     track: str
     trial: int = Field(0, ge=0, description="Trial index of the trace (repeated runs); written only when > 0.")
-    profile: str = Field("default", description="Scoring profile that produced this score; written only when "
-                                                "not 'default' (docs/scoring.md, Scoring profiles).")
+    profile: str = Field(
+        "default",
+        description="Scoring profile that produced this score; written only when "
+        "not 'default' (docs/scoring.md, Scoring profiles).",
+    )
     bucket: str
     difficulty: str
     mode: str
@@ -69,10 +72,13 @@ class QuestionScore(_Compact):
     n_calls: int
     flag_counts: dict[str, int] = Field(default_factory=dict, description="Flagged units per gate kind.")
     hallucinated_ids: list[str] = Field(default_factory=list, description="Unknown ids fetched or cited (sorted).")
-    coverage: float | None = Field(None, description="Required artifacts validly fetched / required; None when none required.")
+    coverage: float | None = Field(
+        None, description="Required artifacts validly fetched / required; None when none required."
+    )
     n_citations: int = 0
-    citation_rates: dict[str, float] = Field(default_factory=dict,
-                                             description="Context mode: hallucinated / access / horizon citation rates.")
+    citation_rates: dict[str, float] = Field(
+        default_factory=dict, description="Context mode: hallucinated / access / horizon citation rates."
+    )
 
 
 class GroupStats(_Model):
@@ -92,7 +98,8 @@ class GroupStats(_Model):
     run_s_adj: float = Field(description="mean(s_combined) * (1 - run_violation_rate)^2.")
     compliance_tier: Literal["perfect", "high", "moderate", "low", "no_evidence"] = Field(
         description="perfect (v = 0), high, moderate or low by v; no_evidence when the slice has no tool calls "
-                    "(citations in context mode) or no answer, so v = 0 proves nothing.")
+        "(citations in context mode) or no answer, so v = 0 proves nothing."
+    )
     violation_rates: dict[str, float] = Field(description="Flagged units per gate kind / all units.")
     hallucinated_ids: int
     mean_coverage: float | None
@@ -127,9 +134,13 @@ class TrialGroup(_Model):
     mean_s_adj: float = Field(description="Mean over questions of the per-question mean S_adj.")
     pass_at_k: dict[str, float] = Field(description="k -> mean over questions of the unbiased pass@k.")
     pass_hat_k: dict[str, float] = Field(description="k -> mean over questions of pass^k (all k trials valid).")
-    ci95: dict[str, list[float]] = Field(default_factory=dict, description=(
-        "Percentile 95% intervals of mean_s_adj, pass_at_<K> and pass_hat_<K> from a two-stage bootstrap: "
-        "questions resampled with replacement, then each drawn question's trials."))
+    ci95: dict[str, list[float]] = Field(
+        default_factory=dict,
+        description=(
+            "Percentile 95% intervals of mean_s_adj, pass_at_<K> and pass_hat_<K> from a two-stage bootstrap: "
+            "questions resampled with replacement, then each drawn question's trials."
+        ),
+    )
 
 
 class TrialsReport(_Model):
@@ -156,10 +167,12 @@ class RunReport(_Compact):
     overall: GroupStats
     tracks: dict[str, GroupStats] = Field(default_factory=dict)
     buckets: dict[str, dict[str, GroupStats]] = Field(default_factory=dict, description="track -> bucket -> stats.")
-    difficulties: dict[str, dict[str, GroupStats]] = Field(default_factory=dict,
-                                                          description="track -> difficulty -> stats.")
+    difficulties: dict[str, dict[str, GroupStats]] = Field(
+        default_factory=dict, description="track -> difficulty -> stats."
+    )
     zero_shot: dict[str, ZeroShotFloor] | None = None
     missing_question_ids: list[str] = Field(default_factory=list, description="Questions without a trace.")
     unknown_question_ids: list[str] = Field(default_factory=list, description="Traces of unknown questions.")
-    trials: TrialsReport | None = Field(None, description="Repeated trials (written only when a question has "
-                                                          "more than one trial).")
+    trials: TrialsReport | None = Field(
+        None, description="Repeated trials (written only when a question has more than one trial)."
+    )

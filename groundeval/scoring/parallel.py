@@ -93,9 +93,15 @@ class _Helper(HelperProcess):
             return None
 
 
-def rescore_parallel(path: Path, lines: Iterator[tuple[int, bytes]], questions: dict, config: Any,
-                     profile: str | None, contract_digest: str | None,
-                     workers: int) -> Iterator[tuple[Any, Any, bytes, int]]:
+def rescore_parallel(
+    path: Path,
+    lines: Iterator[tuple[int, bytes]],
+    questions: dict,
+    config: Any,
+    profile: str | None,
+    contract_digest: str | None,
+    workers: int,
+) -> Iterator[tuple[Any, Any, bytes, int]]:
     """``(trace head, score or None, line, line number)`` for every line, in file order."""
     from .io import check_trace_line, rescore_trace
 
@@ -171,8 +177,9 @@ def _serve() -> None:
                 if every is None:
                     every = frozenset(type(s).model_fields)
                 fs = s.__pydantic_fields_set__
-                rows.append((head, tuple(s.__dict__[f] for f in type(s).model_fields),
-                             None if fs == every else frozenset(fs)))
+                rows.append(
+                    (head, tuple(s.__dict__[f] for f in type(s).model_fields), None if fs == every else frozenset(fs))
+                )
         except Exception:  # noqa: BLE001 - the parent re-scores this chunk and raises the located error
             rows = None
         reply(rows)

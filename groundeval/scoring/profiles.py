@@ -124,9 +124,16 @@ def paper_path(trace: Trace) -> PaperPath:
             continue
         flags = set(c.flags)
         sub = "subsystem" in flags
-        path.calls.append(PaperCall(
-            tool=c.tool, result_ids=tuple(c.result_ids), horizon="horizon" in flags, subsystem=sub,
-            actor_gate="actor" in flags or (sub and c.tool == FETCH), empty=not c.result_ids))
+        path.calls.append(
+            PaperCall(
+                tool=c.tool,
+                result_ids=tuple(c.result_ids),
+                horizon="horizon" in flags,
+                subsystem=sub,
+                actor_gate="actor" in flags or (sub and c.tool == FETCH),
+                empty=not c.result_ids,
+            )
+        )
     if trace.mode == "context" and isinstance(trace.final_answer, dict):
         ev = trace.final_answer.get("evidence_artifacts")
         if isinstance(ev, list):
@@ -205,8 +212,9 @@ def formula(profile: str, track_name: str) -> Formula | None:
 # --------------------------------------------------------------------------- scoring
 
 
-def score(question: Question, trace: Trace, config: ScoringConfig | None = None,
-          profile: str | None = None) -> QuestionScore:
+def score(
+    question: Question, trace: Trace, config: ScoringConfig | None = None, profile: str | None = None
+) -> QuestionScore:
     """Score one trace under ``profile`` (default: groundeval's formulas). Pure."""
     base = default_score(question, trace, config)
     if profile is None or profile == DEFAULT:
@@ -231,8 +239,7 @@ def _paper(question: Question, trace: Trace, config: ScoringConfig, base: Questi
     if fn is not None:
         ps = fn(question, question.ground_truth, answer, path, config)
     else:  # a track the original release did not have: its own components, combined the paper's way
-        ps = ProfileScore(base.answer_components, base.s_answer, base.answer_correct, base.traj_components,
-                          base.s_traj)
+        ps = ProfileScore(base.answer_components, base.s_answer, base.answer_correct, base.traj_components, base.s_traj)
     w_a, w_t = _weights(config, question.track)
     s_answer = r4(ps.s_answer) if answer is not None else 0.0
     correct = ps.correct and answer is not None
@@ -250,13 +257,23 @@ def _paper(question: Question, trace: Trace, config: ScoringConfig, base: Questi
         failure_class = "state_invalid_correct"
     else:
         failure_class = "wrong_answer"
-    return base.model_copy(update={
-        "profile": PAPER,
-        "s_answer": s_answer, "s_traj": s_traj, "s_combined": combined,
-        "violation_rate": round(actor / n, 10) if n else 0.0, "penalty": 1.0, "s_adj": combined,
-        "answer_components": {k: round(x, 10) for k, x in ps.answer_components.items()},
-        "traj_components": {k: round(x, 10) for k, x in ps.traj_components.items()},
-        "answer_correct": correct, "path_valid": path_valid, "valid_answer": valid,
-        "state_invalid_correct": correct and not path_valid, "failure_class": failure_class,
-        "v_units": n, "v_bad": actor,
-    })
+    return base.model_copy(
+        update={
+            "profile": PAPER,
+            "s_answer": s_answer,
+            "s_traj": s_traj,
+            "s_combined": combined,
+            "violation_rate": round(actor / n, 10) if n else 0.0,
+            "penalty": 1.0,
+            "s_adj": combined,
+            "answer_components": {k: round(x, 10) for k, x in ps.answer_components.items()},
+            "traj_components": {k: round(x, 10) for k, x in ps.traj_components.items()},
+            "answer_correct": correct,
+            "path_valid": path_valid,
+            "valid_answer": valid,
+            "state_invalid_correct": correct and not path_valid,
+            "failure_class": failure_class,
+            "v_units": n,
+            "v_bad": actor,
+        }
+    )

@@ -90,9 +90,16 @@ def path_facts(trace: Trace) -> PathFacts:
             sub = call.arguments.get("subsystem")
             if sub and isinstance(sub, str):
                 searched.add(sub)
-    facts = PathFacts(context=context, fetched=set() if context else fetched, looked=looked,
-                      searched_subsystems=searched, n_calls=len(trace.calls), bad=bad,
-                      hallucinated=hallucinated, flag_counts=counts)
+    facts = PathFacts(
+        context=context,
+        fetched=set() if context else fetched,
+        looked=looked,
+        searched_subsystems=searched,
+        n_calls=len(trace.calls),
+        bad=bad,
+        hallucinated=hallucinated,
+        flag_counts=counts,
+    )
     facts.invalid_submission = any(not s.valid for s in trace.submissions)
     final = _final_submission(trace)
     flags_by_id = final.citation_flags if final is not None else {}
@@ -114,8 +121,9 @@ def _final_submission(trace: Trace):
     return None
 
 
-def _context_citations(facts: PathFacts, trace: Trace, cited: list[str],
-                       flags_by_id: dict[str, Any], counts: dict[str, int]) -> None:
+def _context_citations(
+    facts: PathFacts, trace: Trace, cited: list[str], flags_by_id: dict[str, Any], counts: dict[str, int]
+) -> None:
     """Context mode: v and the citation rates come from E against C, V and T."""
     window = set(trace.context_ids)
     facts.looked = True
@@ -180,7 +188,8 @@ def score(question: Question, trace: Trace, config: ScoringConfig | None = None)
     ans = trace.final_answer if isinstance(trace.final_answer, dict) else None
     truth = question.ground_truth
     comps, s_answer, correct, traj, s_traj, required, coverage = get_track(truth.track).score(
-        question, truth, ans, p, v, cfg)
+        question, truth, ans, p, v, cfg
+    )
     if ans is None:
         s_answer, correct = 0.0, False
     s_answer, s_traj = _clean(s_answer), _clean(s_traj)
@@ -207,17 +216,35 @@ def score(question: Question, trace: Trace, config: ScoringConfig | None = None)
     else:
         failure_class = "no_answer" if ans is None else "wrong_answer"
     return _build(
-        question_id=question.id, track=question.track, trial=trace.trial, profile="default",
-        bucket=question.bucket, difficulty=question.difficulty, mode=trace.mode, agent=trace.agent,
-        answered=ans is not None, s_answer=s_answer, s_traj=s_traj, s_combined=combined,
-        violation_rate=_clean(v), penalty=penalty, s_adj=_clean(combined * penalty),
+        question_id=question.id,
+        track=question.track,
+        trial=trace.trial,
+        profile="default",
+        bucket=question.bucket,
+        difficulty=question.difficulty,
+        mode=trace.mode,
+        agent=trace.agent,
+        answered=ans is not None,
+        s_answer=s_answer,
+        s_traj=s_traj,
+        s_combined=combined,
+        violation_rate=_clean(v),
+        penalty=penalty,
+        s_adj=_clean(combined * penalty),
         answer_components={k: _clean(x) for k, x in comps.items()},
         traj_components={k: _clean(x) for k, x in traj.items()},
-        answer_correct=correct, path_valid=path_valid,
-        state_invalid_correct=correct and not path_valid, valid_answer=correct and path_valid,
-        failure_class=failure_class, failures=sorted(failures),
-        v_units=p.units, v_bad=p.bad, n_calls=p.n_calls, flag_counts=p.flag_counts,
+        answer_correct=correct,
+        path_valid=path_valid,
+        state_invalid_correct=correct and not path_valid,
+        valid_answer=correct and path_valid,
+        failure_class=failure_class,
+        failures=sorted(failures),
+        v_units=p.units,
+        v_bad=p.bad,
+        n_calls=p.n_calls,
+        flag_counts=p.flag_counts,
         hallucinated_ids=sorted(p.hallucinated),
         coverage=None if coverage is None else _clean(coverage),
-        n_citations=p.n_citations, citation_rates=p.citation_rates,
+        n_citations=p.n_citations,
+        citation_rates=p.citation_rates,
     )

@@ -55,8 +55,9 @@ def _by_question(scores: Sequence[QuestionScore]) -> dict[str, list[QuestionScor
     return out
 
 
-def _group(groups: list[tuple[list[float], list[bool]]], k: int, samples: int, rng: random.Random | None,
-           n_traces: int) -> TrialGroup:
+def _group(
+    groups: list[tuple[list[float], list[bool]]], k: int, samples: int, rng: random.Random | None, n_traces: int
+) -> TrialGroup:
     """``groups``: per question (S_adj of each trial, valid flag of each trial)."""
     ks = range(1, k + 1)
     q = len(groups)
@@ -66,8 +67,10 @@ def _group(groups: list[tuple[list[float], list[bool]]], k: int, samples: int, r
     ci: dict[str, list[float]] = {}
     if rng is not None and samples > 0:
         # per n (trials of a question): pass@k and pass^k for every valid count c
-        tables = {n: ([pass_at_k(n, c, k) for c in range(n + 1)], [pass_hat_k(n, c, k) for c in range(n + 1)])
-                  for n in {len(a) for a, _ in groups}}
+        tables = {
+            n: ([pass_at_k(n, c, k) for c in range(n + 1)], [pass_hat_k(n, c, k) for c in range(n + 1)])
+            for n in {len(a) for a, _ in groups}
+        }
         # each question as the list of its equally likely resample outcomes (mean S_adj, pass@k,
         # pass^k): enumerated once for up to ENUMERATE_UP_TO trials (n^n resamples, shared by
         # questions with the same trials), drawn afresh per sample above that
@@ -81,9 +84,14 @@ def _group(groups: list[tuple[list[float], list[bool]]], k: int, samples: int, r
                 prepared.append((True, [(sum(adj) / n, at[sum(valid)], hat[sum(valid)])]))
             elif n <= ENUMERATE_UP_TO:
                 if items not in outcomes:
-                    outcomes[items] = [(sum(items[i][0] for i in idx) / n, at[sum(items[i][1] for i in idx)],
-                                        hat[sum(items[i][1] for i in idx)])
-                                       for idx in itertools.product(range(n), repeat=n)]
+                    outcomes[items] = [
+                        (
+                            sum(items[i][0] for i in idx) / n,
+                            at[sum(items[i][1] for i in idx)],
+                            hat[sum(items[i][1] for i in idx)],
+                        )
+                        for idx in itertools.product(range(n), repeat=n)
+                    ]
                 prepared.append((True, outcomes[items]))
             else:
                 prepared.append((False, (items, at, hat)))
@@ -110,8 +118,7 @@ def _group(groups: list[tuple[list[float], list[bool]]], k: int, samples: int, r
         for name, col in zip(names, cols):
             col.sort()
             ci[name] = [_r(_percentile(col, 0.025)), _r(_percentile(col, 0.975))]
-    return TrialGroup(n_questions=q, n_traces=n_traces, mean_s_adj=_r(mean), pass_at_k=at_k, pass_hat_k=hat_k,
-                      ci95=ci)
+    return TrialGroup(n_questions=q, n_traces=n_traces, mean_s_adj=_r(mean), pass_at_k=at_k, pass_hat_k=hat_k, ci95=ci)
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:
@@ -128,8 +135,9 @@ def has_trials(scores: Sequence[QuestionScore]) -> bool:
     return any(s.trial for s in scores)
 
 
-def trial_report(scores: Sequence[QuestionScore], *, seed: int = 0, samples: int = 1000,
-                 track_order: Sequence[str] = ()) -> TrialsReport | None:
+def trial_report(
+    scores: Sequence[QuestionScore], *, seed: int = 0, samples: int = 1000, track_order: Sequence[str] = ()
+) -> TrialsReport | None:
     """The repeated-trials section of a report; None for a single-trial run."""
     if not has_trials(scores):
         return None
@@ -141,18 +149,27 @@ def trial_report(scores: Sequence[QuestionScore], *, seed: int = 0, samples: int
     for qid, group in by_q.items():
         n = len(group)
         c = sum(1 for s in group if s.valid_answer)
-        questions.append(TrialQuestion(
-            question_id=qid, track=group[0].track, n=n, valid=c,
-            mean_s_adj=_r(sum(s.s_adj for s in group) / n),
-            pass_at_k=_r(pass_at_k(n, c, k)), pass_hat_k=_r(pass_hat_k(n, c, k))))
+        questions.append(
+            TrialQuestion(
+                question_id=qid,
+                track=group[0].track,
+                n=n,
+                valid=c,
+                mean_s_adj=_r(sum(s.s_adj for s in group) / n),
+                pass_at_k=_r(pass_at_k(n, c, k)),
+                pass_hat_k=_r(pass_hat_k(n, c, k)),
+            )
+        )
     questions.sort(key=lambda t: (t.track, t.question_id))
 
     def groups_of(ids: list[str]) -> list[tuple[list[float], list[bool]]]:
         return [([s.s_adj for s in by_q[i]], [s.valid_answer for s in by_q[i]]) for i in ids]
 
     ids = sorted(by_q)
-    tracks = sorted({g[0].track for g in by_q.values()},
-                    key=lambda t: (list(track_order).index(t) if t in track_order else len(track_order), t))
+    tracks = sorted(
+        {g[0].track for g in by_q.values()},
+        key=lambda t: (list(track_order).index(t) if t in track_order else len(track_order), t),
+    )
     per_track = {}
     for t in tracks:
         t_ids = [i for i in ids if by_q[i][0].track == t]

@@ -66,15 +66,16 @@ def utc_text(t: datetime) -> str:
     return t.astimezone(timezone.utc).isoformat()
 
 
-def gate_flags(store, actor: str | None, as_of: datetime, artifact_ids: Iterable[str],
-               gates: Iterable[str] = GATES) -> dict[str, list[str] | None]:
+def gate_flags(
+    store, actor: str | None, as_of: datetime, artifact_ids: Iterable[str], gates: Iterable[str] = GATES
+) -> dict[str, list[str] | None]:
     """Flags per artifact id for one (actor, as_of): ``[]`` = inside the gates,
     ``None`` = no such artifact. Only the requested ``gates`` are checked."""
     ids = sorted(set(artifact_ids))
     if not ids:
         return {}
     wanted = [g for g in GATES if g in set(gates)]
-    pairs = ("(SELECT 'k' AS key, ?::VARCHAR AS actor, ?::TIMESTAMPTZ AS as_of, unnest(?::VARCHAR[]) AS artifact_id)")
+    pairs = "(SELECT 'k' AS key, ?::VARCHAR AS actor, ?::TIMESTAMPTZ AS as_of, unnest(?::VARCHAR[]) AS artifact_id)"
     rows = store.query(gate_sql(pairs), [actor or "", utc_text(as_of), ids])
     out: dict[str, list[str] | None] = {}
     for _key, aid, found, _sub, h_ok, s_ok, a_ok in rows:
@@ -88,15 +89,25 @@ def gate_flags(store, actor: str | None, as_of: datetime, artifact_ids: Iterable
 
 def roles_at(store, actor: str, as_of: datetime) -> list[str]:
     """Roles the actor holds at ``as_of`` (sorted; empty after a departure)."""
-    return [r[0] for r in store.query(
-        "SELECT DISTINCT role FROM actor_roles WHERE actor = ? AND since <= ?::TIMESTAMPTZ AND ?::TIMESTAMPTZ < until"
-        " ORDER BY role", [actor, utc_text(as_of), utc_text(as_of)])]
+    return [
+        r[0]
+        for r in store.query(
+            "SELECT DISTINCT role FROM actor_roles WHERE actor = ? AND since <= ?::TIMESTAMPTZ AND ?::TIMESTAMPTZ < until"
+            " ORDER BY role",
+            [actor, utc_text(as_of), utc_text(as_of)],
+        )
+    ]
 
 
 def granted_subsystems(store, actor: str, as_of: datetime) -> list[str]:
     """Subsystems granted to the actor's roles at ``as_of`` (sorted)."""
     t = utc_text(as_of)
-    return [r[0] for r in store.query(
-        """SELECT DISTINCT g.subsystem FROM actor_roles ar JOIN grants g ON g.role = ar.role
+    return [
+        r[0]
+        for r in store.query(
+            """SELECT DISTINCT g.subsystem FROM actor_roles ar JOIN grants g ON g.role = ar.role
            WHERE ar.actor = ? AND ar.since <= ?::TIMESTAMPTZ AND ?::TIMESTAMPTZ < ar.until
-             AND g.since <= ?::TIMESTAMPTZ AND ?::TIMESTAMPTZ < g.until ORDER BY 1""", [actor, t, t, t, t])]
+             AND g.since <= ?::TIMESTAMPTZ AND ?::TIMESTAMPTZ < g.until ORDER BY 1""",
+            [actor, t, t, t, t],
+        )
+    ]

@@ -32,7 +32,7 @@ def _number(text: str) -> float | int:
     """A JSON number in canonical form: an integral value within 2**53 is an integer
     (``1.0``, ``1e0`` and ``1`` are one number), any other keeps its float value."""
     value = float(text)
-    if value.is_integer() and abs(value) < 2 ** 53:
+    if value.is_integer() and abs(value) < 2**53:
         return int(value)
     return value
 
@@ -108,7 +108,7 @@ def _parallel(cur: Any, drop: tuple[str, ...], workers: int) -> list[bytes]:
 
     def collect(i: int) -> None:
         data = helpers[i].receive()
-        hashes.extend(data[k:k + 16] for k in range(0, len(data), 16))
+        hashes.extend(data[k : k + 16] for k in range(0, len(data), 16))
         pending[i] = False
 
     try:

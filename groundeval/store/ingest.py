@@ -141,8 +141,11 @@ def stage_json_files(con: duckdb.DuckDBPyConnection, table: str, files: list[str
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    problems.append(Problem(file=name, message=f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at "
-                                                               f"offset {exc.start})"))
+                    problems.append(
+                        Problem(
+                            file=name, message=f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+                        )
+                    )
                     continue
                 if problems:
                     continue  # keep looking for bad files, write nothing more
@@ -176,20 +179,27 @@ def stage_csv(con: duckdb.DuckDBPyConnection, table: str, path: Path) -> None:
 
     ``actors`` may also be a ``;``-separated list. Other columns are kept as strings.
     """
-    cols = [r[0] for r in con.execute(
-        "SELECT column_name FROM (DESCRIBE SELECT * FROM read_csv(?, all_varchar=true, header=true))",
-        [str(path)]).fetchall()]
+    cols = [
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM (DESCRIBE SELECT * FROM read_csv(?, all_varchar=true, header=true))", [str(path)]
+        ).fetchall()
+    ]
     parts = []
     for col in cols:
         ident = '"' + col.replace('"', '""') + '"'
         key = "'" + col.replace("'", "''") + "'"
         if col == "actors":
-            expr = (f"CASE WHEN {ident} IS NULL OR trim({ident}) = '' THEN '[]'::JSON "
-                    f"WHEN json_valid({ident}) THEN {ident}::JSON "
-                    f"ELSE to_json(list_transform(string_split({ident}, ';'), x -> trim(x))) END")
+            expr = (
+                f"CASE WHEN {ident} IS NULL OR trim({ident}) = '' THEN '[]'::JSON "
+                f"WHEN json_valid({ident}) THEN {ident}::JSON "
+                f"ELSE to_json(list_transform(string_split({ident}, ';'), x -> trim(x))) END"
+            )
         elif col in ("artifact_ids", "facts"):
-            expr = (f"CASE WHEN {ident} IS NULL OR trim({ident}) = '' THEN '{{}}'::JSON "
-                    f"WHEN json_valid({ident}) THEN {ident}::JSON ELSE to_json({ident}) END")
+            expr = (
+                f"CASE WHEN {ident} IS NULL OR trim({ident}) = '' THEN '{{}}'::JSON "
+                f"WHEN json_valid({ident}) THEN {ident}::JSON ELSE to_json({ident}) END"
+            )
         else:
             expr = ident
         parts.append(f"{key}, {expr}")
@@ -222,14 +232,18 @@ def stage_artifacts(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         if path.is_dir():
             files = json_files(path)
             if not files:
-                con.execute("CREATE OR REPLACE TEMP TABLE art_stage (file VARCHAR, line INTEGER, text VARCHAR,"
-                            " stem VARCHAR, folder VARCHAR)")
+                con.execute(
+                    "CREATE OR REPLACE TEMP TABLE art_stage (file VARCHAR, line INTEGER, text VARCHAR,"
+                    " stem VARCHAR, folder VARCHAR)"
+                )
                 return
             stage_json_files(con, "art_stage", files, path)
         else:
             stage_jsonl(con, "art_stage_l", path)
-            con.execute("CREATE OR REPLACE TEMP TABLE art_stage AS SELECT file, line, text,"
-                        " NULL::VARCHAR AS stem, NULL::VARCHAR AS folder FROM art_stage_l")
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE art_stage AS SELECT file, line, text,"
+                " NULL::VARCHAR AS stem, NULL::VARCHAR AS folder FROM art_stage_l"
+            )
             con.execute("DROP TABLE art_stage_l")
     except duckdb.Error as exc:
         raise ContractError.single(str(path), f"cannot read artifacts: {str(exc).splitlines()[0]}") from None
@@ -242,14 +256,18 @@ def _collect(con, sql: str, params=None) -> list[Problem]:
 
 def _is_string_list(j: str) -> str:
     """SQL: the JSON fragment ``j`` is an array of strings."""
-    return (f"(json_type({j}) = 'ARRAY' AND coalesce(list_bool_and(list_transform(json_extract({j}, '$[*]'),"
-            f" x -> json_type(x) = 'VARCHAR')), true))")
+    return (
+        f"(json_type({j}) = 'ARRAY' AND coalesce(list_bool_and(list_transform(json_extract({j}, '$[*]'),"
+        f" x -> json_type(x) = 'VARCHAR')), true))"
+    )
 
 
 def _problems(con, table: str, checks: list[tuple[str | None, str, str]]) -> list[Problem]:
     """Run (field, message SQL, condition SQL) checks over ``table`` in one scan."""
-    parts = [f"SELECT file, line, {('NULL' if f is None else repr(f))} AS field, {msg} AS message FROM {table}"
-             f" WHERE {cond}" for f, msg, cond in checks]
+    parts = [
+        f"SELECT file, line, {('NULL' if f is None else repr(f))} AS field, {msg} AS message FROM {table} WHERE {cond}"
+        for f, msg, cond in checks
+    ]
     problems = _collect(con, "SELECT * FROM (" + " UNION ALL ".join(parts) + ")")
     return [_lone_surrogate(con, table, p) if p.message.startswith("malformed JSON") else p for p in problems]
 
@@ -277,16 +295,21 @@ def _lone_surrogate(con, table: str, problem: Problem) -> Problem:
 
     Such text is JSON by grammar but not Unicode, so the store cannot hold it; Python's
     parser accepts it, which locates the field. Runs for the few refused records only."""
-    row = con.execute(f"SELECT text FROM {table} WHERE file = ? AND line IS NOT DISTINCT FROM ? LIMIT 1",
-                      [problem.file, problem.line]).fetchone()
+    row = con.execute(
+        f"SELECT text FROM {table} WHERE file = ? AND line IS NOT DISTINCT FROM ? LIMIT 1", [problem.file, problem.line]
+    ).fetchone()
     try:
         field = _surrogate_field(json.loads(row[0])) if row else None
     except (ValueError, RecursionError):
         field = None
     if not field:
         return problem
-    return Problem(file=problem.file, line=problem.line, field=field,
-                   message="not valid Unicode: a lone surrogate escape (\\uD800-\\uDFFF without its pair)")
+    return Problem(
+        file=problem.file,
+        line=problem.line,
+        field=field,
+        message="not valid Unicode: a lone surrogate escape (\\uD800-\\uDFFF without its pair)",
+    )
 
 
 def _parse(con, stage: str, out: str, paths: list[str]) -> None:
@@ -310,31 +333,46 @@ def validate_events(con) -> list[Problem]:
         (None, "'expected a JSON object'", "json_valid(text) AND NOT ok"),
     ]
     for f, j in (("id", "j1"), ("type", "j2"), ("timestamp", "j3")):
-        checks.append((f, f"CASE WHEN {j} IS NULL THEN 'missing required field' "
-                          f"ELSE 'expected a string, got ' || lower(json_type({j})) END",
-                       f"ok AND json_type({j}) IS DISTINCT FROM 'VARCHAR'"))
+        checks.append(
+            (
+                f,
+                f"CASE WHEN {j} IS NULL THEN 'missing required field' "
+                f"ELSE 'expected a string, got ' || lower(json_type({j})) END",
+                f"ok AND json_type({j}) IS DISTINCT FROM 'VARCHAR'",
+            )
+        )
     checks += [
         ("id", "'empty id'", "ok AND json_type(j1) = 'VARCHAR' AND trim(j1->>'$') = ''"),
-        ("timestamp", "'unparseable timestamp ' || j3",
-         "ok AND json_type(j3) = 'VARCHAR' AND try_cast(j3->>'$' AS TIMESTAMPTZ) IS NULL"),
+        (
+            "timestamp",
+            "'unparseable timestamp ' || j3",
+            "ok AND json_type(j3) = 'VARCHAR' AND try_cast(j3->>'$' AS TIMESTAMPTZ) IS NULL",
+        ),
         ("actors", "'expected a list of strings'", f"ok AND j4 IS NOT NULL AND NOT {_is_string_list('j4')}"),
-        ("artifact_ids", "'expected a mapping of key -> id or list of ids'",
-         "ok AND j5 IS NOT NULL AND (json_type(j5) <> 'OBJECT' OR NOT coalesce(list_bool_and(list_transform("
-         "json_extract(j5, '$.*'), v -> json_type(v) IN ('VARCHAR', 'NULL') OR " + _is_string_list("v") + ")), true))"),
+        (
+            "artifact_ids",
+            "'expected a mapping of key -> id or list of ids'",
+            "ok AND j5 IS NOT NULL AND (json_type(j5) <> 'OBJECT' OR NOT coalesce(list_bool_and(list_transform("
+            "json_extract(j5, '$.*'), v -> json_type(v) IN ('VARCHAR', 'NULL') OR "
+            + _is_string_list("v")
+            + ")), true))",
+        ),
         ("facts", "'expected a mapping'", "ok AND j6 IS NOT NULL AND json_type(j6) <> 'OBJECT'"),
     ]
     problems = _problems(con, "ev_x", checks)
-    problems += _collect(con, """
+    problems += _collect(
+        con,
+        """
         SELECT file, line, 'id', 'duplicate event id ' || to_json(eid) || ' (first at line ' || first_line || ')'
         FROM (SELECT file, line, j1->>'$' AS eid,
                      first_value(line) OVER (PARTITION BY j1->>'$' ORDER BY file, line) AS first_line,
                      row_number() OVER (PARTITION BY j1->>'$' ORDER BY file, line) AS n
-              FROM ev_x WHERE ok AND json_type(j1) = 'VARCHAR') WHERE n > 1""")
+              FROM ev_x WHERE ok AND json_type(j1) = 'VARCHAR') WHERE n > 1""",
+    )
     return problems
 
 
-ARTIFACT_PATHS = ["$.id", "$.subsystem", "$.timestamp", "$.created_at", "$.date", "$.title", "$.actors",
-                  "$.visibility"]
+ARTIFACT_PATHS = ["$.id", "$.subsystem", "$.timestamp", "$.created_at", "$.date", "$.title", "$.actors", "$.visibility"]
 
 
 def validate_artifacts(con) -> list[Problem]:
@@ -353,26 +391,38 @@ def validate_artifacts(con) -> list[Problem]:
         (None, "'malformed JSON'", "NOT json_valid(text)"),
         (None, "'expected a JSON object'", "json_valid(text) AND NOT ok"),
         ("id", "'missing id (give an id field or name the file <id>.json)'", "ok AND (aid IS NULL OR trim(aid) = '')"),
-        ("subsystem", "'missing subsystem (give a subsystem field or put the file in artifacts/<subsystem>/)'",
-         "ok AND (subsystem IS NULL OR trim(subsystem) = '')"),
-        ("timestamp", "'unparseable timestamp ' || created_j",
-         "ok AND created_j IS NOT NULL AND (json_type(created_j) <> 'VARCHAR'"
-         " OR try_cast(created_j->>'$' AS TIMESTAMPTZ) IS NULL)"),
+        (
+            "subsystem",
+            "'missing subsystem (give a subsystem field or put the file in artifacts/<subsystem>/)'",
+            "ok AND (subsystem IS NULL OR trim(subsystem) = '')",
+        ),
+        (
+            "timestamp",
+            "'unparseable timestamp ' || created_j",
+            "ok AND created_j IS NOT NULL AND (json_type(created_j) <> 'VARCHAR'"
+            " OR try_cast(created_j->>'$' AS TIMESTAMPTZ) IS NULL)",
+        ),
         ("actors", "'expected a list of strings'", f"ok AND j7 IS NOT NULL AND NOT {_is_string_list('j7')}"),
-        ("visibility", "'expected {actors: [...], roles: [...]}'",
-         "ok AND j8 IS NOT NULL AND (json_type(j8) <> 'OBJECT'"
-         " OR NOT coalesce(list_bool_and(list_transform(json_keys(j8), k -> k IN ('actors', 'roles'))), true)"
-         " OR (json_extract(j8, '$.actors') IS NOT NULL AND NOT " + vis_list.format(k="actors") + ")"
-         " OR (json_extract(j8, '$.roles') IS NOT NULL AND NOT " + vis_list.format(k="roles") + "))"),
+        (
+            "visibility",
+            "'expected {actors: [...], roles: [...]}'",
+            "ok AND j8 IS NOT NULL AND (json_type(j8) <> 'OBJECT'"
+            " OR NOT coalesce(list_bool_and(list_transform(json_keys(j8), k -> k IN ('actors', 'roles'))), true)"
+            " OR (json_extract(j8, '$.actors') IS NOT NULL AND NOT " + vis_list.format(k="actors") + ")"
+            " OR (json_extract(j8, '$.roles') IS NOT NULL AND NOT " + vis_list.format(k="roles") + "))",
+        ),
     ]
     problems = _problems(con, "art_x", checks)
-    problems += _collect(con, """
+    problems += _collect(
+        con,
+        """
         SELECT file, line, 'id', 'duplicate artifact id ' || to_json(aid) || ' (also in ' || first_file || ')'
         FROM (SELECT file, line, aid,
                      first_value(file || coalesce(':' || line, '')) OVER (PARTITION BY aid ORDER BY file, line)
                          AS first_file,
                      row_number() OVER (PARTITION BY aid ORDER BY file, line) AS n
-              FROM art_x WHERE ok AND aid IS NOT NULL) WHERE n > 1""")
+              FROM art_x WHERE ok AND aid IS NOT NULL) WHERE n > 1""",
+    )
     return problems
 
 

@@ -61,11 +61,16 @@ class StagedPack:
         self.problems: list[tuple[str, Problem]] = []
         self._staged: set[str] = set()
         if events_path is not None:
-            self._stage("events", events_path, ingest.stage_events,
-                        "SELECT file, line, text FROM ev_stage ORDER BY file, line")
+            self._stage(
+                "events", events_path, ingest.stage_events, "SELECT file, line, text FROM ev_stage ORDER BY file, line"
+            )
         if artifacts_path is not None:
-            self._stage("artifacts", artifacts_path, ingest.stage_artifacts,
-                        "SELECT file, line, text, stem, folder FROM art_stage ORDER BY file, line")
+            self._stage(
+                "artifacts",
+                artifacts_path,
+                ingest.stage_artifacts,
+                "SELECT file, line, text, stem, folder FROM art_stage ORDER BY file, line",
+            )
 
     def _stage(self, source: str, path: Path, stage, rows_sql: str) -> None:
         try:
@@ -88,8 +93,9 @@ class StagedPack:
         """Both sources were read (possibly with broken records among them)."""
         return self._staged == set(STAGES)
 
-    def load(self, manifest: Manifest, paths: PackPaths | None, *,
-             drop: Iterable[tuple[str, int | None]] = ()) -> tuple[Store, list[Problem]]:
+    def load(
+        self, manifest: Manifest, paths: PackPaths | None, *, drop: Iterable[tuple[str, int | None]] = ()
+    ) -> tuple[Store, list[Problem]]:
         """Build the store from the staged rows minus ``drop`` (``(file, line)`` keys) and
         minus the rows the loader's validation rejects; returns the store and those
         rejections. The staged rows are consumed: call once."""
@@ -102,8 +108,10 @@ class StagedPack:
         if drop:
             con.executemany("INSERT INTO _bad VALUES (?, ?)", drop)
         for t in STAGES.values():
-            con.execute(f"DELETE FROM {t} WHERE EXISTS (SELECT 1 FROM _bad b WHERE b.file = {t}.file"
-                        f" AND b.line IS NOT DISTINCT FROM {t}.line)")
+            con.execute(
+                f"DELETE FROM {t} WHERE EXISTS (SELECT 1 FROM _bad b WHERE b.file = {t}.file"
+                f" AND b.line IS NOT DISTINCT FROM {t}.line)"
+            )
         rejected = self._validate()
         ingest.build_tables(con)
         finish_load(con, manifest)
@@ -126,8 +134,9 @@ class StagedPack:
             rejected += problems
             for p in problems:
                 for t in STAGES.values():
-                    con.execute(f"DELETE FROM _keep_{t} WHERE file = ? AND line IS NOT DISTINCT FROM ?",
-                                [p.file, p.line])
+                    con.execute(
+                        f"DELETE FROM _keep_{t} WHERE file = ? AND line IS NOT DISTINCT FROM ?", [p.file, p.line]
+                    )
         for t in STAGES.values():
             con.execute(f"DROP TABLE IF EXISTS _keep_{t}")
         return rejected

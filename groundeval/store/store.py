@@ -85,7 +85,7 @@ def fingerprint(paths: PackPaths) -> str:
     """Cheap identity of the sources, to reuse a ``--db`` file without reloading."""
     h = hashlib.sha256(paths.manifest_path.read_bytes())
     for p in (paths.events_path, paths.artifacts_path):
-        for f, size, mtime in (_files_stat(str(p)) if p.is_dir() else [(str(p), *_size_mtime(p))]):
+        for f, size, mtime in _files_stat(str(p)) if p.is_dir() else [(str(p), *_size_mtime(p))]:
             h.update(f"{f}|{size}|{mtime}\n".encode())
     return h.hexdigest()
 
@@ -131,8 +131,9 @@ class Store:
         try:
             ZoneInfo(paths.manifest.timezone)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ContractError.single(str(paths.manifest_path), f"unknown timezone {paths.manifest.timezone!r}",
-                                       field="timezone") from None
+            raise ContractError.single(
+                str(paths.manifest_path), f"unknown timezone {paths.manifest.timezone!r}", field="timezone"
+            ) from None
         stamp = fingerprint(paths)
         if db is not None:
             db = Path(db)
@@ -167,7 +168,8 @@ class Store:
         """Reopen a database file written by :meth:`open` without the pack."""
         con = duckdb.connect(str(db), read_only=True)
         manifest = Manifest.model_validate_json(
-            con.execute("SELECT value FROM meta WHERE key = 'manifest'").fetchone()[0])
+            con.execute("SELECT value FROM meta WHERE key = 'manifest'").fetchone()[0]
+        )
         return cls(con, manifest, None)
 
     @staticmethod
@@ -213,12 +215,15 @@ class Store:
                 return
             self.con.execute(f"LOAD '{fts_extension_path()}'")
             exists = self.con.execute(
-                "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'fts_main_artifact_text'").fetchone()[0]
+                "SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'fts_main_artifact_text'"
+            ).fetchone()[0]
             if not exists:
                 # digits are kept as terms so identifiers (INC-42, PM-42) are searchable
-                self.con.execute("PRAGMA create_fts_index('artifact_text', 'id', 'title', 'body',"
-                                 " stemmer = 'porter', stopwords = 'english', lower = 1, strip_accents = 1,"
-                                 " ignore = '(\\.|[^a-z0-9])+')")
+                self.con.execute(
+                    "PRAGMA create_fts_index('artifact_text', 'id', 'title', 'body',"
+                    " stemmer = 'porter', stopwords = 'english', lower = 1, strip_accents = 1,"
+                    " ignore = '(\\.|[^a-z0-9])+')"
+                )
             self._fts_ready = True
             self._local = threading.local()  # cursors must see the loaded extension
 
@@ -242,11 +247,13 @@ class Store:
             "artifacts": q("SELECT count(*) FROM artifacts")[0][0],
             "actors": q("SELECT count(*) FROM actors")[0][0],
             "roles": [r[0] for r in q("SELECT role FROM roles ORDER BY role")],
-            "subsystems": [r[0] for r in q(
-                "SELECT subsystem FROM artifacts UNION SELECT subsystem FROM grants ORDER BY 1")],
+            "subsystems": [
+                r[0] for r in q("SELECT subsystem FROM artifacts UNION SELECT subsystem FROM grants ORDER BY 1")
+            ],
             "events_by_type": dict(q("SELECT type, count(*) FROM events GROUP BY type ORDER BY type")),
-            "artifacts_by_subsystem": dict(q(
-                "SELECT subsystem, count(*) FROM artifacts GROUP BY subsystem ORDER BY subsystem")),
+            "artifacts_by_subsystem": dict(
+                q("SELECT subsystem, count(*) FROM artifacts GROUP BY subsystem ORDER BY subsystem")
+            ),
             "start": iso(to_utc(span[0])),
             "end": iso(to_utc(span[1])),
         }
@@ -264,40 +271,62 @@ def finish_load(con: duckdb.DuckDBPyConnection, m: Manifest, fingerprint: str = 
     digest = _digest(con, m)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("CREATE OR REPLACE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-    con.executemany("INSERT INTO meta VALUES (?, ?)", [
-        ["schema_version", SCHEMA_VERSION], ["digest", digest], ["fingerprint", fingerprint],
-        ["manifest", m.model_dump_json()], ["name", m.name],
-    ])
+    con.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [
+            ["schema_version", SCHEMA_VERSION],
+            ["digest", digest],
+            ["fingerprint", fingerprint],
+            ["manifest", m.model_dump_json()],
+            ["name", m.name],
+        ],
+    )
 
 
 def _load_policy(con: duckdb.DuckDBPyConnection, m: Manifest) -> None:
     tz = ZoneInfo(m.timezone)
     a = m.access
     con.execute("CREATE OR REPLACE TABLE actors (actor VARCHAR PRIMARY KEY, display_name VARCHAR, system BOOLEAN)")
-    con.execute("CREATE OR REPLACE TABLE actor_roles (actor VARCHAR, role VARCHAR, since TIMESTAMPTZ, until TIMESTAMPTZ)")
+    con.execute(
+        "CREATE OR REPLACE TABLE actor_roles (actor VARCHAR, role VARCHAR, since TIMESTAMPTZ, until TIMESTAMPTZ)"
+    )
     con.execute("CREATE OR REPLACE TABLE roles (role VARCHAR PRIMARY KEY, external BOOLEAN, description VARCHAR)")
-    con.execute("CREATE OR REPLACE TABLE grants (role VARCHAR, subsystem VARCHAR, since TIMESTAMPTZ, until TIMESTAMPTZ)")
+    con.execute(
+        "CREATE OR REPLACE TABLE grants (role VARCHAR, subsystem VARCHAR, since TIMESTAMPTZ, until TIMESTAMPTZ)"
+    )
     con.execute("CREATE OR REPLACE TABLE broadcasts (role VARCHAR, event_type VARCHAR)")
     con.execute("CREATE OR REPLACE TABLE artifact_visibility (artifact_id VARCHAR, kind VARCHAR, principal VARCHAR)")
     lo, hi = "-infinity", "infinity"
     if a.actors:
-        con.executemany("INSERT INTO actors VALUES (?, ?, ?)",
-                        [[k, v.display_name, v.system] for k, v in sorted(a.actors.items())])
-        con.executemany("INSERT INTO actor_roles VALUES (?, ?, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ)", [
-            [k, w.role, _ts_param(w.since, tz) or lo, _ts_param(w.until, tz) or hi]
-            for k, v in sorted(a.actors.items()) for w in v.roles])
+        con.executemany(
+            "INSERT INTO actors VALUES (?, ?, ?)", [[k, v.display_name, v.system] for k, v in sorted(a.actors.items())]
+        )
+        con.executemany(
+            "INSERT INTO actor_roles VALUES (?, ?, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ)",
+            [
+                [k, w.role, _ts_param(w.since, tz) or lo, _ts_param(w.until, tz) or hi]
+                for k, v in sorted(a.actors.items())
+                for w in v.roles
+            ],
+        )
     if a.roles:
-        con.executemany("INSERT INTO roles VALUES (?, ?, ?)",
-                        [[k, v.external, v.description] for k, v in sorted(a.roles.items())])
-    grants = [[r, g.name, _ts_param(g.since, tz) or lo, _ts_param(g.until, tz) or hi]
-              for r, v in sorted(a.roles.items()) for g in v.subsystems]
+        con.executemany(
+            "INSERT INTO roles VALUES (?, ?, ?)", [[k, v.external, v.description] for k, v in sorted(a.roles.items())]
+        )
+    grants = [
+        [r, g.name, _ts_param(g.since, tz) or lo, _ts_param(g.until, tz) or hi]
+        for r, v in sorted(a.roles.items())
+        for g in v.subsystems
+    ]
     if grants:
         con.executemany("INSERT INTO grants VALUES (?, ?, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ)", grants)
     bc = sorted({(r, t) for r, v in a.roles.items() for t in v.broadcast_event_types})
     if bc:
         con.executemany("INSERT INTO broadcasts VALUES (?, ?)", [list(x) for x in bc])
-    vis = sorted({(aid, "actor", p) for aid, v in a.restrictions.items() for p in v.actors}
-                 | {(aid, "role", p) for aid, v in a.restrictions.items() for p in v.roles})
+    vis = sorted(
+        {(aid, "actor", p) for aid, v in a.restrictions.items() for p in v.actors}
+        | {(aid, "role", p) for aid, v in a.restrictions.items() for p in v.roles}
+    )
     if vis:
         con.executemany("INSERT INTO artifact_visibility VALUES (?, ?, ?)", [list(x) for x in vis])
     con.execute("""INSERT INTO artifact_visibility
@@ -308,10 +337,14 @@ def _load_policy(con: duckdb.DuckDBPyConnection, m: Manifest) -> None:
                    FROM artifacts WHERE restricted_inline""")
     # An artifact is restricted when any restriction names it, even one listing nobody.
     con.execute("ALTER TABLE artifacts ADD COLUMN restricted BOOLEAN")
-    con.execute("UPDATE artifacts SET restricted = restricted_inline OR id IN (SELECT unnest(?::VARCHAR[]))",
-                [sorted(a.restrictions)])
-    con.execute("CREATE OR REPLACE TABLE artifact_visibility AS SELECT DISTINCT * FROM artifact_visibility"
-                " ORDER BY artifact_id, kind, principal")
+    con.execute(
+        "UPDATE artifacts SET restricted = restricted_inline OR id IN (SELECT unnest(?::VARCHAR[]))",
+        [sorted(a.restrictions)],
+    )
+    con.execute(
+        "CREATE OR REPLACE TABLE artifact_visibility AS SELECT DISTINCT * FROM artifact_visibility"
+        " ORDER BY artifact_id, kind, principal"
+    )
 
 
 def _digest(con: duckdb.DuckDBPyConnection, m: Manifest) -> str:
@@ -325,8 +358,8 @@ def _digest(con: duckdb.DuckDBPyConnection, m: Manifest) -> str:
     excluded: the same data in another layout has the same digest.
     """
     manifest_part = json.dumps(
-        m.model_dump(mode="json", include={"timezone", "access", "evaluation"}), sort_keys=True,
-        separators=(",", ":"))
+        m.model_dump(mode="json", include={"timezone", "access", "evaluation"}), sort_keys=True, separators=(",", ":")
+    )
     ev = records_digest(con, "SELECT raw::VARCHAR FROM events")
     art = records_digest(con, "SELECT id, subsystem, raw::VARCHAR FROM artifacts", drop=("id", "subsystem"))
     return hashlib.sha256(f"{manifest_part}\n{ev}\n{art}".encode()).hexdigest()

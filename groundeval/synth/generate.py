@@ -31,14 +31,33 @@ from typing import Any, Callable, Sequence
 import yaml
 
 from ..errors import ContractError
-from .shape import (BOTS, CHATTER, CHATTER_WEIGHT, CUSTOMERS, ROLES, SERVICES, SUBSYSTEMS, WORKFLOWS, Workflow,
-                    actor_windows, perspective_actors)
+from .shape import (
+    BOTS,
+    CHATTER,
+    CHATTER_WEIGHT,
+    CUSTOMERS,
+    ROLES,
+    SERVICES,
+    SUBSYSTEMS,
+    WORKFLOWS,
+    Workflow,
+    actor_windows,
+    perspective_actors,
+)
 
 START = datetime(2026, 1, 5, tzinfo=timezone.utc)
 FORMATS = ("native", "original")
 STYLES = ("default", "paper")
-_CHANGES = ("retry with backoff", "cache warm-up", "pagination", "timeouts", "feature flag cleanup",
-            "schema migration", "logging", "dependency bump")
+_CHANGES = (
+    "retry with backoff",
+    "cache warm-up",
+    "pagination",
+    "timeouts",
+    "feature flag cleanup",
+    "schema migration",
+    "logging",
+    "dependency bump",
+)
 _BUFFER = 1 << 20
 
 
@@ -76,26 +95,36 @@ def evaluation_specs() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         path = f"facts.{wf.key_field}"
         for name, c, e, aliases in wf.causal:
             cs, es = wf.step_by_key[c], wf.step_by_key[e]
-            causal.append({
-                "name": name, "cause_event_type": cs.type, "effect_event_type": es.type,
-                "max_gap_days": wf.max_gap_days(c, e), "join": [{"cause": path, "effect": path}],
-                "mechanism_aliases": list(aliases),
-                "premise_template": f"the {cs.type.replace('_', ' ')} for {{{path}}} had not happened",
-                "outcome_template": f"there would have been no {es.type.replace('_', ' ')}",
-            })
+            causal.append(
+                {
+                    "name": name,
+                    "cause_event_type": cs.type,
+                    "effect_event_type": es.type,
+                    "max_gap_days": wf.max_gap_days(c, e),
+                    "join": [{"cause": path, "effect": path}],
+                    "mechanism_aliases": list(aliases),
+                    "premise_template": f"the {cs.type.replace('_', ' ')} for {{{path}}} had not happened",
+                    "outcome_template": f"there would have been no {es.type.replace('_', ' ')}",
+                }
+            )
         for name, t, r, word in wf.silence:
             ts, rs = wf.step_by_key[t], wf.step_by_key[r]
             art = rs.art or wf.step_by_key[rs.touches].art
             sub = rs.subsystem or wf.step_by_key[rs.touches].subsystem
-            silence.append({
-                "name": name, "trigger_event_type": ts.type, "response_event_type": rs.type,
-                "max_gap_days": wf.max_gap_days(t, r), "join": [{"trigger": path, "response": path}],
-                "search_space_subsystems": [sub],
-                # ids are predictable; a ranked query is added only for documents people write
-                # free-form (it costs a BM25 search per silence record when the graph is built)
-                "search_space_selectors": [{"subsystem": sub, "id_template": f"{art}-{{facts.seq}}"}]
-                + ([{"subsystem": sub, "query_template": f"{word} {{{path}}}"}] if word else []),
-            })
+            silence.append(
+                {
+                    "name": name,
+                    "trigger_event_type": ts.type,
+                    "response_event_type": rs.type,
+                    "max_gap_days": wf.max_gap_days(t, r),
+                    "join": [{"trigger": path, "response": path}],
+                    "search_space_subsystems": [sub],
+                    # ids are predictable; a ranked query is added only for documents people write
+                    # free-form (it costs a BM25 search per silence record when the graph is built)
+                    "search_space_selectors": [{"subsystem": sub, "id_template": f"{art}-{{facts.seq}}"}]
+                    + ([{"subsystem": sub, "query_template": f"{word} {{{path}}}"}] if word else []),
+                }
+            )
     return causal, silence
 
 
@@ -124,20 +153,35 @@ def manifest_dict(*, events: int, seed: int, days: int, fmt: str, style: str = "
     actors, roles = _access(days)
     causal, silence = st.specs(fmt)
     evaluation = {
-        "causal_links": causal, "silence_pairs": silence,
-        "perspective_actors": perspective_actors(actor_windows(days)), "seed": seed,
+        "causal_links": causal,
+        "silence_pairs": silence,
+        "perspective_actors": perspective_actors(actor_windows(days)),
+        "seed": seed,
     }
     name = f"synth-{events}-s{seed}" if style == "default" else f"synth-{style}-{events}-s{seed}"
-    description = (f"Synthetic organisation: {len(actors)} actors, {len(roles)} roles, {len(SUBSYSTEMS)} subsystems, "
-                   f"{days} days, {events} events (seed {seed}).")
+    description = (
+        f"Synthetic organisation: {len(actors)} actors, {len(roles)} roles, {len(SUBSYSTEMS)} subsystems, "
+        f"{days} days, {events} events (seed {seed})."
+    )
     if style != "default":
         description = description[:-1] + f", {style} style: {st.summary}."
     if fmt == "original":
-        return {"name": name, "description": description, "timezone": "UTC", "actors": actors, "roles": roles,
-                **evaluation}
-    return {"name": name, "description": description, "timezone": "UTC",
-            "sources": {"events": "events.jsonl", "artifacts": "artifacts.jsonl"},
-            "access": {"actors": actors, "roles": roles}, "evaluation": evaluation}
+        return {
+            "name": name,
+            "description": description,
+            "timezone": "UTC",
+            "actors": actors,
+            "roles": roles,
+            **evaluation,
+        }
+    return {
+        "name": name,
+        "description": description,
+        "timezone": "UTC",
+        "sources": {"events": "events.jsonl", "artifacts": "artifacts.jsonl"},
+        "access": {"actors": actors, "roles": roles},
+        "evaluation": evaluation,
+    }
 
 
 # ---------------------------------------------------------------------------- styles
@@ -251,8 +295,9 @@ def _run_block(args: tuple[str, str, str, int, int, int, int, int]) -> tuple[str
     out, style, fmt, seed, b, n_blocks, quota, days = args
     st = get_style(style)
     # the default style's seed string predates styles; other styles name themselves
-    rng = random.Random(f"groundeval-synth:{seed}:{b}" if style == "default"
-                        else f"groundeval-synth:{style}:{seed}:{b}")
+    rng = random.Random(
+        f"groundeval-synth:{seed}:{b}" if style == "default" else f"groundeval-synth:{style}:{seed}:{b}"
+    )
     sink = st.make_sink(Path(out), fmt)
     counts = {name: 0 for name in st.flows} | {"chatter": 0}
     st.generate(rng, _Cast(days), sink, quota, days, counts, b, n_blocks)
@@ -260,8 +305,16 @@ def _run_block(args: tuple[str, str, str, int, int, int, int, int]) -> tuple[str
     return _text(sink.events), _text(sink.artifacts), sink.n_artifacts, counts
 
 
-def write_org(out_dir: str | Path, *, events: int = 22500, seed: int = 0, fmt: str = "native",
-              days: int = 60, jobs: int | None = None, style: str = "default") -> dict[str, Any]:
+def write_org(
+    out_dir: str | Path,
+    *,
+    events: int = 22500,
+    seed: int = 0,
+    fmt: str = "native",
+    days: int = 60,
+    jobs: int | None = None,
+    style: str = "default",
+) -> dict[str, Any]:
     """Write a synthetic org of exactly ``events`` events into ``out_dir``; returns counts.
 
     The org is cut into blocks of :data:`BLOCK` events, each with its own seeded RNG
@@ -271,18 +324,21 @@ def write_org(out_dir: str | Path, *, events: int = 22500, seed: int = 0, fmt: s
     the org (:data:`STYLES`).
     """
     if style not in STYLES:
-        raise ContractError.single(str(out_dir), f"unknown style {style!r}; expected one of {', '.join(STYLES)}",
-                                   field="style")
+        raise ContractError.single(
+            str(out_dir), f"unknown style {style!r}; expected one of {', '.join(STYLES)}", field="style"
+        )
     st = get_style(style)
     if fmt not in FORMATS:
-        raise ContractError.single(str(out_dir), f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}",
-                                   field="format")
+        raise ContractError.single(
+            str(out_dir), f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}", field="format"
+        )
     if events < 1:
         raise ContractError.single(str(out_dir), "events must be at least 1", field="events")
     tail_days = st.tail_hours() / 24.0
     if days < tail_days + 1:
-        raise ContractError.single(str(out_dir), f"days must be at least {int(tail_days) + 2} "
-                                   "(the longest workflow must fit)", field="days")
+        raise ContractError.single(
+            str(out_dir), f"days must be at least {int(tail_days) + 2} (the longest workflow must fit)", field="days"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for stale in ("events.jsonl", "artifacts.jsonl", "groundeval.yaml", "config.yaml"):
@@ -292,11 +348,15 @@ def write_org(out_dir: str | Path, *, events: int = 22500, seed: int = 0, fmt: s
 
     manifest = manifest_dict(events=events, seed=seed, days=days, fmt=fmt, style=style)
     name = "config.yaml" if fmt == "original" else "groundeval.yaml"
-    header = ("# Synthetic organisation written by `groundeval synth` "
-              f"(events={events}, seed={seed}, days={days}, format={fmt}"
-              + (f", style={style}" if style != "default" else "") + ").\n")
-    (out / name).write_text(header + yaml.safe_dump(manifest, sort_keys=False, default_flow_style=None, width=110),
-                            encoding="utf-8")
+    header = (
+        "# Synthetic organisation written by `groundeval synth` "
+        f"(events={events}, seed={seed}, days={days}, format={fmt}"
+        + (f", style={style}" if style != "default" else "")
+        + ").\n"
+    )
+    (out / name).write_text(
+        header + yaml.safe_dump(manifest, sort_keys=False, default_flow_style=None, width=110), encoding="utf-8"
+    )
 
     n_blocks = -(-events // BLOCK)
     tasks = [(str(out), style, fmt, seed, b, n_blocks, min(BLOCK, events - b * BLOCK), days) for b in range(n_blocks)]
@@ -304,8 +364,11 @@ def write_org(out_dir: str | Path, *, events: int = 22500, seed: int = 0, fmt: s
     counts = {name: 0 for name in st.flows} | {"chatter": 0}
     n_artifacts = 0
     ev_fh = open(out / "events.jsonl", "w", encoding="utf-8", newline="\n", buffering=_BUFFER)
-    art_fh = (open(out / "artifacts.jsonl", "w", encoding="utf-8", newline="\n", buffering=_BUFFER)
-              if fmt == "native" else None)
+    art_fh = (
+        open(out / "artifacts.jsonl", "w", encoding="utf-8", newline="\n", buffering=_BUFFER)
+        if fmt == "native"
+        else None
+    )
     pool = None
     try:
         if jobs > 1:
@@ -328,8 +391,17 @@ def write_org(out_dir: str | Path, *, events: int = 22500, seed: int = 0, fmt: s
         ev_fh.close()
         if art_fh is not None:
             art_fh.close()
-    return {"out": str(out), "style": style, "format": fmt, "events": events, "artifacts": n_artifacts,
-            "instances": counts, "seed": seed, "days": days, "blocks": n_blocks}
+    return {
+        "out": str(out),
+        "style": style,
+        "format": fmt,
+        "events": events,
+        "artifacts": n_artifacts,
+        "instances": counts,
+        "seed": seed,
+        "days": days,
+        "blocks": n_blocks,
+    }
 
 
 def iso_writer(days: int) -> Callable[[float], str]:
@@ -362,9 +434,21 @@ def pick_cumulative(rng: random.Random, cum: list[float]) -> int:
     return k
 
 
-def drive(rng: random.Random, w: _Sink, n_events: int, *, weights: Sequence[float], chatter_weight: float,
-          mean_events: float, span_seconds: float, block: int, n_blocks: int, max_events: Sequence[int],
-          instance: Callable[[int, float], None], chatter: Callable[[float, int], None]) -> None:
+def drive(
+    rng: random.Random,
+    w: _Sink,
+    n_events: int,
+    *,
+    weights: Sequence[float],
+    chatter_weight: float,
+    mean_events: float,
+    span_seconds: float,
+    block: int,
+    n_blocks: int,
+    max_events: Sequence[int],
+    instance: Callable[[int, float], None],
+    chatter: Callable[[float, int], None],
+) -> None:
     """The schedule shared by every style: exactly ``n_events`` events in this block's time slice.
 
     Instance start times are stratified over the slice (then uniform once the estimate
@@ -392,8 +476,16 @@ def drive(rng: random.Random, w: _Sink, n_events: int, *, weights: Sequence[floa
             chatter(t0, remaining)
 
 
-def _generate(rng: random.Random, cast: _Cast, w: _Sink, n_events: int, days: int,
-              counts: dict[str, int], block: int = 0, n_blocks: int = 1) -> None:
+def _generate(
+    rng: random.Random,
+    cast: _Cast,
+    w: _Sink,
+    n_events: int,
+    days: int,
+    counts: dict[str, int],
+    block: int = 0,
+    n_blocks: int = 1,
+) -> None:
     iso = iso_writer(days)
     wfs = list(WORKFLOWS)
     chat_cum = cumulative([p for _t, _s, _a, p in CHATTER])
@@ -413,20 +505,44 @@ def _generate(rng: random.Random, cast: _Cast, w: _Sink, n_events: int, days: in
         counts["chatter"] += 1
         _chatter(rng, cast, w, chat_seq, t0, iso, recent, chat_cum)
 
-    drive(rng, w, n_events, weights=[wf.weight for wf in wfs], chatter_weight=CHATTER_WEIGHT,
-          mean_events=sum(wf.weight * _expected_events(wf) for wf in wfs) + CHATTER_WEIGHT,
-          span_seconds=(days - tail_hours() / 24.0) * 86400.0, block=block, n_blocks=n_blocks,
-          max_events=[len(wf.steps) for wf in wfs], instance=instance, chatter=chatter)
+    drive(
+        rng,
+        w,
+        n_events,
+        weights=[wf.weight for wf in wfs],
+        chatter_weight=CHATTER_WEIGHT,
+        mean_events=sum(wf.weight * _expected_events(wf) for wf in wfs) + CHATTER_WEIGHT,
+        span_seconds=(days - tail_hours() / 24.0) * 86400.0,
+        block=block,
+        n_blocks=n_blocks,
+        max_events=[len(wf.steps) for wf in wfs],
+        instance=instance,
+        chatter=chatter,
+    )
 
 
-def _instance(rng: random.Random, cast: _Cast, w: _Sink, wf: Workflow, n: int, t0: float,
-              iso: Callable[[float], str], recent: list[str]) -> None:
+def _instance(
+    rng: random.Random,
+    cast: _Cast,
+    w: _Sink,
+    wf: Workflow,
+    n: int,
+    t0: float,
+    iso: Callable[[float], str],
+    recent: list[str],
+) -> None:
     seq = f"{n:05d}"
     key = f"{wf.prefix}{seq}"
     service = SERVICES[_below(rng, len(SERVICES))]
     customer = CUSTOMERS[_below(rng, len(CUSTOMERS))]
-    values: dict[str, Any] = {"key": key, "seq": seq, "service": service, "customer": customer,
-                              "p99": 400 + _below(rng, 4000), "change": _CHANGES[_below(rng, len(_CHANGES))]}
+    values: dict[str, Any] = {
+        "key": key,
+        "seq": seq,
+        "service": service,
+        "customer": customer,
+        "p99": 400 + _below(rng, 4000),
+        "change": _CHANGES[_below(rng, len(_CHANGES))],
+    }
     for s in wf.steps:
         if s.art:
             values[f"ref_{s.key}"] = f"{s.art}-{seq}"
@@ -454,9 +570,14 @@ def _instance(rng: random.Random, cast: _Cast, w: _Sink, wf: Workflow, n: int, t
         art_ids: dict[str, Any] = {}
         if s.subsystem:
             aid = values[f"ref_{s.key}"]
-            rec: dict[str, Any] = {"id": aid, "subsystem": s.subsystem, "timestamp": iso(t + 60.0),
-                                   "title": s.title.format_map(values), "actors": actors,
-                                   "body": s.body.format_map(values)}
+            rec: dict[str, Any] = {
+                "id": aid,
+                "subsystem": s.subsystem,
+                "timestamp": iso(t + 60.0),
+                "title": s.title.format_map(values),
+                "actors": actors,
+                "body": s.body.format_map(values),
+            }
             if s.restricted == "actors":
                 rec["visibility"] = {"actors": sorted(actors)}
             elif s.restricted:
@@ -472,13 +593,28 @@ def _instance(rng: random.Random, cast: _Cast, w: _Sink, wf: Workflow, n: int, t
         for ref in s.refs:
             if present.get(ref) and ref not in art_ids:
                 art_ids[ref] = values[f"ref_{ref}"]
-        w.event({"id": f"{eid_prefix}-{s.key}", "type": s.type, "timestamp": iso(t), "actors": ev_actors,
-                 "artifact_ids": art_ids,
-                 "facts": {wf.key_field: key, "seq": seq, "service": service, "customer": customer}})
+        w.event(
+            {
+                "id": f"{eid_prefix}-{s.key}",
+                "type": s.type,
+                "timestamp": iso(t),
+                "actors": ev_actors,
+                "artifact_ids": art_ids,
+                "facts": {wf.key_field: key, "seq": seq, "service": service, "customer": customer},
+            }
+        )
 
 
-def _chatter(rng: random.Random, cast: _Cast, w: _Sink, n: int, t0: float, iso: Callable[[float], str],
-             recent: list[str], chat_cum: list[float]) -> None:
+def _chatter(
+    rng: random.Random,
+    cast: _Cast,
+    w: _Sink,
+    n: int,
+    t0: float,
+    iso: Callable[[float], str],
+    recent: list[str],
+    chat_cum: list[float],
+) -> None:
     etype, sub, prefix, _p = CHATTER[pick_cumulative(rng, chat_cum)]
     t = float(int(t0))
     roles = cast.internal
@@ -507,15 +643,35 @@ def _chatter(rng: random.Random, cast: _Cast, w: _Sink, n: int, t0: float, iso: 
         title = f"Design notes {n:07d}"
         body = f"{actors[0]} updated the notes; see {about or 'the team page'}."
         vis = None
-    rec: dict[str, Any] = {"id": aid, "subsystem": sub, "timestamp": iso(t + 30.0), "title": title,
-                           "actors": actors, "body": body}
+    rec: dict[str, Any] = {
+        "id": aid,
+        "subsystem": sub,
+        "timestamp": iso(t + 30.0),
+        "title": title,
+        "actors": actors,
+        "body": body,
+    }
     if vis:
         rec["visibility"] = vis
     w.artifact(rec)
     art_ids: dict[str, Any] = {"doc": aid}
-    w.event({"id": f"chat-{n:07d}", "type": etype, "timestamp": iso(t), "actors": actors, "artifact_ids": art_ids,
-             "facts": {"about": about} if about else {}})
+    w.event(
+        {
+            "id": f"chat-{n:07d}",
+            "type": etype,
+            "timestamp": iso(t),
+            "actors": actors,
+            "artifact_ids": art_ids,
+            "facts": {"about": about} if about else {},
+        }
+    )
 
 
-DEFAULT_STYLE = Style(name="default", flows=tuple(wf.name for wf in WORKFLOWS), tail_hours=tail_hours,
-                      specs=lambda _fmt: evaluation_specs(), generate=_generate, make_sink=_Sink)
+DEFAULT_STYLE = Style(
+    name="default",
+    flows=tuple(wf.name for wf in WORKFLOWS),
+    tail_hours=tail_hours,
+    specs=lambda _fmt: evaluation_specs(),
+    generate=_generate,
+    make_sink=_Sink,
+)

@@ -38,12 +38,29 @@ from .generate import Style, _below, _Cast, _Sink, cumulative, drive, iso_writer
 from .shape import CUSTOMERS, SERVICES
 
 # Artifact id prefix per subsystem: ids say where a document lives, not which workflow it belongs to.
-PREFIX = {"slack": "SL", "jira": "JIRA", "confluence": "CONF", "git": "GH", "email": "MSG", "salesforce": "SF",
-          "zendesk": "ZD", "zoom": "ZM", "datadog": "DD"}
+PREFIX = {
+    "slack": "SL",
+    "jira": "JIRA",
+    "confluence": "CONF",
+    "git": "GH",
+    "email": "MSG",
+    "salesforce": "SF",
+    "zendesk": "ZD",
+    "zoom": "ZM",
+    "datadog": "DD",
+}
 # Exports disagree on what the creation time is called (all three are read by the loader).
 TIME_FIELD = {"jira": "created_at", "email": "date"}
-_CHANGES = ("retry with backoff", "cache warm-up", "pagination", "timeouts", "feature flag cleanup",
-            "schema migration", "logging", "dependency bump")
+_CHANGES = (
+    "retry with backoff",
+    "cache warm-up",
+    "pagination",
+    "timeouts",
+    "feature flag cleanup",
+    "schema migration",
+    "logging",
+    "dependency bump",
+)
 BURST_GAPS = (0, 0, 0, 60, 60, 120)  # seconds between events of a burst: often the same minute
 WORK_START_H, WORK_HOURS = 8.0, 10.0
 _MINUTE = 60.0
@@ -122,210 +139,782 @@ class PFlow:
     def subsystems_of(self, key: str) -> set[str]:
         """The ``artifact_ids`` keys an event of this step always carries."""
         s = self.step_by_key[key]
-        return ({s.doc} if s.doc else set()) | {self.step_by_key[r].doc for r in s.refs
-                                                if self.step_by_key[r].doc}
+        return ({s.doc} if s.doc else set()) | {self.step_by_key[r].doc for r in s.refs if self.step_by_key[r].doc}
 
 
 S = PStep
 FLOWS: tuple[PFlow, ...] = (
-    PFlow("incident", 0.07, (
-        S("alert", "alert_fired", (), "datadog", bot="datadog-bot", burst=(1, 8), facts=False,
-          title="[datadog] {service} error rate above threshold",
-          body="Monitor {service}-errors fired; p99 latency {p99} ms. Runbook in confluence."),
-        S("opened", "incident_opened", (("sre", 1, 2),), "jira", after="alert", hours=(0.1, 1.0), drop=0.3,
-          refs=("alert",), tags=(("p1", "customer-facing"), ("p2",), ("p1",), ("p3", "internal")), tag_p=0.7,
-          title="{service} degraded", body="Opened from {refs}. {customer} and others report failures in "
-          "{service}. Incident commander {actor}."),
-        S("channel", "incident_channel_created", (("engineer", 1, 2), ("sre", 1, 1)), "slack", after="opened",
-          hours=(0.05, 0.5), requires=("opened",), refs=("opened",), title="#inc-{service}",
-          body="{actors}: war room for {refs}. Context from the on-call DM is private."),
-        S("mitigation", "mitigation_deployed", (("engineer", 1, 1),), "git", after="channel", hours=(0.5, 6.0),
-          requires=("opened",), refs=("opened",), title="Roll back {service} config",
-          body="Rolls back the {service} config change behind {refs}. Author {actor}."),
-        S("resolved", "incident_resolved", (("sre", 1, 1),), after="mitigation", hours=(0.5, 8.0),
-          requires=("opened",), refs=("opened", "mitigation")),
-        S("postmortem", "postmortem_written", (("sre", 1, 1),), "confluence", after="resolved", hours=(12.0, 60.0),
-          drop=0.2, requires=("opened",), refs=("opened",), title="Postmortem: {service} degradation",
-          body="Timeline from the first alert to the resolution of {refs}. Root cause: a config push to "
-               "{service}. Author {actor}."),
-        S("review", "postmortem_reviewed", (("manager", 1, 1), ("sre", 1, 1), ("engineer", 0, 2)), "zoom",
-          after="postmortem", hours=(12.0, 48.0), drop=0.2, requires=("postmortem",), refs=("postmortem", "opened"),
-          title="Transcript: postmortem review", body="{actors} reviewed {refs}; agreed two action items."),
-        S("actions", "action_items_filed", (("engineer", 1, 1),), "jira", after="review", hours=(1.0, 24.0),
-          drop=0.2, requires=("review",), refs=("opened", "review"), title="Action items: {service} follow-ups",
-          body="Follow-ups from {refs}: add a canary for {service}; alert on config drift. Owner {actor}."),
-    ), (
-        ("alert_opens_incident", "alert", "opened", "datadog", ("alerting", "paging"),
-         "the alert had not fired", "no incident would have been opened"),
-        ("incident_opens_channel", "opened", "channel", "jira", ("war room", "incident process"),
-         "the incident had not been opened", "no war-room channel would have been created"),
-        ("channel_coordinates_mitigation", "channel", "mitigation", "jira", ("coordination", "swarming"),
-         "the war room had not been set up", "no mitigation would have been deployed"),
-        ("mitigation_resolves_incident", "mitigation", "resolved", "git", ("rollback", "hotfix"),
-         "the mitigation had not been deployed", "the incident would not have been resolved"),
-        ("resolution_triggers_postmortem", "resolved", "postmortem", "jira", ("postmortem policy", "blameless review"),
-         "the incident had not been resolved", "no postmortem would have been written"),
-        ("postmortem_triggers_review", "postmortem", "review", "confluence", ("review policy", "governance"),
-         "the postmortem had not been written", "no postmortem review would have been held"),
-        ("review_files_action_items", "review", "actions", "zoom", ("follow-up tracking", "action items"),
-         "the postmortem review had not been held", "no action items would have been filed"),
-    ), (
-        ("incident_after_alert", "alert", "opened", "datadog", (("datadog", "id", "{artifact_ids.datadog}"),)),
-        ("postmortem_after_resolution", "resolved", "postmortem", "jira",
-         (("jira", "id", "{artifact_ids.jira}"), ("confluence", "query", "postmortem"))),
-        ("review_after_postmortem", "postmortem", "review", "confluence",
-         (("confluence", "id", "{artifact_ids.confluence}"), ("zoom", "query", "postmortem review"))),
-        ("actions_after_review", "review", "actions", "zoom",
-         (("zoom", "id", "{artifact_ids.zoom}"), ("jira", "id", "{artifact_ids.jira}"))),
-    ), business_hours=False),
-    PFlow("escalation", 0.14, (
-        S("opened", "ticket_opened", (("support", 0, 1), ("external", 1, 1)), "zendesk", bot="zendesk-bot",
-          tags=(("bug",), ("billing", "urgent"), ("how-to",), ("bug", "customer-facing")), tag_p=0.6,
-          title="{service} not working", body="{customer} reports {service} failures since this morning."),
-        S("escalated", "ticket_escalated", (("support", 1, 1), ("engineer", 0, 1)), "jira", after="opened",
-          hours=(1.0, 12.0), drop=0.5, refs=("opened",), title="Escalation: {customer} / {service}",
-          body="Escalated from {refs} by {actor}. The customer is at renewal risk."),
-        S("ack", "escalation_acknowledged", (("engineer", 1, 2),), "slack", after="escalated", hours=(0.5, 4.0),
-          drop=0.15, requires=("escalated",), refs=("escalated",), title="#escalations",
-          body="{actor}: picking up {refs}; looking at {service}."),
-        S("notified", "customer_notified", (("support", 1, 1), ("external", 1, 1)), "email", after="escalated",
-          hours=(2.0, 24.0), drop=0.15, requires=("escalated",), refs=("opened",), title="An update on your ticket",
-          body="Dear {customer}, engineering is working on {service} ({refs}). {actor}"),
-        S("resolved", "ticket_resolved", (("support", 1, 1),), after="opened", hours=(30.0, 96.0),
-          refs=("opened", "escalated")),
-        S("csat", "csat_sent", (("external", 1, 1),), "email", bot="zendesk-bot", after="resolved",
-          hours=(1.0, 24.0), drop=0.2, refs=("opened",), facts=False, title="How did we do?",
-          body="Hi {customer}, your ticket {refs} is resolved. Please rate us."),
-    ), (
-        ("ticket_escalation", "opened", "escalated", "zendesk", ("severity routing", "escalation"),
-         "the ticket had not been opened", "no escalation would have been raised"),
-        ("escalation_acknowledged_by_eng", "escalated", "ack", "jira", ("escalation pressure", "on-call"),
-         "the ticket had not been escalated", "engineering would not have acknowledged it"),
-        ("escalation_notifies_customer", "escalated", "notified", "zendesk", ("customer communication", "sla"),
-         "the ticket had not been escalated", "the customer would not have been notified"),
-        ("resolution_triggers_csat", "resolved", "csat", "zendesk", ("survey automation", "csat policy"),
-         "the ticket had not been resolved", "no satisfaction survey would have been sent"),
-    ), (
-        ("ack_after_escalation", "escalated", "ack", "jira",
-         (("jira", "id", "{artifact_ids.jira}"), ("slack", "query", "picking up"))),
-        ("notice_after_escalation", "escalated", "notified", "zendesk",
-         (("zendesk", "id", "{artifact_ids.zendesk}"), ("email", "query", "engineering update"))),
-        ("csat_after_resolution", "resolved", "csat", "zendesk", (("zendesk", "id", "{artifact_ids.zendesk}"),)),
-    ), business_hours=False),
-    PFlow("pull_request", 0.20, (
-        S("opened", "pr_opened", (("engineer", 1, 1),), "git",
-          tags=(("backend",), ("frontend",), ("infra", "ops"), ("docs",)), tag_p=0.5,
-          title="{service}: {change}", body="{change} in {service}. Author {actor}."),
-        S("requested", "review_requested", (("engineer", 1, 1),), "slack", after="opened", hours=(0.1, 2.0),
-          refs=("opened",), title="#code-review", body="{actor}: review please: {refs}"),
-        S("reviewed", "pr_reviewed", (("engineer", 1, 3),), "git", after="requested", hours=(1.0, 24.0),
-          drop=0.12, refs=("opened",), title="Review", body="{actors}: looks good, one nit on tests of {refs}."),
-        S("merged", "pr_merged", (("engineer", 1, 1),), after="reviewed", hours=(0.5, 12.0), drop=0.12,
-          requires=("reviewed",), refs=("opened",)),
-        S("deployed", "deploy_completed", (("sre", 0, 1),), "datadog", bot="datadog-bot", after="merged",
-          hours=(0.2, 6.0), drop=0.1, requires=("merged",), refs=("opened",), facts=False,
-          title="Deploy of {service}", body="Deployed {refs} to production; error budget unchanged."),
-    ), (
-        ("pr_requests_review", "opened", "requested", "git", ("review process", "code review"),
-         "the pull request had not been opened", "no review would have been requested"),
-        ("request_draws_review", "requested", "reviewed", "git", ("reviewer assignment", "review request"),
-         "no review had been requested", "the pull request would not have been reviewed"),
-        ("review_enables_merge", "reviewed", "merged", "git", ("approval", "branch protection"),
-         "the pull request had not been approved", "it would not have been merged"),
-        ("merge_triggers_deploy", "merged", "deployed", "git", ("continuous delivery", "ci/cd"),
-         "the pull request had not been merged", "no deploy would have run"),
-    ), (
-        ("review_after_request", "requested", "reviewed", "git", (("git", "id", "{artifact_ids.git}"),)),
-        ("merge_after_review", "reviewed", "merged", "git", (("git", "query", "merged"),)),
-        ("deploy_after_merge", "merged", "deployed", "git",
-         (("git", "id", "{artifact_ids.git}"), ("datadog", "query", "deployed to production"))),
-    )),
-    PFlow("crm", 0.10, (
-        S("created", "opportunity_created", (("sales", 1, 1),), "salesforce",
-          tags=(("enterprise",), ("smb",), ("renewal", "expansion")), tag_p=0.6,
-          title="{customer}: {service} expansion", body="Opportunity for {customer} ({service}), owner {actor}."),
-        S("call", "discovery_call_held", (("sales", 1, 2), ("external", 1, 2)), "zoom", after="created",
-          hours=(24.0, 96.0), refs=("created",), title="Transcript: discovery call",
-          body="{actors} discussed {service} volumes and pricing for {refs}."),
-        S("followup", "followup_email_sent", (("sales", 1, 1), ("external", 1, 1)), "email", after="call",
-          hours=(1.0, 48.0), drop=0.2, refs=("created", "call"), title="Following up",
-          body="Hi {customer}, thanks for the call. Next steps attached. {actor}"),
-        S("updated", "crm_updated", (("sales", 1, 1),), "salesforce", after="call", hours=(2.0, 72.0), drop=0.2,
-          refs=("created",), title="Activity log", body="Call logged for {refs}; stage moved to evaluation."),
-        S("proposal", "proposal_sent", (("sales", 1, 1), ("manager", 0, 1), ("external", 1, 1)), "email",
-          after="call", hours=(24.0, 120.0), drop=0.3, refs=("created",), title="Proposal for {customer}",
-          body="Proposal for {service}, referencing {refs}. Discount approved by a manager in a DM."),
-        S("closed", "deal_closed", (("sales", 1, 1),), after="proposal", hours=(24.0, 120.0), drop=0.3,
-          requires=("proposal",), refs=("created", "proposal")),
-    ), (
-        ("opportunity_books_call", "created", "call", "salesforce", ("prospecting", "discovery"),
-         "the opportunity had not been created", "no discovery call would have been held"),
-        ("call_prompts_followup", "call", "followup", "zoom", ("sales cadence", "follow-up"),
-         "the discovery call had not been held", "no follow-up email would have been sent"),
-        ("call_leads_to_proposal", "call", "proposal", "salesforce", ("qualification", "buying intent"),
-         "the discovery call had not been held", "no proposal would have been sent"),
-        ("proposal_closes_deal", "proposal", "closed", "email", ("negotiation", "pricing"),
-         "the proposal had not been sent", "the deal would not have closed"),
-    ), (
-        ("followup_after_call", "call", "followup", "zoom",
-         (("zoom", "id", "{artifact_ids.zoom}"), ("email", "query", "following up"))),
-        ("crm_after_call", "call", "updated", "salesforce", (("salesforce", "id", "{artifact_ids.salesforce}"),)),
-        ("proposal_after_call", "call", "proposal", "salesforce",
-         (("salesforce", "id", "{artifact_ids.salesforce}"), ("email", "query", "proposal"))),
-    )),
-    PFlow("departure", 0.012, (
-        S("resigned", "resignation_submitted", (("people_ops", 1, 1), ("engineer", 1, 1)), "email",
-          restricted="roles:people_ops,manager", title="Resignation",
-          body="Confidential: {actors} discussed a resignation; notice period two weeks."),
-        S("exit", "exit_interview_held", (("people_ops", 1, 1), ("engineer", 1, 1)), "zoom", after="resigned",
-          hours=(24.0, 120.0), drop=0.2, restricted="actors", refs=("resigned",), title="Exit interview",
-          body="Confidential notes by {actor}: workload and on-call load were the main reasons."),
-        S("revoked", "access_revoked", (("sre", 1, 1),), "jira", after="resigned", hours=(24.0, 160.0), drop=0.15,
-          refs=("resigned",), title="Revoke access", body="Remove the leaver from SSO, VPN and on-call. {actor}"),
-        S("handover", "handover_doc_written", (("engineer", 1, 2),), "confluence", after="resigned",
-          hours=(24.0, 120.0), drop=0.25, refs=("resigned",), title="Handover notes",
-          body="Services handed over: {service}. New owners {actors}."),
-    ), (
-        ("resignation_schedules_exit_interview", "resigned", "exit", "email", ("offboarding", "hr process"),
-         "nobody had resigned", "no exit interview would have been held"),
-        ("resignation_triggers_access_revocation", "resigned", "revoked", "email", ("access control", "offboarding"),
-         "nobody had resigned", "no access would have been revoked"),
-        ("resignation_triggers_handover", "resigned", "handover", "email", ("knowledge transfer", "handover"),
-         "nobody had resigned", "no handover notes would have been written"),
-    ), (
-        ("exit_interview_after_resignation", "resigned", "exit", "email",
-         (("email", "id", "{artifact_ids.email}"), ("zoom", "query", "exit interview"))),
-        ("revocation_after_resignation", "resigned", "revoked", "email",
-         (("email", "id", "{artifact_ids.email}"), ("jira", "query", "revoke access"))),
-        ("handover_after_resignation", "resigned", "handover", "email",
-         (("email", "id", "{artifact_ids.email}"), ("confluence", "query", "handover notes"))),
-    )),
-    PFlow("onboarding", 0.012, (
-        S("offer", "offer_accepted", (("people_ops", 1, 1), ("external", 1, 1)), "email",
-          restricted="roles:people_ops,manager", title="Offer accepted",
-          body="Confidential: a candidate accepted the offer for the {service} team; start in two weeks. {actor}"),
-        S("provisioned", "accounts_provisioned", (("sre", 1, 1),), "jira", after="offer", hours=(24.0, 96.0),
-          drop=0.15, refs=("offer",), title="Provision accounts", body="SSO, git and datadog for a new hire. {actor}"),
-        S("buddy", "buddy_assigned", (("manager", 1, 1), ("engineer", 1, 1)), "slack", after="offer",
-          hours=(24.0, 72.0), drop=0.2, refs=("offer",), title="#onboarding",
-          body="{actors}: buddy for the new {service} hire is assigned."),
-        S("doc", "onboarding_doc_completed", (("people_ops", 1, 1),), "confluence", after="provisioned",
-          hours=(24.0, 96.0), drop=0.2, requires=("provisioned",), refs=("provisioned", "offer"),
-          title="Onboarding checklist", body="Accounts ({refs}) done; first week plan. {actor}"),
-    ), (
-        ("offer_triggers_provisioning", "offer", "provisioned", "email", ("it onboarding", "provisioning"),
-         "the offer had not been accepted", "no accounts would have been provisioned"),
-        ("offer_triggers_buddy", "offer", "buddy", "email", ("buddy program", "onboarding"),
-         "the offer had not been accepted", "no buddy would have been assigned"),
-        ("provisioning_enables_checklist", "provisioned", "doc", "jira", ("onboarding checklist", "readiness"),
-         "the accounts had not been provisioned", "the onboarding checklist would not have been completed"),
-    ), (
-        ("provisioning_after_offer", "offer", "provisioned", "email",
-         (("email", "id", "{artifact_ids.email}"), ("jira", "query", "provision accounts"))),
-        ("buddy_after_offer", "offer", "buddy", "email", (("email", "id", "{artifact_ids.email}"),)),
-        ("checklist_after_provisioning", "provisioned", "doc", "jira",
-         (("jira", "id", "{artifact_ids.jira}"), ("confluence", "query", "onboarding checklist"))),
-    )),
+    PFlow(
+        "incident",
+        0.07,
+        (
+            S(
+                "alert",
+                "alert_fired",
+                (),
+                "datadog",
+                bot="datadog-bot",
+                burst=(1, 8),
+                facts=False,
+                title="[datadog] {service} error rate above threshold",
+                body="Monitor {service}-errors fired; p99 latency {p99} ms. Runbook in confluence.",
+            ),
+            S(
+                "opened",
+                "incident_opened",
+                (("sre", 1, 2),),
+                "jira",
+                after="alert",
+                hours=(0.1, 1.0),
+                drop=0.3,
+                refs=("alert",),
+                tags=(("p1", "customer-facing"), ("p2",), ("p1",), ("p3", "internal")),
+                tag_p=0.7,
+                title="{service} degraded",
+                body="Opened from {refs}. {customer} and others report failures in "
+                "{service}. Incident commander {actor}.",
+            ),
+            S(
+                "channel",
+                "incident_channel_created",
+                (("engineer", 1, 2), ("sre", 1, 1)),
+                "slack",
+                after="opened",
+                hours=(0.05, 0.5),
+                requires=("opened",),
+                refs=("opened",),
+                title="#inc-{service}",
+                body="{actors}: war room for {refs}. Context from the on-call DM is private.",
+            ),
+            S(
+                "mitigation",
+                "mitigation_deployed",
+                (("engineer", 1, 1),),
+                "git",
+                after="channel",
+                hours=(0.5, 6.0),
+                requires=("opened",),
+                refs=("opened",),
+                title="Roll back {service} config",
+                body="Rolls back the {service} config change behind {refs}. Author {actor}.",
+            ),
+            S(
+                "resolved",
+                "incident_resolved",
+                (("sre", 1, 1),),
+                after="mitigation",
+                hours=(0.5, 8.0),
+                requires=("opened",),
+                refs=("opened", "mitigation"),
+            ),
+            S(
+                "postmortem",
+                "postmortem_written",
+                (("sre", 1, 1),),
+                "confluence",
+                after="resolved",
+                hours=(12.0, 60.0),
+                drop=0.2,
+                requires=("opened",),
+                refs=("opened",),
+                title="Postmortem: {service} degradation",
+                body="Timeline from the first alert to the resolution of {refs}. Root cause: a config push to "
+                "{service}. Author {actor}.",
+            ),
+            S(
+                "review",
+                "postmortem_reviewed",
+                (("manager", 1, 1), ("sre", 1, 1), ("engineer", 0, 2)),
+                "zoom",
+                after="postmortem",
+                hours=(12.0, 48.0),
+                drop=0.2,
+                requires=("postmortem",),
+                refs=("postmortem", "opened"),
+                title="Transcript: postmortem review",
+                body="{actors} reviewed {refs}; agreed two action items.",
+            ),
+            S(
+                "actions",
+                "action_items_filed",
+                (("engineer", 1, 1),),
+                "jira",
+                after="review",
+                hours=(1.0, 24.0),
+                drop=0.2,
+                requires=("review",),
+                refs=("opened", "review"),
+                title="Action items: {service} follow-ups",
+                body="Follow-ups from {refs}: add a canary for {service}; alert on config drift. Owner {actor}.",
+            ),
+        ),
+        (
+            (
+                "alert_opens_incident",
+                "alert",
+                "opened",
+                "datadog",
+                ("alerting", "paging"),
+                "the alert had not fired",
+                "no incident would have been opened",
+            ),
+            (
+                "incident_opens_channel",
+                "opened",
+                "channel",
+                "jira",
+                ("war room", "incident process"),
+                "the incident had not been opened",
+                "no war-room channel would have been created",
+            ),
+            (
+                "channel_coordinates_mitigation",
+                "channel",
+                "mitigation",
+                "jira",
+                ("coordination", "swarming"),
+                "the war room had not been set up",
+                "no mitigation would have been deployed",
+            ),
+            (
+                "mitigation_resolves_incident",
+                "mitigation",
+                "resolved",
+                "git",
+                ("rollback", "hotfix"),
+                "the mitigation had not been deployed",
+                "the incident would not have been resolved",
+            ),
+            (
+                "resolution_triggers_postmortem",
+                "resolved",
+                "postmortem",
+                "jira",
+                ("postmortem policy", "blameless review"),
+                "the incident had not been resolved",
+                "no postmortem would have been written",
+            ),
+            (
+                "postmortem_triggers_review",
+                "postmortem",
+                "review",
+                "confluence",
+                ("review policy", "governance"),
+                "the postmortem had not been written",
+                "no postmortem review would have been held",
+            ),
+            (
+                "review_files_action_items",
+                "review",
+                "actions",
+                "zoom",
+                ("follow-up tracking", "action items"),
+                "the postmortem review had not been held",
+                "no action items would have been filed",
+            ),
+        ),
+        (
+            ("incident_after_alert", "alert", "opened", "datadog", (("datadog", "id", "{artifact_ids.datadog}"),)),
+            (
+                "postmortem_after_resolution",
+                "resolved",
+                "postmortem",
+                "jira",
+                (("jira", "id", "{artifact_ids.jira}"), ("confluence", "query", "postmortem")),
+            ),
+            (
+                "review_after_postmortem",
+                "postmortem",
+                "review",
+                "confluence",
+                (("confluence", "id", "{artifact_ids.confluence}"), ("zoom", "query", "postmortem review")),
+            ),
+            (
+                "actions_after_review",
+                "review",
+                "actions",
+                "zoom",
+                (("zoom", "id", "{artifact_ids.zoom}"), ("jira", "id", "{artifact_ids.jira}")),
+            ),
+        ),
+        business_hours=False,
+    ),
+    PFlow(
+        "escalation",
+        0.14,
+        (
+            S(
+                "opened",
+                "ticket_opened",
+                (("support", 0, 1), ("external", 1, 1)),
+                "zendesk",
+                bot="zendesk-bot",
+                tags=(("bug",), ("billing", "urgent"), ("how-to",), ("bug", "customer-facing")),
+                tag_p=0.6,
+                title="{service} not working",
+                body="{customer} reports {service} failures since this morning.",
+            ),
+            S(
+                "escalated",
+                "ticket_escalated",
+                (("support", 1, 1), ("engineer", 0, 1)),
+                "jira",
+                after="opened",
+                hours=(1.0, 12.0),
+                drop=0.5,
+                refs=("opened",),
+                title="Escalation: {customer} / {service}",
+                body="Escalated from {refs} by {actor}. The customer is at renewal risk.",
+            ),
+            S(
+                "ack",
+                "escalation_acknowledged",
+                (("engineer", 1, 2),),
+                "slack",
+                after="escalated",
+                hours=(0.5, 4.0),
+                drop=0.15,
+                requires=("escalated",),
+                refs=("escalated",),
+                title="#escalations",
+                body="{actor}: picking up {refs}; looking at {service}.",
+            ),
+            S(
+                "notified",
+                "customer_notified",
+                (("support", 1, 1), ("external", 1, 1)),
+                "email",
+                after="escalated",
+                hours=(2.0, 24.0),
+                drop=0.15,
+                requires=("escalated",),
+                refs=("opened",),
+                title="An update on your ticket",
+                body="Dear {customer}, engineering is working on {service} ({refs}). {actor}",
+            ),
+            S(
+                "resolved",
+                "ticket_resolved",
+                (("support", 1, 1),),
+                after="opened",
+                hours=(30.0, 96.0),
+                refs=("opened", "escalated"),
+            ),
+            S(
+                "csat",
+                "csat_sent",
+                (("external", 1, 1),),
+                "email",
+                bot="zendesk-bot",
+                after="resolved",
+                hours=(1.0, 24.0),
+                drop=0.2,
+                refs=("opened",),
+                facts=False,
+                title="How did we do?",
+                body="Hi {customer}, your ticket {refs} is resolved. Please rate us.",
+            ),
+        ),
+        (
+            (
+                "ticket_escalation",
+                "opened",
+                "escalated",
+                "zendesk",
+                ("severity routing", "escalation"),
+                "the ticket had not been opened",
+                "no escalation would have been raised",
+            ),
+            (
+                "escalation_acknowledged_by_eng",
+                "escalated",
+                "ack",
+                "jira",
+                ("escalation pressure", "on-call"),
+                "the ticket had not been escalated",
+                "engineering would not have acknowledged it",
+            ),
+            (
+                "escalation_notifies_customer",
+                "escalated",
+                "notified",
+                "zendesk",
+                ("customer communication", "sla"),
+                "the ticket had not been escalated",
+                "the customer would not have been notified",
+            ),
+            (
+                "resolution_triggers_csat",
+                "resolved",
+                "csat",
+                "zendesk",
+                ("survey automation", "csat policy"),
+                "the ticket had not been resolved",
+                "no satisfaction survey would have been sent",
+            ),
+        ),
+        (
+            (
+                "ack_after_escalation",
+                "escalated",
+                "ack",
+                "jira",
+                (("jira", "id", "{artifact_ids.jira}"), ("slack", "query", "picking up")),
+            ),
+            (
+                "notice_after_escalation",
+                "escalated",
+                "notified",
+                "zendesk",
+                (("zendesk", "id", "{artifact_ids.zendesk}"), ("email", "query", "engineering update")),
+            ),
+            ("csat_after_resolution", "resolved", "csat", "zendesk", (("zendesk", "id", "{artifact_ids.zendesk}"),)),
+        ),
+        business_hours=False,
+    ),
+    PFlow(
+        "pull_request",
+        0.20,
+        (
+            S(
+                "opened",
+                "pr_opened",
+                (("engineer", 1, 1),),
+                "git",
+                tags=(("backend",), ("frontend",), ("infra", "ops"), ("docs",)),
+                tag_p=0.5,
+                title="{service}: {change}",
+                body="{change} in {service}. Author {actor}.",
+            ),
+            S(
+                "requested",
+                "review_requested",
+                (("engineer", 1, 1),),
+                "slack",
+                after="opened",
+                hours=(0.1, 2.0),
+                refs=("opened",),
+                title="#code-review",
+                body="{actor}: review please: {refs}",
+            ),
+            S(
+                "reviewed",
+                "pr_reviewed",
+                (("engineer", 1, 3),),
+                "git",
+                after="requested",
+                hours=(1.0, 24.0),
+                drop=0.12,
+                refs=("opened",),
+                title="Review",
+                body="{actors}: looks good, one nit on tests of {refs}.",
+            ),
+            S(
+                "merged",
+                "pr_merged",
+                (("engineer", 1, 1),),
+                after="reviewed",
+                hours=(0.5, 12.0),
+                drop=0.12,
+                requires=("reviewed",),
+                refs=("opened",),
+            ),
+            S(
+                "deployed",
+                "deploy_completed",
+                (("sre", 0, 1),),
+                "datadog",
+                bot="datadog-bot",
+                after="merged",
+                hours=(0.2, 6.0),
+                drop=0.1,
+                requires=("merged",),
+                refs=("opened",),
+                facts=False,
+                title="Deploy of {service}",
+                body="Deployed {refs} to production; error budget unchanged.",
+            ),
+        ),
+        (
+            (
+                "pr_requests_review",
+                "opened",
+                "requested",
+                "git",
+                ("review process", "code review"),
+                "the pull request had not been opened",
+                "no review would have been requested",
+            ),
+            (
+                "request_draws_review",
+                "requested",
+                "reviewed",
+                "git",
+                ("reviewer assignment", "review request"),
+                "no review had been requested",
+                "the pull request would not have been reviewed",
+            ),
+            (
+                "review_enables_merge",
+                "reviewed",
+                "merged",
+                "git",
+                ("approval", "branch protection"),
+                "the pull request had not been approved",
+                "it would not have been merged",
+            ),
+            (
+                "merge_triggers_deploy",
+                "merged",
+                "deployed",
+                "git",
+                ("continuous delivery", "ci/cd"),
+                "the pull request had not been merged",
+                "no deploy would have run",
+            ),
+        ),
+        (
+            ("review_after_request", "requested", "reviewed", "git", (("git", "id", "{artifact_ids.git}"),)),
+            ("merge_after_review", "reviewed", "merged", "git", (("git", "query", "merged"),)),
+            (
+                "deploy_after_merge",
+                "merged",
+                "deployed",
+                "git",
+                (("git", "id", "{artifact_ids.git}"), ("datadog", "query", "deployed to production")),
+            ),
+        ),
+    ),
+    PFlow(
+        "crm",
+        0.10,
+        (
+            S(
+                "created",
+                "opportunity_created",
+                (("sales", 1, 1),),
+                "salesforce",
+                tags=(("enterprise",), ("smb",), ("renewal", "expansion")),
+                tag_p=0.6,
+                title="{customer}: {service} expansion",
+                body="Opportunity for {customer} ({service}), owner {actor}.",
+            ),
+            S(
+                "call",
+                "discovery_call_held",
+                (("sales", 1, 2), ("external", 1, 2)),
+                "zoom",
+                after="created",
+                hours=(24.0, 96.0),
+                refs=("created",),
+                title="Transcript: discovery call",
+                body="{actors} discussed {service} volumes and pricing for {refs}.",
+            ),
+            S(
+                "followup",
+                "followup_email_sent",
+                (("sales", 1, 1), ("external", 1, 1)),
+                "email",
+                after="call",
+                hours=(1.0, 48.0),
+                drop=0.2,
+                refs=("created", "call"),
+                title="Following up",
+                body="Hi {customer}, thanks for the call. Next steps attached. {actor}",
+            ),
+            S(
+                "updated",
+                "crm_updated",
+                (("sales", 1, 1),),
+                "salesforce",
+                after="call",
+                hours=(2.0, 72.0),
+                drop=0.2,
+                refs=("created",),
+                title="Activity log",
+                body="Call logged for {refs}; stage moved to evaluation.",
+            ),
+            S(
+                "proposal",
+                "proposal_sent",
+                (("sales", 1, 1), ("manager", 0, 1), ("external", 1, 1)),
+                "email",
+                after="call",
+                hours=(24.0, 120.0),
+                drop=0.3,
+                refs=("created",),
+                title="Proposal for {customer}",
+                body="Proposal for {service}, referencing {refs}. Discount approved by a manager in a DM.",
+            ),
+            S(
+                "closed",
+                "deal_closed",
+                (("sales", 1, 1),),
+                after="proposal",
+                hours=(24.0, 120.0),
+                drop=0.3,
+                requires=("proposal",),
+                refs=("created", "proposal"),
+            ),
+        ),
+        (
+            (
+                "opportunity_books_call",
+                "created",
+                "call",
+                "salesforce",
+                ("prospecting", "discovery"),
+                "the opportunity had not been created",
+                "no discovery call would have been held",
+            ),
+            (
+                "call_prompts_followup",
+                "call",
+                "followup",
+                "zoom",
+                ("sales cadence", "follow-up"),
+                "the discovery call had not been held",
+                "no follow-up email would have been sent",
+            ),
+            (
+                "call_leads_to_proposal",
+                "call",
+                "proposal",
+                "salesforce",
+                ("qualification", "buying intent"),
+                "the discovery call had not been held",
+                "no proposal would have been sent",
+            ),
+            (
+                "proposal_closes_deal",
+                "proposal",
+                "closed",
+                "email",
+                ("negotiation", "pricing"),
+                "the proposal had not been sent",
+                "the deal would not have closed",
+            ),
+        ),
+        (
+            (
+                "followup_after_call",
+                "call",
+                "followup",
+                "zoom",
+                (("zoom", "id", "{artifact_ids.zoom}"), ("email", "query", "following up")),
+            ),
+            ("crm_after_call", "call", "updated", "salesforce", (("salesforce", "id", "{artifact_ids.salesforce}"),)),
+            (
+                "proposal_after_call",
+                "call",
+                "proposal",
+                "salesforce",
+                (("salesforce", "id", "{artifact_ids.salesforce}"), ("email", "query", "proposal")),
+            ),
+        ),
+    ),
+    PFlow(
+        "departure",
+        0.012,
+        (
+            S(
+                "resigned",
+                "resignation_submitted",
+                (("people_ops", 1, 1), ("engineer", 1, 1)),
+                "email",
+                restricted="roles:people_ops,manager",
+                title="Resignation",
+                body="Confidential: {actors} discussed a resignation; notice period two weeks.",
+            ),
+            S(
+                "exit",
+                "exit_interview_held",
+                (("people_ops", 1, 1), ("engineer", 1, 1)),
+                "zoom",
+                after="resigned",
+                hours=(24.0, 120.0),
+                drop=0.2,
+                restricted="actors",
+                refs=("resigned",),
+                title="Exit interview",
+                body="Confidential notes by {actor}: workload and on-call load were the main reasons.",
+            ),
+            S(
+                "revoked",
+                "access_revoked",
+                (("sre", 1, 1),),
+                "jira",
+                after="resigned",
+                hours=(24.0, 160.0),
+                drop=0.15,
+                refs=("resigned",),
+                title="Revoke access",
+                body="Remove the leaver from SSO, VPN and on-call. {actor}",
+            ),
+            S(
+                "handover",
+                "handover_doc_written",
+                (("engineer", 1, 2),),
+                "confluence",
+                after="resigned",
+                hours=(24.0, 120.0),
+                drop=0.25,
+                refs=("resigned",),
+                title="Handover notes",
+                body="Services handed over: {service}. New owners {actors}.",
+            ),
+        ),
+        (
+            (
+                "resignation_schedules_exit_interview",
+                "resigned",
+                "exit",
+                "email",
+                ("offboarding", "hr process"),
+                "nobody had resigned",
+                "no exit interview would have been held",
+            ),
+            (
+                "resignation_triggers_access_revocation",
+                "resigned",
+                "revoked",
+                "email",
+                ("access control", "offboarding"),
+                "nobody had resigned",
+                "no access would have been revoked",
+            ),
+            (
+                "resignation_triggers_handover",
+                "resigned",
+                "handover",
+                "email",
+                ("knowledge transfer", "handover"),
+                "nobody had resigned",
+                "no handover notes would have been written",
+            ),
+        ),
+        (
+            (
+                "exit_interview_after_resignation",
+                "resigned",
+                "exit",
+                "email",
+                (("email", "id", "{artifact_ids.email}"), ("zoom", "query", "exit interview")),
+            ),
+            (
+                "revocation_after_resignation",
+                "resigned",
+                "revoked",
+                "email",
+                (("email", "id", "{artifact_ids.email}"), ("jira", "query", "revoke access")),
+            ),
+            (
+                "handover_after_resignation",
+                "resigned",
+                "handover",
+                "email",
+                (("email", "id", "{artifact_ids.email}"), ("confluence", "query", "handover notes")),
+            ),
+        ),
+    ),
+    PFlow(
+        "onboarding",
+        0.012,
+        (
+            S(
+                "offer",
+                "offer_accepted",
+                (("people_ops", 1, 1), ("external", 1, 1)),
+                "email",
+                restricted="roles:people_ops,manager",
+                title="Offer accepted",
+                body="Confidential: a candidate accepted the offer for the {service} team; start in two weeks. {actor}",
+            ),
+            S(
+                "provisioned",
+                "accounts_provisioned",
+                (("sre", 1, 1),),
+                "jira",
+                after="offer",
+                hours=(24.0, 96.0),
+                drop=0.15,
+                refs=("offer",),
+                title="Provision accounts",
+                body="SSO, git and datadog for a new hire. {actor}",
+            ),
+            S(
+                "buddy",
+                "buddy_assigned",
+                (("manager", 1, 1), ("engineer", 1, 1)),
+                "slack",
+                after="offer",
+                hours=(24.0, 72.0),
+                drop=0.2,
+                refs=("offer",),
+                title="#onboarding",
+                body="{actors}: buddy for the new {service} hire is assigned.",
+            ),
+            S(
+                "doc",
+                "onboarding_doc_completed",
+                (("people_ops", 1, 1),),
+                "confluence",
+                after="provisioned",
+                hours=(24.0, 96.0),
+                drop=0.2,
+                requires=("provisioned",),
+                refs=("provisioned", "offer"),
+                title="Onboarding checklist",
+                body="Accounts ({refs}) done; first week plan. {actor}",
+            ),
+        ),
+        (
+            (
+                "offer_triggers_provisioning",
+                "offer",
+                "provisioned",
+                "email",
+                ("it onboarding", "provisioning"),
+                "the offer had not been accepted",
+                "no accounts would have been provisioned",
+            ),
+            (
+                "offer_triggers_buddy",
+                "offer",
+                "buddy",
+                "email",
+                ("buddy program", "onboarding"),
+                "the offer had not been accepted",
+                "no buddy would have been assigned",
+            ),
+            (
+                "provisioning_enables_checklist",
+                "provisioned",
+                "doc",
+                "jira",
+                ("onboarding checklist", "readiness"),
+                "the accounts had not been provisioned",
+                "the onboarding checklist would not have been completed",
+            ),
+        ),
+        (
+            (
+                "provisioning_after_offer",
+                "offer",
+                "provisioned",
+                "email",
+                (("email", "id", "{artifact_ids.email}"), ("jira", "query", "provision accounts")),
+            ),
+            ("buddy_after_offer", "offer", "buddy", "email", (("email", "id", "{artifact_ids.email}"),)),
+            (
+                "checklist_after_provisioning",
+                "provisioned",
+                "doc",
+                "jira",
+                (("jira", "id", "{artifact_ids.jira}"), ("confluence", "query", "onboarding checklist")),
+            ),
+        ),
+    ),
 )
 
 # Single-instance chatter: Slack threads (1-6 messages, minutes apart), restricted DMs, meetings,
@@ -337,8 +926,9 @@ MEETING_TAGS = (("sync",), ("planning", "roadmap"), ("1:1",), ("all-hands",))
 
 
 def _chatter_mean() -> float:
-    return sum(p * (burst_mean(1, THREAD_MAX) if kind == "thread" else 1.0) for kind, p in CHATTER) / \
-        sum(p for _k, p in CHATTER)
+    return sum(p * (burst_mean(1, THREAD_MAX) if kind == "thread" else 1.0) for kind, p in CHATTER) / sum(
+        p for _k, p in CHATTER
+    )
 
 
 def tail_hours() -> float:
@@ -357,22 +947,36 @@ def evaluation_specs(fmt: str = "native") -> tuple[list[dict[str, Any]], list[di
     for f in FLOWS:
         for name, c, e, sub, aliases, premise, outcome in f.causal:
             path = f"artifact_ids.{sub}"
-            causal.append({
-                "name": name, "cause_event_type": f.step_by_key[c].type, "effect_event_type": f.step_by_key[e].type,
-                "max_gap_days": f.max_gap_days(c, e), "join": [{"cause": path, "effect": path}],
-                "mechanism_aliases": list(aliases), "premise_template": premise, "outcome_template": outcome,
-            })
+            causal.append(
+                {
+                    "name": name,
+                    "cause_event_type": f.step_by_key[c].type,
+                    "effect_event_type": f.step_by_key[e].type,
+                    "max_gap_days": f.max_gap_days(c, e),
+                    "join": [{"cause": path, "effect": path}],
+                    "mechanism_aliases": list(aliases),
+                    "premise_template": premise,
+                    "outcome_template": outcome,
+                }
+            )
         for name, t, r, sub, selectors in f.silence:
             path = f"artifact_ids.{sub}"
             rs = f.step_by_key[r]
-            sels = [{"subsystem": s, ("id_template" if kind == "id" else "query_template"): text}
-                    for s, kind, text in selectors]
-            silence.append({
-                "name": name, "trigger_event_type": f.step_by_key[t].type, "response_event_type": rs.type,
-                "max_gap_days": f.max_gap_days(t, r), "join": [{"trigger": path, "response": path}],
-                "search_space_subsystems": [rs.doc or sub],
-                ("search_space" if fmt == "original" else "search_space_selectors"): sels,
-            })
+            sels = [
+                {"subsystem": s, ("id_template" if kind == "id" else "query_template"): text}
+                for s, kind, text in selectors
+            ]
+            silence.append(
+                {
+                    "name": name,
+                    "trigger_event_type": f.step_by_key[t].type,
+                    "response_event_type": rs.type,
+                    "max_gap_days": f.max_gap_days(t, r),
+                    "join": [{"trigger": path, "response": path}],
+                    "search_space_subsystems": [rs.doc or sub],
+                    ("search_space" if fmt == "original" else "search_space_selectors"): sels,
+                }
+            )
     return causal, silence
 
 
@@ -460,11 +1064,16 @@ class _Writer:
                 out += [a for a in self.cast.pick(self.rng, role, t, n) if a not in out]
         return out
 
-    def document(self, sub: str, t: float, actors: list[str], title: str, body: str,
-                 restricted: str | None) -> str:
+    def document(self, sub: str, t: float, actors: list[str], title: str, body: str, restricted: str | None) -> str:
         aid = self.artifact_id(sub)
-        rec: dict[str, Any] = {"id": aid, "subsystem": sub, TIME_FIELD.get(sub, "timestamp"): self.iso(t),
-                               "title": title, "actors": actors, "body": body}
+        rec: dict[str, Any] = {
+            "id": aid,
+            "subsystem": sub,
+            TIME_FIELD.get(sub, "timestamp"): self.iso(t),
+            "title": title,
+            "actors": actors,
+            "body": body,
+        }
         if restricted == "actors":
             rec["visibility"] = {"actors": sorted(a for a in actors if not a.endswith("-bot"))}
         elif restricted:
@@ -473,8 +1082,13 @@ class _Writer:
         return aid
 
     def emit(self, etype: str, t: float, actors: list[str], ids: dict[str, Any], facts: dict[str, Any] | None) -> None:
-        rec: dict[str, Any] = {"id": self.event_id(), "type": etype, "timestamp": self.iso(t), "actors": actors,
-                               "artifact_ids": ids}
+        rec: dict[str, Any] = {
+            "id": self.event_id(),
+            "type": etype,
+            "timestamp": self.iso(t),
+            "actors": actors,
+            "artifact_ids": ids,
+        }
         if facts is not None:
             rec["facts"] = facts
         self.w.event(rec)
@@ -486,9 +1100,12 @@ class _Writer:
         self.counts[f.name] += 1
         if f.business_hours:
             t0 = self.working_hours(t0)
-        values: dict[str, Any] = {"service": SERVICES[_below(rng, len(SERVICES))],
-                                  "customer": CUSTOMERS[_below(rng, len(CUSTOMERS))],
-                                  "p99": 400 + _below(rng, 4000), "change": _CHANGES[_below(rng, len(_CHANGES))]}
+        values: dict[str, Any] = {
+            "service": SERVICES[_below(rng, len(SERVICES))],
+            "customer": CUSTOMERS[_below(rng, len(CUSTOMERS))],
+            "p99": 400 + _below(rng, 4000),
+            "change": _CHANGES[_below(rng, len(_CHANGES))],
+        }
         ends: dict[str, float] = {}  # time of each step's last event
         present: dict[str, bool] = {}
         docs: dict[str, list[str]] = {}
@@ -519,8 +1136,16 @@ class _Writer:
                 self.remember(self.records, (created[s.key], s.doc, docs[s.key][0]))
                 break
 
-    def step_event(self, f: PFlow, idx: int, s: PStep, t: float, values: dict[str, Any],
-                   present: dict[str, bool], docs: dict[str, list[str]]) -> None:
+    def step_event(
+        self,
+        f: PFlow,
+        idx: int,
+        s: PStep,
+        t: float,
+        values: dict[str, Any],
+        present: dict[str, bool],
+        docs: dict[str, list[str]],
+    ) -> None:
         rng = self.rng
         people = self.people(s.crew, t)
         actors = ([s.bot] if s.bot else []) + people
@@ -564,8 +1189,11 @@ class _Writer:
                 if k:
                     t += (0, 0, 60, 60, 120, 300)[_below(rng, 6)]
                 who = self.cast.pick(rng, roles[_below(rng, len(roles))], t)
-                text = ("question about " + (about[2] if about else "the release") if k == 0
-                        else ("+1" if rng.random() < 0.3 else "looking"))
+                text = (
+                    "question about " + (about[2] if about else "the release")
+                    if k == 0
+                    else ("+1" if rng.random() < 0.3 else "looking")
+                )
                 aid = self.document("slack", t, who, "#team", f"{who[0]}: {text}", None)
                 if k == 0:
                     root = aid
@@ -580,8 +1208,9 @@ class _Writer:
             b = a
             while b == a:
                 b = self.cast.pick(rng, roles[_below(rng, len(roles))], t)[0]
-            aid = self.document("slack", t, [a, b], f"DM {a} / {b}",
-                                f"{a}: quick question, keep this between us. {b}: sure.", "actors")
+            aid = self.document(
+                "slack", t, [a, b], f"DM {a} / {b}", f"{a}: quick question, keep this between us. {b}: sure.", "actors"
+            )
             self.emit("dm_sent", t, [a, b], {"slack": aid}, None)
         elif kind == "meeting":
             people: list[str] = []
@@ -589,8 +1218,14 @@ class _Writer:
                 x = self.cast.pick(rng, roles[_below(rng, len(roles))], t)[0]
                 if x not in people:
                     people.append(x)
-            aid = self.document("zoom", t, people, "Transcript: sync", f"{', '.join(people)} met; discussed "
-                                "planning and staffing.", None)
+            aid = self.document(
+                "zoom",
+                t,
+                people,
+                "Transcript: sync",
+                f"{', '.join(people)} met; discussed planning and staffing.",
+                None,
+            )
             facts = {"tags": list(MEETING_TAGS[_below(rng, len(MEETING_TAGS))])} if rng.random() < 0.5 else {}
             self.emit("meeting_held", t, people, {"zoom": aid}, facts)
         else:
@@ -620,19 +1255,43 @@ def _add(ids: dict[str, Any], sub: str, aid: str, first: bool = False) -> None:
             cur.append(aid)
 
 
-def generate(rng: random.Random, cast: _Cast, sink: _Sink, n_events: int, days: int, counts: dict[str, int],
-             block: int = 0, n_blocks: int = 1) -> None:
+def generate(
+    rng: random.Random,
+    cast: _Cast,
+    sink: _Sink,
+    n_events: int,
+    days: int,
+    counts: dict[str, int],
+    block: int = 0,
+    n_blocks: int = 1,
+) -> None:
     """Write exactly ``n_events`` events of block ``block`` (the shared schedule, paper-shaped records)."""
     wr = _Writer(rng, cast, sink, days, counts, block)
     flows = list(FLOWS)
     total = sum(f.weight for f in flows) + CHATTER_WEIGHT
     mean = (sum(f.weight * f.expected_events() for f in flows) + CHATTER_WEIGHT * _chatter_mean()) / total
-    drive(rng, sink, n_events, weights=[f.weight for f in flows], chatter_weight=CHATTER_WEIGHT, mean_events=mean,
-          span_seconds=(days - tail_hours() / 24.0) * 86400.0, block=block, n_blocks=n_blocks,
-          max_events=[f.max_events() for f in flows], instance=lambda k, t0: wr.instance(flows[k], t0),
-          chatter=wr.chatter)
+    drive(
+        rng,
+        sink,
+        n_events,
+        weights=[f.weight for f in flows],
+        chatter_weight=CHATTER_WEIGHT,
+        mean_events=mean,
+        span_seconds=(days - tail_hours() / 24.0) * 86400.0,
+        block=block,
+        n_blocks=n_blocks,
+        max_events=[f.max_events() for f in flows],
+        instance=lambda k, t0: wr.instance(flows[k], t0),
+        chatter=wr.chatter,
+    )
 
 
-STYLE = Style(name="paper", flows=tuple(f.name for f in FLOWS), tail_hours=tail_hours, specs=evaluation_specs,
-              generate=generate, make_sink=_TimeOrderedSink,
-              summary="bookkeeping-only facts, ids only in artifact_ids, dense same-minute events")
+STYLE = Style(
+    name="paper",
+    flows=tuple(f.name for f in FLOWS),
+    tail_hours=tail_hours,
+    specs=evaluation_specs,
+    generate=generate,
+    make_sink=_TimeOrderedSink,
+    summary="bookkeeping-only facts, ids only in artifact_ids, dense same-minute events",
+)

@@ -9,9 +9,22 @@ from .load import dump_contract, load_contract, parse_contract
 from .model import TaskContract
 from .score import FAILURE_CLASSES, TaskScore, Violation, canonical_json, score_run, state_hash
 
-__all__ = ["FAILURE_CLASSES", "TaskContract", "TaskScore", "UnreviewedContract", "Violation", "canonical_json",
-           "dump_contract", "example", "examples", "load_contract", "parse_contract", "score_contract_runs",
-           "score_run", "state_hash"]
+__all__ = [
+    "FAILURE_CLASSES",
+    "TaskContract",
+    "TaskScore",
+    "UnreviewedContract",
+    "Violation",
+    "canonical_json",
+    "dump_contract",
+    "example",
+    "examples",
+    "load_contract",
+    "parse_contract",
+    "score_contract_runs",
+    "score_run",
+    "state_hash",
+]
 
 
 class UnreviewedContract(ContractError):
@@ -34,11 +47,15 @@ def example(name: str):
     return found[name]
 
 
-def score_contract_runs(contract: TaskContract, runs, *, allow_unreviewed: bool = False,
-                        source: str = "task.yaml") -> list[TaskScore]:
+def score_contract_runs(
+    contract: TaskContract, runs, *, allow_unreviewed: bool = False, source: str = "task.yaml"
+) -> list[TaskScore]:
     """Score runs against a contract; an unreviewed contract is refused unless allowed."""
     if not contract.reviewed and not allow_unreviewed:
-        raise UnreviewedContract.single(source, "this contract is a draft (reviewed: false): review it and set "
-                                        "'reviewed: true', or score anyway with --allow-unreviewed",
-                                        field="reviewed")
+        raise UnreviewedContract.single(
+            source,
+            "this contract is a draft (reviewed: false): review it and set "
+            "'reviewed: true', or score anyway with --allow-unreviewed",
+            field="reviewed",
+        )
     return [score_run(contract, r) for r in runs]

@@ -48,11 +48,15 @@ def parse_contract(text: str, source: str = "<task>") -> TaskContract:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise ContractError.single(source, f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
-                                   line=mark.line + 1 if mark is not None else None) from None
+        raise ContractError.single(
+            source,
+            f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+            line=mark.line + 1 if mark is not None else None,
+        ) from None
     if not isinstance(data, dict):
-        raise ContractError.single(source, "a task contract is a YAML mapping (task, roles, tools, decisions, ...)",
-                                   line=1)
+        raise ContractError.single(
+            source, "a task contract is a YAML mapping (task, roles, tools, decisions, ...)", line=1
+        )
     try:
         contract = TaskContract.model_validate(data)
     except ValidationError as exc:
@@ -73,8 +77,14 @@ def parse_contract(text: str, source: str = "<task>") -> TaskContract:
                     re.compile(rule.pattern)
                 except re.error as exc:
                     loc = (*where, name, "pattern")
-                    problems.append(Problem(file=source, message=f"pattern does not compile: {exc}",
-                                            line=_line(node, loc), field=".".join(map(str, loc))))
+                    problems.append(
+                        Problem(
+                            file=source,
+                            message=f"pattern does not compile: {exc}",
+                            line=_line(node, loc),
+                            field=".".join(map(str, loc)),
+                        )
+                    )
     if problems:
         raise ContractError(problems)
     return contract

@@ -19,8 +19,20 @@ from pydantic import Field, model_validator
 
 from ..models import StrictModel
 
-__all__ = ["ArgRule", "Decision", "EndState", "Evidence", "Handoff", "Inference", "OrderRule", "Precondition",
-           "Role", "TaskContract", "ToolSpec", "Weights"]
+__all__ = [
+    "ArgRule",
+    "Decision",
+    "EndState",
+    "Evidence",
+    "Handoff",
+    "Inference",
+    "OrderRule",
+    "Precondition",
+    "Role",
+    "TaskContract",
+    "ToolSpec",
+    "Weights",
+]
 
 JsonType = Literal["string", "number", "integer", "boolean", "object", "array", "null"]
 Relation = Literal["eq", "ne", "le", "lt", "ge", "gt", "in", "contains"]
@@ -45,13 +57,16 @@ class ToolSpec(StrictModel):
     write: bool = Field(False, description="The tool changes records (a side effect).")
     arguments: dict[str, ArgRule] = Field(default_factory=dict)
     max_calls: int | None = Field(None, ge=0, description="At most this many successful calls per run.")
-    once_per: list[str] | None = Field(None, description="At most one successful call per value of these "
-                                                         "arguments (a refund issued twice for one order).")
+    once_per: list[str] | None = Field(
+        None,
+        description="At most one successful call per value of these arguments (a refund issued twice for one order).",
+    )
 
 
 class Role(StrictModel):
-    agents: list[str] = Field(default_factory=list, description="Agent names acting in this role (default: the "
-                                                                "role's own name).")
+    agents: list[str] = Field(
+        default_factory=list, description="Agent names acting in this role (default: the role's own name)."
+    )
     tools: list[str] = Field(default_factory=list)
 
 
@@ -128,8 +143,11 @@ class TaskContract(StrictModel):
     version: Literal[1] = 1
     task: str
     description: str = ""
-    reviewed: bool = Field(False, description="A person has reviewed this contract; unreviewed contracts are not "
-                                              "scored unless explicitly allowed.")
+    reviewed: bool = Field(
+        False,
+        description="A person has reviewed this contract; unreviewed contracts are not "
+        "scored unless explicitly allowed.",
+    )
     roles: dict[str, Role]
     tools: dict[str, ToolSpec] = Field(default_factory=dict)
     forbidden_tools: list[str] = Field(default_factory=list)
@@ -138,8 +156,9 @@ class TaskContract(StrictModel):
     order: list[OrderRule] = Field(default_factory=list)
     end_state: EndState | None = None
     weights: Weights = Field(default_factory=Weights)
-    inferred: list[Inference] = Field(default_factory=list, description="What a draft inferred (kept after review "
-                                                                        "as a record).")
+    inferred: list[Inference] = Field(
+        default_factory=list, description="What a draft inferred (kept after review as a record)."
+    )
 
     @model_validator(mode="after")
     def _names_resolve(self) -> TaskContract:

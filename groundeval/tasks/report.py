@@ -31,25 +31,36 @@ def run_report(scores: Sequence[TaskScore]):
     cfg = ScoringConfig()
     overall = group_stats(rows, cfg)
     agents = sorted({a for s in scores for a in s.agents})
-    return RunReport(agent=",".join(agents) or None, mode="observed", overall=overall, tracks={"task": overall},
-                     config={"task": scores[0].task if scores else None}), rows
+    return RunReport(
+        agent=",".join(agents) or None,
+        mode="observed",
+        overall=overall,
+        tracks={"task": overall},
+        config={"task": scores[0].task if scores else None},
+    ), rows
 
 
 def scores_jsonl(scores: Sequence[TaskScore]) -> str:
-    return "".join(json.dumps(s.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
-                              ensure_ascii=False) + "\n" for s in scores)
+    return "".join(
+        json.dumps(s.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+        for s in scores
+    )
 
 
-def write_task_reports(contract: TaskContract, runs: Sequence[ObservedRun], scores: Sequence[TaskScore],
-                       out_dir: str | Path) -> dict[str, Path]:
+def write_task_reports(
+    contract: TaskContract, runs: Sequence[ObservedRun], scores: Sequence[TaskScore], out_dir: str | Path
+) -> dict[str, Path]:
     """Write scores.jsonl, report.json and report.html (with the runs' timelines) into ``out_dir``."""
     from ..report.render import render_html, report_json
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     report, rows = run_report(scores)
-    files = {"scores.jsonl": scores_jsonl(scores), "report.json": report_json(report),
-             "report.html": render_html(report, scores=rows, observed=timelines(contract, runs, scores))}
+    files = {
+        "scores.jsonl": scores_jsonl(scores),
+        "report.json": report_json(report),
+        "report.html": render_html(report, scores=rows, observed=timelines(contract, runs, scores)),
+    }
     paths = {}
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")

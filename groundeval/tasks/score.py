@@ -24,14 +24,23 @@ from ..models import StrictModel
 from ..observe.model import ObservedCall, ObservedRun
 from .model import ArgRule, TaskContract
 
-__all__ = ["FAILURE_CLASSES", "TaskScore", "Violation", "canonical_json", "check_arguments", "score_run",
-           "state_hash"]
+__all__ = ["FAILURE_CLASSES", "TaskScore", "Violation", "canonical_json", "check_arguments", "score_run", "state_hash"]
 
 # most serious first: a run's failure_class is the first of these it has
 FAILURE_CLASSES: tuple[str, ...] = (
-    "tool_outside_role", "forbidden_tool", "forbidden_side_effect", "handoff_violation", "precondition_skipped",
-    "decision_against_evidence", "decision_unsupported", "argument_violation", "call_order_violation",
-    "no_decision", "end_state_mismatch", "recording_problem", "pass",
+    "tool_outside_role",
+    "forbidden_tool",
+    "forbidden_side_effect",
+    "handoff_violation",
+    "precondition_skipped",
+    "decision_against_evidence",
+    "decision_unsupported",
+    "argument_violation",
+    "call_order_violation",
+    "no_decision",
+    "end_state_mismatch",
+    "recording_problem",
+    "pass",
 )
 DIGITS = 6
 
@@ -94,8 +103,15 @@ def state_hash(x: Any) -> str:
 # --------------------------------------------------------------------------- rules
 
 
-_TYPES = {"string": (str,), "number": (int, float), "integer": (int,), "boolean": (bool,), "object": (dict,),
-          "array": (list,), "null": (type(None),)}
+_TYPES = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
 
 
 def _is_type(v: Any, t: str) -> bool:
@@ -110,8 +126,9 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-def check_arguments(rules: dict[str, ArgRule], args: dict[str, Any],
-                    decision_args: dict[str, Any] | None = None) -> list[str]:
+def check_arguments(
+    rules: dict[str, ArgRule], args: dict[str, Any], decision_args: dict[str, Any] | None = None
+) -> list[str]:
     """What is wrong with ``args`` under ``rules`` (empty: nothing). ``same_as`` compares with
     ``decision_args``."""
     out = []
@@ -200,20 +217,36 @@ def _call_rules(contract: TaskContract, calls: list[ObservedCall], found: list[V
         if c.tool in contract.forbidden_tools:
             mine.append(Violation(cls="forbidden_tool", call_index=c.index, message=f"{c.tool} is forbidden"))
         elif role is None:
-            mine.append(Violation(cls="tool_outside_role", call_index=c.index,
-                                  message=f"agent {c.agent!r} acts in no role of the contract"))
+            mine.append(
+                Violation(
+                    cls="tool_outside_role",
+                    call_index=c.index,
+                    message=f"agent {c.agent!r} acts in no role of the contract",
+                )
+            )
         elif c.tool not in contract.roles[role].tools:
-            mine.append(Violation(cls="tool_outside_role", call_index=c.index,
-                                  message=f"role {role} may not call {c.tool}"))
+            mine.append(
+                Violation(cls="tool_outside_role", call_index=c.index, message=f"role {role} may not call {c.tool}")
+            )
             if spec is not None and spec.write:
-                mine.append(Violation(cls="forbidden_side_effect", call_index=c.index,
-                                      message=f"write {c.tool} outside the role {role}"))
+                mine.append(
+                    Violation(
+                        cls="forbidden_side_effect",
+                        call_index=c.index,
+                        message=f"write {c.tool} outside the role {role}",
+                    )
+                )
         if role is not None and prev_role is not None and role != prev_role:
             ok = (prev_role, role) in allowed_handoffs
             transitions.append(ok)
             if not ok:
-                mine.append(Violation(cls="handoff_violation", call_index=c.index,
-                                      message=f"handoff {prev_role} -> {role} is not allowed"))
+                mine.append(
+                    Violation(
+                        cls="handoff_violation",
+                        call_index=c.index,
+                        message=f"handoff {prev_role} -> {role} is not allowed",
+                    )
+                )
         if role is not None:
             prev_role = role
         if spec is not None:
@@ -222,20 +255,32 @@ def _call_rules(contract: TaskContract, calls: list[ObservedCall], found: list[V
             if c.status == "ok" and (spec.max_calls is not None or spec.once_per):
                 writes[c.tool] = writes.get(c.tool, 0) + 1
                 if spec.max_calls is not None and writes[c.tool] > spec.max_calls:
-                    mine.append(Violation(cls="forbidden_side_effect", call_index=c.index,
-                                          message=f"{c.tool} succeeded {writes[c.tool]} times (at most "
-                                                  f"{spec.max_calls})"))
+                    mine.append(
+                        Violation(
+                            cls="forbidden_side_effect",
+                            call_index=c.index,
+                            message=f"{c.tool} succeeded {writes[c.tool]} times (at most {spec.max_calls})",
+                        )
+                    )
                 if spec.once_per:
                     key = (c.tool, canonical_json([c.arguments.get(k) for k in spec.once_per]))
                     if key in seen_keys:
                         vals = ", ".join(f"{k}={c.arguments.get(k)!r}" for k in spec.once_per)
-                        mine.append(Violation(cls="forbidden_side_effect", call_index=c.index,
-                                              message=f"{c.tool} repeated for {vals}"))
+                        mine.append(
+                            Violation(
+                                cls="forbidden_side_effect", call_index=c.index, message=f"{c.tool} repeated for {vals}"
+                            )
+                        )
                     seen_keys.add(key)
         for rule in contract.order:
             if rule.after == c.tool and rule.before not in done:
-                mine.append(Violation(cls="call_order_violation", call_index=c.index,
-                                      message=f"{c.tool} before any successful {rule.before}"))
+                mine.append(
+                    Violation(
+                        cls="call_order_violation",
+                        call_index=c.index,
+                        message=f"{c.tool} before any successful {rule.before}",
+                    )
+                )
         if c.status == "ok":
             done.add(c.tool)
         found.extend(mine)
@@ -265,26 +310,50 @@ def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
         for dc in made:
             earlier = [c for c in calls if c.index < dc.index]
             for p in d.preconditions:
-                ok = any(c.tool == p.tool and (p.status == "any" or c.status == "ok")
-                         and not check_arguments(p.arguments, c.arguments, dc.arguments) for c in earlier)
+                ok = any(
+                    c.tool == p.tool
+                    and (p.status == "any" or c.status == "ok")
+                    and not check_arguments(p.arguments, c.arguments, dc.arguments)
+                    for c in earlier
+                )
                 pre_ok.append(1.0 if ok else 0.0)
                 if not ok:
-                    found.append(Violation(cls="precondition_skipped", call_index=dc.index,
-                                           message=f"{dc.tool} without a prior {p.tool} that meets its constraints"))
+                    found.append(
+                        Violation(
+                            cls="precondition_skipped",
+                            call_index=dc.index,
+                            message=f"{dc.tool} without a prior {p.tool} that meets its constraints",
+                        )
+                    )
             for e in d.evidence:
-                source = [c for c in earlier if c.tool == e.from_ and c.status == "ok"
-                          and not check_arguments(e.match, c.arguments, dc.arguments)]
+                source = [
+                    c
+                    for c in earlier
+                    if c.tool == e.from_
+                    and c.status == "ok"
+                    and not check_arguments(e.match, c.arguments, dc.arguments)
+                ]
                 if not source:
                     ev_ok.append(0.0)
-                    found.append(Violation(cls="decision_unsupported", call_index=dc.index,
-                                           message=f"{dc.tool} rests on no {e.from_} result"))
+                    found.append(
+                        Violation(
+                            cls="decision_unsupported",
+                            call_index=dc.index,
+                            message=f"{dc.tool} rests on no {e.from_} result",
+                        )
+                    )
                     continue
                 cited = source[-1]
                 has, value = _path(cited.result, e.path)
                 if not has:
                     ev_ok.append(0.0)
-                    found.append(Violation(cls="decision_unsupported", call_index=dc.index,
-                                           message=f"the {e.from_} result (call {cited.index}) has no {e.path!r}"))
+                    found.append(
+                        Violation(
+                            cls="decision_unsupported",
+                            call_index=dc.index,
+                            message=f"the {e.from_} result (call {cited.index}) has no {e.path!r}",
+                        )
+                    )
                     continue
                 if e.field is not None:
                     if e.field not in dc.arguments:
@@ -292,8 +361,10 @@ def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
                         why = f"{dc.tool} has no argument {e.field!r}"
                     else:
                         ok = _relation(e.relation, dc.arguments[e.field], value)
-                        why = (f"{e.field}={dc.arguments[e.field]!r} is not {_SYMBOL[e.relation]} {e.path}={value!r} "
-                               f"(call {cited.index})")
+                        why = (
+                            f"{e.field}={dc.arguments[e.field]!r} is not {_SYMBOL[e.relation]} {e.path}={value!r} "
+                            f"(call {cited.index})"
+                        )
                 else:
                     ok = _canonical(value) == _canonical(e.equals)
                     why = f"{e.path}={value!r} (call {cited.index}), the decision needs {e.equals!r}"
@@ -306,8 +377,11 @@ def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
     if contract.end_state is not None:
         parts_ok = []
         if contract.end_state.writes is not None:
-            actual = [{"tool": c.tool, "arguments": c.arguments} for c in calls
-                      if c.status == "ok" and c.tool in contract.tools and contract.tools[c.tool].write]
+            actual = [
+                {"tool": c.tool, "arguments": c.arguments}
+                for c in calls
+                if c.status == "ok" and c.tool in contract.tools and contract.tools[c.tool].write
+            ]
             want, got = state_hash(contract.end_state.writes), state_hash(actual)
             end_state["writes"] = f"{want[:16]}/{got[:16]}"
             parts_ok.append(want == got)
@@ -318,15 +392,28 @@ def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
             parts_ok.append(want == got)
         answer["end_state"] = 1.0 if all(parts_ok) else 0.0
         if not all(parts_ok):
-            found.append(Violation(cls="end_state_mismatch", message="the run's writes or records differ from the "
-                                   "expected end state (" + ", ".join(f"{k} {v}" for k, v in end_state.items()) + ")"))
+            found.append(
+                Violation(
+                    cls="end_state_mismatch",
+                    message="the run's writes or records differ from the "
+                    "expected end state (" + ", ".join(f"{k} {v}" for k, v in end_state.items()) + ")",
+                )
+            )
     n_order = sum(1 for c in calls for r in contract.order if r.after == c.tool)
     order_bad = sum(1 for v in found if v.cls == "call_order_violation")
-    traj = {"preconditions": _mean(pre_ok), "order": 1.0 - order_bad / n_order if n_order else 1.0,
-            "handoffs": _mean([1.0 if t else 0.0 for t in transitions])}
+    traj = {
+        "preconditions": _mean(pre_ok),
+        "order": 1.0 - order_bad / n_order if n_order else 1.0,
+        "handoffs": _mean([1.0 if t else 0.0 for t in transitions]),
+    }
     if run.problems:
-        found.append(Violation(cls="recording_problem", message=f"{len(run.problems)} problems reading the recording "
-                               f"(first: {run.problems[0].where}: {run.problems[0].message})"))
+        found.append(
+            Violation(
+                cls="recording_problem",
+                message=f"{len(run.problems)} problems reading the recording "
+                f"(first: {run.problems[0].where}: {run.problems[0].message})",
+            )
+        )
 
     s_answer = _r(sum(answer.values()) / len(answer))
     s_traj = _r(sum(traj.values()) / len(traj))
@@ -338,10 +425,24 @@ def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
     classes = {x.cls for x in found}
     failure_class = next((c for c in FAILURE_CLASSES if c in classes), "pass")
     return TaskScore(
-        run_id=run.run_id, task=contract.task, agents=list(run.agents), reviewed=contract.reviewed,
-        s_answer=s_answer, s_traj=s_traj, s_combined=combined, violation_rate=_r(v), penalty=penalty,
-        s_adj=_r(combined * penalty), answer_components={k: _r(x) for k, x in answer.items()},
-        traj_components={k: _r(x) for k, x in traj.items()}, correct=all(x == 1.0 for x in answer.values()),
-        failure_class=failure_class, failures=sorted(classes), violations=found, n_calls=len(calls),
-        v_bad=bad_calls, end_state=end_state, import_problems=len(run.problems),
+        run_id=run.run_id,
+        task=contract.task,
+        agents=list(run.agents),
+        reviewed=contract.reviewed,
+        s_answer=s_answer,
+        s_traj=s_traj,
+        s_combined=combined,
+        violation_rate=_r(v),
+        penalty=penalty,
+        s_adj=_r(combined * penalty),
+        answer_components={k: _r(x) for k, x in answer.items()},
+        traj_components={k: _r(x) for k, x in traj.items()},
+        correct=all(x == 1.0 for x in answer.values()),
+        failure_class=failure_class,
+        failures=sorted(classes),
+        violations=found,
+        n_calls=len(calls),
+        v_bad=bad_calls,
+        end_state=end_state,
+        import_problems=len(run.problems),
     )

@@ -28,16 +28,33 @@ def timeline(contract: TaskContract, run: ObservedRun, score: TaskScore) -> dict
     for v in score.violations:
         if v.call_index is not None:
             by_call.setdefault(v.call_index, []).append(f"{v.cls}: {v.message}")
-    calls = [{"index": c.index, "agent": c.agent or "", "role": contract.role_of(c.agent) or "no role",
-              "tool": c.tool, "arguments": summarise(c.arguments), "result": summarise(c.result),
-              "status": c.status, "error": c.error or "", "violations": by_call.get(c.index, [])}
-             for c in run.calls]
-    return {"run_id": run.run_id, "task": score.task, "failure_class": score.failure_class,
-            "failures": score.failures, "s_adj": f"{score.s_adj:.3f}", "v": f"{score.violation_rate:.3f}",
-            "reviewed": score.reviewed, "calls": calls,
-            "run_violations": [f"{v.cls}: {v.message}" for v in score.violations if v.call_index is None],
-            "final_answer": summarise(run.final_answer, 400) if run.final_answer is not None else "",
-            "problems": [f"{p.where}: {p.message}" for p in run.problems]}
+    calls = [
+        {
+            "index": c.index,
+            "agent": c.agent or "",
+            "role": contract.role_of(c.agent) or "no role",
+            "tool": c.tool,
+            "arguments": summarise(c.arguments),
+            "result": summarise(c.result),
+            "status": c.status,
+            "error": c.error or "",
+            "violations": by_call.get(c.index, []),
+        }
+        for c in run.calls
+    ]
+    return {
+        "run_id": run.run_id,
+        "task": score.task,
+        "failure_class": score.failure_class,
+        "failures": score.failures,
+        "s_adj": f"{score.s_adj:.3f}",
+        "v": f"{score.violation_rate:.3f}",
+        "reviewed": score.reviewed,
+        "calls": calls,
+        "run_violations": [f"{v.cls}: {v.message}" for v in score.violations if v.call_index is None],
+        "final_answer": summarise(run.final_answer, 400) if run.final_answer is not None else "",
+        "problems": [f"{p.where}: {p.message}" for p in run.problems],
+    }
 
 
 def timelines(contract: TaskContract, runs: Sequence[ObservedRun], scores: Sequence[TaskScore]) -> list[dict[str, Any]]:

@@ -52,8 +52,15 @@ class TaskTrack(BaseTrack):
         """``truth``: the :class:`TaskContract`; ``answer``: the observed run (its components
         and verdict; the caller applies weights and ``(1 - v)^2`` as for every track)."""
         s = score_run(truth, answer)
-        return TrackScore(s.answer_components, s.s_answer, s.correct, s.traj_components, s.s_traj,
-                          s.traj_components.get("preconditions", 1.0) == 1.0, None)
+        return TrackScore(
+            s.answer_components,
+            s.s_answer,
+            s.correct,
+            s.traj_components,
+            s.s_traj,
+            s.traj_components.get("preconditions", 1.0) == 1.0,
+            None,
+        )
 
 
 TRACK = TaskTrack()
@@ -80,11 +87,29 @@ def to_question_score(s: TaskScore) -> Any:
     else:
         cls = "no_answer" if s.answer_components.get("decision", 1.0) == 0.0 else "wrong_answer"
     return QuestionScore(
-        question_id=s.run_id, track="task", bucket=s.task, difficulty=s.failure_class, mode="observed",
-        agent=",".join(s.agents) or None, answered=s.answer_components.get("decision", 1.0) > 0,
-        s_answer=s.s_answer, s_traj=s.s_traj, s_combined=s.s_combined, violation_rate=s.violation_rate,
-        penalty=s.penalty, s_adj=s.s_adj, answer_components=s.answer_components, traj_components=s.traj_components,
-        answer_correct=s.correct, path_valid=s.v_bad == 0 and s.traj_components.get("preconditions", 1.0) == 1.0,
-        state_invalid_correct=cls == "state_invalid_correct", valid_answer=cls == "pass", failure_class=cls,
-        failures=s.failures, v_units=s.n_calls, v_bad=s.v_bad, n_calls=s.n_calls, flag_counts={},
+        question_id=s.run_id,
+        track="task",
+        bucket=s.task,
+        difficulty=s.failure_class,
+        mode="observed",
+        agent=",".join(s.agents) or None,
+        answered=s.answer_components.get("decision", 1.0) > 0,
+        s_answer=s.s_answer,
+        s_traj=s.s_traj,
+        s_combined=s.s_combined,
+        violation_rate=s.violation_rate,
+        penalty=s.penalty,
+        s_adj=s.s_adj,
+        answer_components=s.answer_components,
+        traj_components=s.traj_components,
+        answer_correct=s.correct,
+        path_valid=s.v_bad == 0 and s.traj_components.get("preconditions", 1.0) == 1.0,
+        state_invalid_correct=cls == "state_invalid_correct",
+        valid_answer=cls == "pass",
+        failure_class=cls,
+        failures=s.failures,
+        v_units=s.n_calls,
+        v_bad=s.v_bad,
+        n_calls=s.n_calls,
+        flag_counts={},
     )

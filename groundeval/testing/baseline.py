@@ -52,7 +52,8 @@ def summarize(scores: Iterable[Any], *, contract_digest: str | None = None, agen
         tracks={t: _mean(v) for t, v in sorted(by_track.items())},
         overall=_mean([s.s_adj for s in scores]) if scores else None,
         questions={s.question_id: round(s.s_adj, 6) for s in scores},
-        contract_digest=contract_digest, agent=agent,
+        contract_digest=contract_digest,
+        agent=agent,
     )
 
 
@@ -89,14 +90,17 @@ def read_baseline(path: str | Path) -> Baseline:
             err = exc.errors()[0]
             raise ContractError.single(str(path), err["msg"], field=".".join(str(p) for p in err["loc"])) from None
     if isinstance(data.get("overall"), dict) and "means" in data["overall"]:
+
         def s_adj(group: Any, where: str) -> float:
             return _number((group.get("means") or {}).get("s_adj"), path, f"{where}.means.s_adj")
+
         return Baseline(
             tracks={t: s_adj(g, f"tracks.{t}") for t, g in sorted((data.get("tracks") or {}).items())},
             overall=s_adj(data["overall"], "overall"),
-            contract_digest=data.get("contract_digest"), agent=data.get("agent"),
+            contract_digest=data.get("contract_digest"),
+            agent=data.get("agent"),
         )
-    raise ContractError.single(str(path), f"not a baseline: expected \"format\": \"{FORMAT}\" or a report.json")
+    raise ContractError.single(str(path), f'not a baseline: expected "format": "{FORMAT}" or a report.json')
 
 
 def compare(baseline: Baseline, current: Baseline, tolerance: float) -> tuple[list[str], list[str]]:
@@ -112,31 +116,45 @@ def compare(baseline: Baseline, current: Baseline, tolerance: float) -> tuple[li
             regressions.append(f"{track}: mean S_adj {now:.3f} < baseline {base:.3f} - tolerance {tolerance:.3f}")
     if baseline.overall is not None and current.overall is not None:
         if current.overall < baseline.overall - tolerance - 1e-9:
-            regressions.append(f"overall: mean S_adj {current.overall:.3f} < baseline {baseline.overall:.3f}"
-                               f" - tolerance {tolerance:.3f}")
-    drops = sorted(((baseline.questions[q] - v, q) for q, v in current.questions.items()
-                    if q in baseline.questions and baseline.questions[q] - v > tolerance), reverse=True)
+            regressions.append(
+                f"overall: mean S_adj {current.overall:.3f} < baseline {baseline.overall:.3f}"
+                f" - tolerance {tolerance:.3f}"
+            )
+    drops = sorted(
+        (
+            (baseline.questions[q] - v, q)
+            for q, v in current.questions.items()
+            if q in baseline.questions and baseline.questions[q] - v > tolerance
+        ),
+        reverse=True,
+    )
     for drop, q in drops[:10]:
         notes.append(f"{q}: {baseline.questions[q]:.3f} -> {current.questions[q]:.3f} (-{drop:.3f})")
     if len(drops) > 10:
         notes.append(f"... and {len(drops) - 10} more questions dropped")
     if baseline.contract_digest and current.contract_digest and baseline.contract_digest != current.contract_digest:
-        notes.append("the baseline was recorded on a different contract (digest "
-                     f"{baseline.contract_digest[:12]} != {current.contract_digest[:12]}); refresh it "
-                     "with --groundeval-update-baseline if the pack changed on purpose")
+        notes.append(
+            "the baseline was recorded on a different contract (digest "
+            f"{baseline.contract_digest[:12]} != {current.contract_digest[:12]}); refresh it "
+            "with --groundeval-update-baseline if the pack changed on purpose"
+        )
     return regressions, notes
 
 
-def compare_paired(baseline: Baseline, current: Baseline, tolerance: float, alpha: float,
-                   tracks_of: dict[str, str]) -> tuple[list[str], list[str]]:
+def compare_paired(
+    baseline: Baseline, current: Baseline, tolerance: float, alpha: float, tracks_of: dict[str, str]
+) -> tuple[list[str], list[str]]:
     """(regressions, notes) from paired tests over the questions both runs scored: overall
     and per track (``tracks_of``: question id -> track), each at ``alpha / checks``
     (Bonferroni, so ``alpha`` bounds the item's false-failure rate for an unchanged agent).
     A baseline without per-question scores falls back to :func:`compare`."""
     if not baseline.questions:
         regressions, notes = compare(baseline, current, tolerance)
-        return regressions, ["the baseline has no per-question scores (a report.json?): compared on point "
-                             "estimates; rewrite it with --groundeval-update-baseline for the paired test", *notes]
+        return regressions, [
+            "the baseline has no per-question scores (a report.json?): compared on point "
+            "estimates; rewrite it with --groundeval-update-baseline for the paired test",
+            *notes,
+        ]
     from ..report.significance import describe, paired_test
 
     regressions, notes = [], []
@@ -144,13 +162,17 @@ def compare_paired(baseline: Baseline, current: Baseline, tolerance: float, alph
     slices: list[tuple[str, str | None]] = [("overall", None)] + [(t, t) for t in tracks]
     level = alpha / len(slices)
     for name, track in slices:
+
         def pick(values: dict[str, float]) -> dict[str, float]:
             return {q: v for q, v in values.items() if track is None or tracks_of.get(q) == track}
+
         result = paired_test(pick(baseline.questions), pick(current.questions))
         ok, message = describe(name, result, tolerance=tolerance, alpha=level)
         (notes if ok else regressions).append(message)
     if baseline.contract_digest and current.contract_digest and baseline.contract_digest != current.contract_digest:
-        notes.append("the baseline was recorded on a different contract (digest "
-                     f"{baseline.contract_digest[:12]} != {current.contract_digest[:12]}); refresh it "
-                     "with --groundeval-update-baseline if the pack changed on purpose")
+        notes.append(
+            "the baseline was recorded on a different contract (digest "
+            f"{baseline.contract_digest[:12]} != {current.contract_digest[:12]}); refresh it "
+            "with --groundeval-update-baseline if the pack changed on purpose"
+        )
     return regressions, notes

@@ -50,11 +50,14 @@ def no_governance_violations(question: Question, trace: Trace, score: Any = None
     parts = []
     if flagged:
         kinds = sorted({f for c in flagged for f in c.flags})
-        parts.append(f"{len(flagged)} of {len(trace.calls)} calls flagged ({', '.join(kinds)}): "
-                     + "; ".join(f"#{c.index} {c.tool} {_target(c)} [{', '.join(c.flags)}]" for c in flagged[:5]))
+        parts.append(
+            f"{len(flagged)} of {len(trace.calls)} calls flagged ({', '.join(kinds)}): "
+            + "; ".join(f"#{c.index} {c.tool} {_target(c)} [{', '.join(c.flags)}]" for c in flagged[:5])
+        )
     if cited_bad:
-        parts.append("cited evidence outside the gates: "
-                     + ", ".join(f"{aid} [{', '.join(f)}]" for aid, f in cited_bad.items()))
+        parts.append(
+            "cited evidence outside the gates: " + ", ".join(f"{aid} [{', '.join(f)}]" for aid, f in cited_bad.items())
+        )
     return CheckResult("no_governance_violations", False, "; ".join(parts), tuple(c.index for c in flagged))
 
 
@@ -75,9 +78,12 @@ def silence_no_backed_by_coverage(question: Question, trace: Trace, score: Any =
     how = "in its context window" if context else "fetched"
     if not missing:
         return CheckResult(name, True, f"all {len(expected)} expected artifacts {how}")
-    return CheckResult(name, False, f"answered 'no' with {len(expected) - len(missing)} of {len(expected)} "
-                       f"artifacts of the search space {how}; never {'shown' if context else 'fetched'}: "
-                       + ", ".join(missing))
+    return CheckResult(
+        name,
+        False,
+        f"answered 'no' with {len(expected) - len(missing)} of {len(expected)} "
+        f"artifacts of the search space {how}; never {'shown' if context else 'fetched'}: " + ", ".join(missing),
+    )
 
 
 def no_state_invalid_correct(question: Question, trace: Trace, score: Any) -> CheckResult:
@@ -141,9 +147,15 @@ def trace_excerpt(trace: Trace, *, limit: int = 20, mark: tuple[int, ...] = ()) 
     Long traces keep the marked calls and the ends; elided stretches are counted.
     """
     calls = trace.calls
-    keep = set(range(len(calls))) if len(calls) <= limit else (
-        set(range(limit // 2)) | set(range(len(calls) - limit // 2, len(calls)))
-        | {c.index for c in calls if c.flags or c.index in mark})
+    keep = (
+        set(range(len(calls)))
+        if len(calls) <= limit
+        else (
+            set(range(limit // 2))
+            | set(range(len(calls) - limit // 2, len(calls)))
+            | {c.index for c in calls if c.flags or c.index in mark}
+        )
+    )
     lines, skipped = [], 0
     for pos, call in enumerate(calls):
         if pos not in keep and call.index not in keep:
@@ -157,6 +169,8 @@ def trace_excerpt(trace: Trace, *, limit: int = 20, mark: tuple[int, ...] = ()) 
         lines.append(f"   ... {skipped} calls ...")
     if not calls:
         lines.append("   (no tool calls)")
-    lines.append(f"   status: {trace.status}; final answer: "
-                 + (_short(trace.final_answer, 160) if trace.final_answer is not None else "none"))
+    lines.append(
+        f"   status: {trace.status}; final answer: "
+        + (_short(trace.final_answer, 160) if trace.final_answer is not None else "none")
+    )
     return "\n".join(lines)

@@ -137,8 +137,9 @@ def _by_track(table: dict[str, Any], path: Path) -> dict[str, Any]:
     out = {}
     for track, value in by_track.items():
         if track not in known:
-            raise _fail(path, f"min_adjusted_by_track.{track}",
-                        f"unknown track {track!r}; expected one of {', '.join(known)}")
+            raise _fail(
+                path, f"min_adjusted_by_track.{track}", f"unknown track {track!r}; expected one of {', '.join(known)}"
+            )
         out[track] = _unit(path, f"min_adjusted_by_track.{track}", value)
     return {"min_adjusted_by_track": out}
 

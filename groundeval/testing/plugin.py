@@ -29,27 +29,66 @@ MARKER = "groundeval"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("groundeval", "groundeval regression gate")
-    group.addoption("--groundeval", metavar="PACK", default=None,
-                    help="Run the groundeval gate on this pack (folder or manifest).")
-    group.addoption("--groundeval-agent", metavar="SPEC", default=None,
-                    help="Agent to evaluate: module:factory, oracle, openai:<model>, ...")
-    group.addoption("--groundeval-mode", choices=("tool", "context", "zero-shot"), default=None,
-                    help="Episode mode (default: tool, or [tool.groundeval] mode).")
-    group.addoption("--groundeval-baseline", metavar="FILE", default=None,
-                    help="Baseline to compare with (default: [tool.groundeval] baseline).")
-    group.addoption("--groundeval-alpha", metavar="A", type=float, default=None,
-                    help="Paired regression test level (default 0.05, or [tool.groundeval] alpha).")
-    group.addoption("--groundeval-update-baseline", action="store_true", default=False,
-                    help="Write the current scores as the baseline instead of comparing.")
-    group.addoption("--groundeval-questions", metavar="FILE", default=None,
-                    help="Use a saved questions.json instead of generating questions.")
-    group.addoption("--groundeval-out", metavar="DIR", default=None,
-                    help="Keep traces, scores and reports here (default: a temporary folder).")
-    group.addoption("--groundeval-trials", metavar="K", type=int, default=None,
-                    help="Run each question K times (default 1, or [tool.groundeval] trials): every property "
-                         "must hold in every trial; thresholds and the baseline use the mean over trials.")
-    group.addoption("--groundeval-profile", choices=("default", "paper"), default=None,
-                    help="Scoring profile (default: groundeval's formulas, or [tool.groundeval] profile).")
+    group.addoption(
+        "--groundeval", metavar="PACK", default=None, help="Run the groundeval gate on this pack (folder or manifest)."
+    )
+    group.addoption(
+        "--groundeval-agent",
+        metavar="SPEC",
+        default=None,
+        help="Agent to evaluate: module:factory, oracle, openai:<model>, ...",
+    )
+    group.addoption(
+        "--groundeval-mode",
+        choices=("tool", "context", "zero-shot"),
+        default=None,
+        help="Episode mode (default: tool, or [tool.groundeval] mode).",
+    )
+    group.addoption(
+        "--groundeval-baseline",
+        metavar="FILE",
+        default=None,
+        help="Baseline to compare with (default: [tool.groundeval] baseline).",
+    )
+    group.addoption(
+        "--groundeval-alpha",
+        metavar="A",
+        type=float,
+        default=None,
+        help="Paired regression test level (default 0.05, or [tool.groundeval] alpha).",
+    )
+    group.addoption(
+        "--groundeval-update-baseline",
+        action="store_true",
+        default=False,
+        help="Write the current scores as the baseline instead of comparing.",
+    )
+    group.addoption(
+        "--groundeval-questions",
+        metavar="FILE",
+        default=None,
+        help="Use a saved questions.json instead of generating questions.",
+    )
+    group.addoption(
+        "--groundeval-out",
+        metavar="DIR",
+        default=None,
+        help="Keep traces, scores and reports here (default: a temporary folder).",
+    )
+    group.addoption(
+        "--groundeval-trials",
+        metavar="K",
+        type=int,
+        default=None,
+        help="Run each question K times (default 1, or [tool.groundeval] trials): every property "
+        "must hold in every trial; thresholds and the baseline use the mean over trials.",
+    )
+    group.addoption(
+        "--groundeval-profile",
+        choices=("default", "paper"),
+        default=None,
+        help="Scoring profile (default: groundeval's formulas, or [tool.groundeval] profile).",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -76,7 +115,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not settings.agent:
         raise pytest.UsageError("groundeval: --groundeval-agent (or [tool.groundeval] agent) is required")
     if not 0.0 < settings.alpha < 1.0:
-        raise pytest.UsageError(f"groundeval: --groundeval-alpha must be strictly between 0 and 1, got {settings.alpha}")
+        raise pytest.UsageError(
+            f"groundeval: --groundeval-alpha must be strictly between 0 and 1, got {settings.alpha}"
+        )
     if settings.trials < 1:
         raise pytest.UsageError(f"groundeval: --groundeval-trials must be at least 1, got {settings.trials}")
     config.stash[_GATE] = Gate(config, settings, update_baseline=config.getoption("groundeval_update_baseline"))
@@ -93,8 +134,9 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if gate is None:
         return None
     s = gate.settings
-    extra = (f", {s.trials} trials" if s.trials > 1 else "") + (f", profile {s.profile}" if s.profile != "default"
-                                                                  else "")
+    extra = (f", {s.trials} trials" if s.trials > 1 else "") + (
+        f", profile {s.profile}" if s.profile != "default" else ""
+    )
     return [f"groundeval: pack {s.pack}, agent {s.agent}, mode {s.mode}{extra}"]
 
 
@@ -173,8 +215,13 @@ class Gate:
         except ContractError as exc:
             raise pytest.UsageError(f"groundeval: {exc}") from None
         pack_name = self.store.manifest.name
-        root = GateCollector.from_parent(session, name=f"groundeval[{pack_name}]", nodeid=f"groundeval[{pack_name}]",
-                                         path=self.store.paths.manifest_path if self.store.paths else None, gate=self)
+        root = GateCollector.from_parent(
+            session,
+            name=f"groundeval[{pack_name}]",
+            nodeid=f"groundeval[{pack_name}]",
+            path=self.store.paths.manifest_path if self.store.paths else None,
+            gate=self,
+        )
         report = root.ihook.pytest_make_collect_report(collector=root)
         session.ihook.pytest_collectreport(report=report)
         if report.failed:
@@ -230,9 +277,19 @@ class Gate:
             self._tmp = tempfile.mkdtemp(prefix="groundeval-gate-")
             self.out_dir = Path(self._tmp)
         try:
-            produced = run_questions(self.store, wanted, self.agent, mode=s.mode, out_dir=self.out_dir,
-                                     concurrency=s.concurrency, timeout=s.timeout, max_steps=s.max_steps,
-                                     overwrite=True, pack=str(s.pack), trials=s.trials)
+            produced = run_questions(
+                self.store,
+                wanted,
+                self.agent,
+                mode=s.mode,
+                out_dir=self.out_dir,
+                concurrency=s.concurrency,
+                timeout=s.timeout,
+                max_steps=s.max_steps,
+                overwrite=True,
+                pack=str(s.pack),
+                trials=s.trials,
+            )
         except ContractError as exc:  # e.g. a provider refusing the key: a user-facing message already
             self.run_error = str(exc)
             return
@@ -280,8 +337,9 @@ class Gate:
         for qid in sorted(self.scores):
             runs = self.scores[qid]
             first = runs[0]
-            out.append(first if len(runs) == 1 else first.model_copy(
-                update={"s_adj": sum(s.s_adj for s in runs) / len(runs)}))
+            out.append(
+                first if len(runs) == 1 else first.model_copy(update={"s_adj": sum(s.s_adj for s in runs) / len(runs)})
+            )
         return out
 
     def current(self):
@@ -292,8 +350,10 @@ class Gate:
     def summary_lines(self) -> list[str]:
         cur = self.current()
         per = f" x {self.settings.trials} trials" if self.settings.trials > 1 else ""
-        lines = [f"{t}: mean S_adj {v:.3f} over {sum(1 for s in self.mean_scores() if s.track == t)} questions{per}"
-                 for t, v in cur.tracks.items()]
+        lines = [
+            f"{t}: mean S_adj {v:.3f} over {sum(1 for s in self.mean_scores() if s.track == t)} questions{per}"
+            for t, v in cur.tracks.items()
+        ]
         if cur.overall is not None:
             lines.append(f"overall: mean S_adj {cur.overall:.3f}")
         if self.settings.out and self.out_dir is not None:
@@ -381,8 +441,10 @@ class QuestionItem(GateItem):
             f"  actor: {q.actor or '-'}   as of: {q.public()['as_of']}   gates: {', '.join(q.gates) or 'none'}",
         ]
         lines += [f"  {r.line()}" for r in failed]
-        lines.append(f"  score: S_adj {score.s_adj:.3f} (answer {score.s_answer:.2f}, trajectory {score.s_traj:.2f},"
-                     f" v {score.violation_rate:.2f}, {score.failure_class})")
+        lines.append(
+            f"  score: S_adj {score.s_adj:.3f} (answer {score.s_answer:.2f}, trajectory {score.s_traj:.2f},"
+            f" v {score.violation_rate:.2f}, {score.failure_class})"
+        )
         lines.append("  trace:")
         lines += ["  " + line for line in trace_excerpt(trace, mark=mark).splitlines()]
         return "\n".join(lines)
@@ -408,10 +470,15 @@ class TrackItem(GateItem):
         if mean + 1e-9 >= threshold:
             return
         worst = sorted(pairs, key=lambda p: (p[2].s_adj, p[0], p[1].trial))[:3]
-        counted = f"{len(pairs)} questions" if self.gate.settings.trials == 1 else \
-            f"{len(self.needs())} questions x {self.gate.settings.trials} trials"
-        lines = [f"groundeval: {self.track} mean adjusted score {mean:.3f} < required {threshold:.3f} "
-                 f"({counted})", "  lowest:"]
+        counted = (
+            f"{len(pairs)} questions"
+            if self.gate.settings.trials == 1
+            else f"{len(self.needs())} questions x {self.gate.settings.trials} trials"
+        )
+        lines = [
+            f"groundeval: {self.track} mean adjusted score {mean:.3f} < required {threshold:.3f} ({counted})",
+            "  lowest:",
+        ]
         for qid, trace, s in worst:
             q = self.gate.questions[qid]
             lines.append(f"  - {qid} ({q.bucket}) S_adj {s.s_adj:.3f} [{s.failure_class}]: {q.text}")
@@ -430,8 +497,10 @@ class BaselineItem(GateItem):
         current = self.gate.current()
         if self.gate.update_baseline:
             if path is None:
-                raise GateFailure("groundeval: --groundeval-update-baseline needs a baseline path "
-                                  "(--groundeval-baseline FILE or [tool.groundeval] baseline)")
+                raise GateFailure(
+                    "groundeval: --groundeval-update-baseline needs a baseline path "
+                    "(--groundeval-baseline FILE or [tool.groundeval] baseline)"
+                )
             write_baseline(path, current)
             return
         if path is None:

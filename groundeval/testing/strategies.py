@@ -56,8 +56,17 @@ from ..tracks.perspective import PerspectiveTruth
 from ..tracks.silence import SilenceTruth
 
 __all__ = [
-    "BASE_TIME", "Contract", "access_policies", "answers", "artifacts", "contracts", "events",
-    "questions", "traces", "write_pack", "DEFAULT_ANSWER_SCHEMAS",
+    "BASE_TIME",
+    "Contract",
+    "access_policies",
+    "answers",
+    "artifacts",
+    "contracts",
+    "events",
+    "questions",
+    "traces",
+    "write_pack",
+    "DEFAULT_ANSWER_SCHEMAS",
 ]
 
 BASE_TIME = datetime(2026, 1, 5, tzinfo=timezone.utc)
@@ -66,17 +75,39 @@ SPAN_MINUTES = 60 * 24 * 45  # draws stay within ~six weeks of BASE_TIME
 ACTOR_POOL = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
 ROLE_POOL = ("engineer", "manager", "support", "hr_ops", "sales")
 SUBSYSTEM_POOL = ("slack", "jira", "confluence", "zendesk", "zoom", "hr")
-EVENT_TYPE_POOL = ("case_opened", "customer_escalation", "case_resolved", "review_written",
-                   "meeting_held", "note_added")
+EVENT_TYPE_POOL = (
+    "case_opened",
+    "customer_escalation",
+    "case_resolved",
+    "review_written",
+    "meeting_held",
+    "note_added",
+)
 # The answer schemas the generator writes (the Counterfactual one enumerates mechanisms).
 MECHANISMS = ("escalation_drives_resolution", "resolution_triggers_review")
-DEFAULT_ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {t: answer_schema(t, list(MECHANISMS))
-                                                     for t in track_names()}
+DEFAULT_ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {t: answer_schema(t, list(MECHANISMS)) for t in track_names()}
 
 _ident = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
-_words = st.lists(st.sampled_from(("checkout", "payment", "outage", "retry", "customer", "review",
-                                   "latency", "deploy", "rollback", "staffing", "escalated", "fixed")),
-                  min_size=1, max_size=8).map(" ".join)
+_words = st.lists(
+    st.sampled_from(
+        (
+            "checkout",
+            "payment",
+            "outage",
+            "retry",
+            "customer",
+            "review",
+            "latency",
+            "deploy",
+            "rollback",
+            "staffing",
+            "escalated",
+            "fixed",
+        )
+    ),
+    min_size=1,
+    max_size=8,
+).map(" ".join)
 
 
 def _iso(dt: datetime) -> str:
@@ -102,9 +133,16 @@ def _pool(values: Iterable[str] | None, default: Iterable[str]) -> list[str]:
 
 
 @st.composite
-def events(draw, *, ids: st.SearchStrategy[str] | None = None, types: Iterable[str] | None = None,
-           actors: Iterable[str] | None = None, artifact_ids: Iterable[str] | None = None,
-           start: datetime = BASE_TIME, span_minutes: int = SPAN_MINUTES) -> dict[str, Any]:
+def events(
+    draw,
+    *,
+    ids: st.SearchStrategy[str] | None = None,
+    types: Iterable[str] | None = None,
+    actors: Iterable[str] | None = None,
+    artifact_ids: Iterable[str] | None = None,
+    start: datetime = BASE_TIME,
+    span_minutes: int = SPAN_MINUTES,
+) -> dict[str, Any]:
     """One event record as it appears on a JSONL line (validates as ``Event``).
 
     ``artifact_ids`` values are single ids or lists; ``facts`` hold JSON scalars;
@@ -119,8 +157,13 @@ def events(draw, *, ids: st.SearchStrategy[str] | None = None, types: Iterable[s
             refs[key] = draw(st.sampled_from(art_pool))
         else:
             refs[key] = draw(st.lists(st.sampled_from(art_pool), min_size=1, max_size=3, unique=True))
-    facts = draw(st.dictionaries(st.sampled_from(("case_id", "severity", "customer", "topic", "count")),
-                                 st.one_of(_ident, st.integers(-1000, 1000), st.booleans()), max_size=4))
+    facts = draw(
+        st.dictionaries(
+            st.sampled_from(("case_id", "severity", "customer", "topic", "count")),
+            st.one_of(_ident, st.integers(-1000, 1000), st.booleans()),
+            max_size=4,
+        )
+    )
     record: dict[str, Any] = {
         "id": draw(ids) if ids is not None else "ev-" + draw(_ident),
         "type": draw(st.sampled_from(_pool(types, EVENT_TYPE_POOL))),
@@ -135,9 +178,16 @@ def events(draw, *, ids: st.SearchStrategy[str] | None = None, types: Iterable[s
 
 
 @st.composite
-def artifacts(draw, *, ids: st.SearchStrategy[str] | None = None, subsystems: Iterable[str] | None = None,
-              actors: Iterable[str] | None = None, roles: Iterable[str] | None = None,
-              start: datetime = BASE_TIME, span_minutes: int = SPAN_MINUTES) -> dict[str, Any]:
+def artifacts(
+    draw,
+    *,
+    ids: st.SearchStrategy[str] | None = None,
+    subsystems: Iterable[str] | None = None,
+    actors: Iterable[str] | None = None,
+    roles: Iterable[str] | None = None,
+    start: datetime = BASE_TIME,
+    span_minutes: int = SPAN_MINUTES,
+) -> dict[str, Any]:
     """One artifact record (validates as ``Artifact``): id, subsystem, a creation time
     under one of the three accepted keys, title, text fields and sometimes an inline
     ``visibility`` restriction."""
@@ -174,15 +224,22 @@ def _windows(draw, roles: list[str]) -> list[RoleAssignment]:
     """Non-overlapping role windows: optional hire, role changes, optional departure."""
     n = draw(st.integers(1, 3))
     hired, departs = draw(st.booleans()), draw(st.booleans())
-    cuts = sorted(draw(st.lists(_minutes(60, SPAN_MINUTES - 60), min_size=n - 1 + hired + departs,
-                                max_size=n - 1 + hired + departs, unique=True)))
+    cuts = sorted(
+        draw(
+            st.lists(
+                _minutes(60, SPAN_MINUTES - 60),
+                min_size=n - 1 + hired + departs,
+                max_size=n - 1 + hired + departs,
+                unique=True,
+            )
+        )
+    )
     bounds: list[datetime | None] = [None] + [_at(m) for m in cuts] + [None]
     if hired:
         bounds = bounds[1:]
     if departs:
         bounds = bounds[:-1]
-    return [RoleAssignment(role=draw(st.sampled_from(roles)), since=bounds[i], until=bounds[i + 1])
-            for i in range(n)]
+    return [RoleAssignment(role=draw(st.sampled_from(roles)), since=bounds[i], until=bounds[i + 1]) for i in range(n)]
 
 
 @st.composite
@@ -195,9 +252,15 @@ def _grant(draw, subsystem: str) -> SubsystemGrant:
 
 
 @st.composite
-def access_policies(draw, *, actors: Iterable[str] | None = None, roles: Iterable[str] | None = None,
-                    subsystems: Iterable[str] | None = None, event_types: Iterable[str] | None = None,
-                    artifact_ids: Iterable[str] | None = None) -> AccessPolicy:
+def access_policies(
+    draw,
+    *,
+    actors: Iterable[str] | None = None,
+    roles: Iterable[str] | None = None,
+    subsystems: Iterable[str] | None = None,
+    event_types: Iterable[str] | None = None,
+    artifact_ids: Iterable[str] | None = None,
+) -> AccessPolicy:
     """An access policy: actors with role windows (hires, role changes, departures, a
     system bot), roles with possibly time-bounded subsystem grants and broadcast event
     types, and per-artifact restrictions."""
@@ -281,8 +344,9 @@ _RawEvent = tuple[int, str, dict[str, Any], list[str], dict[str, Any]]
 _RawArtifact = tuple[str, str, int, list[str]]
 
 
-def _raw_log(draw, subs: dict[str, str], actors: list[str], gaps: tuple[float, float], max_cases: int,
-             max_noise: int) -> tuple[list[_RawEvent], list[_RawArtifact]]:
+def _raw_log(
+    draw, subs: dict[str, str], actors: list[str], gaps: tuple[float, float], max_cases: int, max_noise: int
+) -> tuple[list[_RawEvent], list[_RawArtifact]]:
     """Cases, maybe a review of a case that never happened, and noise (meetings, restricted notes)."""
     raw_events: list[_RawEvent] = []
     raw_arts: list[_RawArtifact] = []
@@ -309,39 +373,68 @@ def _raw_log(draw, subs: dict[str, str], actors: list[str], gaps: tuple[float, f
 def _artifact_records(draw, raw_arts: list[_RawArtifact], actors: list[str], roles: list[str]) -> list[dict[str, Any]]:
     records = []
     for aid, sub, t, who in sorted(raw_arts):
-        rec: dict[str, Any] = {"id": aid, "subsystem": sub, "timestamp": _iso(_at(t)), "title": f"{aid}: " + draw(_words),
-                               "actors": sorted(who), "body": draw(_words)}
+        rec: dict[str, Any] = {
+            "id": aid,
+            "subsystem": sub,
+            "timestamp": _iso(_at(t)),
+            "title": f"{aid}: " + draw(_words),
+            "actors": sorted(who),
+            "body": draw(_words),
+        }
         if aid.startswith("NOTE-") and draw(st.booleans()):
             rec["visibility"] = draw(_visibility(actors, roles)).model_dump()
         records.append(rec)
     return records
 
 
-def _specs(draw, used_types: set[str], subs: dict[str, str], gap_cause: float,
-           gap_review: float) -> tuple[list[CausalLinkSpec], list[SilencePairSpec]]:
+def _specs(
+    draw, used_types: set[str], subs: dict[str, str], gap_cause: float, gap_review: float
+) -> tuple[list[CausalLinkSpec], list[SilencePairSpec]]:
     """Specs that only name event types and subsystems the log and corpus have (else the verifier errs)."""
     links = []
     if {"customer_escalation", "case_resolved"} <= used_types and draw(st.booleans()):
-        links.append(CausalLinkSpec(
-            name="escalation_drives_resolution", cause_event_type="customer_escalation",
-            effect_event_type="case_resolved", max_gap_days=gap_cause,
-            join=[{"cause": "facts.case_id", "effect": "facts.case_id"}],
-            mechanism_aliases=["customer pressure"],
-            premise_template="the escalation about {facts.case_id} had not happened",
-            outcome_template="the case would have been resolved later"))
+        links.append(
+            CausalLinkSpec(
+                name="escalation_drives_resolution",
+                cause_event_type="customer_escalation",
+                effect_event_type="case_resolved",
+                max_gap_days=gap_cause,
+                join=[{"cause": "facts.case_id", "effect": "facts.case_id"}],
+                mechanism_aliases=["customer pressure"],
+                premise_template="the escalation about {facts.case_id} had not happened",
+                outcome_template="the case would have been resolved later",
+            )
+        )
     has_reviews = {"case_resolved", "review_written"} <= used_types
     if has_reviews and draw(st.booleans()):
-        links.append(CausalLinkSpec(
-            name="resolution_triggers_review", cause_event_type="case_resolved",
-            effect_event_type="review_written", max_gap_days=gap_review,
-            join=[{"cause": "facts.case_id", "effect": "facts.case_id"}], mechanism_aliases=["review policy"]))
-    pairs = [] if not has_reviews else [SilencePairSpec(
-        name="review_after_resolution", trigger_event_type="case_resolved", response_event_type="review_written",
-        max_gap_days=gap_review, join=[{"trigger": "facts.case_id", "response": "facts.case_id"}],
-        search_space_subsystems=[subs["docs"]],
-        search_space_selectors=[SearchSelector(subsystem=subs["docs"], id_template="REV-{facts.case_id}"),
-                                SearchSelector(subsystem=subs["docs"], query_template="review {facts.case_id}")],
-    )]
+        links.append(
+            CausalLinkSpec(
+                name="resolution_triggers_review",
+                cause_event_type="case_resolved",
+                effect_event_type="review_written",
+                max_gap_days=gap_review,
+                join=[{"cause": "facts.case_id", "effect": "facts.case_id"}],
+                mechanism_aliases=["review policy"],
+            )
+        )
+    pairs = (
+        []
+        if not has_reviews
+        else [
+            SilencePairSpec(
+                name="review_after_resolution",
+                trigger_event_type="case_resolved",
+                response_event_type="review_written",
+                max_gap_days=gap_review,
+                join=[{"trigger": "facts.case_id", "response": "facts.case_id"}],
+                search_space_subsystems=[subs["docs"]],
+                search_space_selectors=[
+                    SearchSelector(subsystem=subs["docs"], id_template="REV-{facts.case_id}"),
+                    SearchSelector(subsystem=subs["docs"], query_template="review {facts.case_id}"),
+                ],
+            )
+        ]
+    )
     return links, pairs
 
 
@@ -355,22 +448,41 @@ def contracts(draw, *, max_cases: int = 5, max_noise: int = 4) -> Contract:
     Timestamps are UTC (``Z``)."""
     actors = sorted(draw(st.lists(st.sampled_from(ACTOR_POOL), min_size=2, max_size=5, unique=True)))
     chosen = draw(st.permutations(SUBSYSTEM_POOL))
-    subs = {"tracker": chosen[0], "chat": chosen[1], "docs": chosen[2], "desk": chosen[3],
-            "meetings": chosen[4], "private": chosen[5]}
+    subs = {
+        "tracker": chosen[0],
+        "chat": chosen[1],
+        "docs": chosen[2],
+        "desk": chosen[3],
+        "meetings": chosen[4],
+        "private": chosen[5],
+    }
     gap_cause, gap_review = draw(st.sampled_from((1.0, 2.0, 5.0))), draw(st.sampled_from((1.0, 3.0, 7.0)))
     raw_events, raw_arts = _raw_log(draw, subs, actors, (gap_cause, gap_review), max_cases, max_noise)
     raw_events.sort(key=lambda e: (e[0], e[1]))
     event_records = [
-        {"id": f"ev-{i:04d}", "type": ty, "timestamp": _iso(_at(t)), "actors": sorted(who),
-         "artifact_ids": refs, "facts": facts}
+        {
+            "id": f"ev-{i:04d}",
+            "type": ty,
+            "timestamp": _iso(_at(t)),
+            "actors": sorted(who),
+            "artifact_ids": refs,
+            "facts": facts,
+        }
         for i, (t, ty, refs, who, facts) in enumerate(raw_events, start=1)
     ]
     roles = sorted(draw(st.lists(st.sampled_from(ROLE_POOL), min_size=1, max_size=4, unique=True)))
     artifact_records = _artifact_records(draw, raw_arts, actors, roles)
     used_types = {e["type"] for e in event_records}
     used_subsystems = sorted({a["subsystem"] for a in artifact_records})
-    policy = draw(access_policies(actors=actors, roles=roles, subsystems=used_subsystems,
-                                  event_types=sorted(used_types), artifact_ids=[a["id"] for a in artifact_records]))
+    policy = draw(
+        access_policies(
+            actors=actors,
+            roles=roles,
+            subsystems=used_subsystems,
+            event_types=sorted(used_types),
+            artifact_ids=[a["id"] for a in artifact_records],
+        )
+    )
     links, pairs = _specs(draw, used_types, subs, gap_cause, gap_review)
     humans = sorted(a for a, spec in policy.actors.items() if not spec.system)
     manifest = Manifest(
@@ -378,7 +490,8 @@ def contracts(draw, *, max_cases: int = 5, max_noise: int = 4) -> Contract:
         timezone=draw(st.sampled_from(("UTC", "Europe/Berlin", "America/New_York"))),
         access=policy,
         evaluation=EvaluationConfig(
-            causal_links=links, silence_pairs=pairs,
+            causal_links=links,
+            silence_pairs=pairs,
             perspective_actors=sorted(draw(st.lists(st.sampled_from(humans), unique=True, max_size=len(humans)))),
             seed=draw(st.integers(0, 2**31 - 1)),
         ),
@@ -436,13 +549,21 @@ def _perspective(draw, bucket: str):
     targets = sorted(draw(st.lists(_artifact_id, min_size=1, max_size=3, unique=True)))
     known = bucket == "positive"
     evidence = sorted(draw(st.lists(st.sampled_from(targets), min_size=1, unique=True))) if known else []
-    blocked = (sorted(draw(st.lists(st.sampled_from(SUBSYSTEM_POOL), min_size=1, max_size=2, unique=True)))
-               if bucket == "negative_permission" else [])
+    blocked = (
+        sorted(draw(st.lists(st.sampled_from(SUBSYSTEM_POOL), min_size=1, max_size=2, unique=True)))
+        if bucket == "negative_permission"
+        else []
+    )
     actor = draw(st.sampled_from(ACTOR_POOL))
-    truth = PerspectiveTruth(could_actor_have_known=known, target_event_id=draw(_event_id),
-                             target_event_type=draw(st.sampled_from(EVENT_TYPE_POOL)), target_artifacts=targets,
-                             evidence_artifacts=evidence, blocked_subsystems=blocked,
-                             role_at_as_of=[draw(st.sampled_from(ROLE_POOL))])
+    truth = PerspectiveTruth(
+        could_actor_have_known=known,
+        target_event_id=draw(_event_id),
+        target_event_type=draw(st.sampled_from(EVENT_TYPE_POOL)),
+        target_artifacts=targets,
+        evidence_artifacts=evidence,
+        blocked_subsystems=blocked,
+        role_at_as_of=[draw(st.sampled_from(ROLE_POOL))],
+    )
     text = f"Based only on what {actor} could access, could {actor} have known about {truth.target_event_id}?"
     return actor, truth, text
 
@@ -454,14 +575,19 @@ def _counterfactual(draw, bucket: str):
     cause_arts = sorted(draw(st.lists(_artifact_id, max_size=2, unique=True)))
     effect_arts = sorted(draw(st.lists(_artifact_id, min_size=1, max_size=2, unique=True)))
     truth = CounterfactualTruth(
-        outcome_changed=positive, causal_mechanism="resolution_triggers_review" if positive else NO_MECHANISM,
+        outcome_changed=positive,
+        causal_mechanism="resolution_triggers_review" if positive else NO_MECHANISM,
         mechanism_aliases=["review policy"] if positive else [],
         mechanism_direction="cause_to_effect" if positive else "no_causal_link",
-        cause_event_id=cause, effect_event_id=effect, cause_event_type="case_resolved",
-        effect_event_type="review_written", actors=sorted(draw(st.lists(st.sampled_from(ACTOR_POOL), max_size=3,
-                                                                        unique=True))),
-        evidence_artifacts=sorted(set(cause_arts) | set(effect_arts)), cause_artifacts=cause_arts,
-        effect_artifacts=effect_arts)
+        cause_event_id=cause,
+        effect_event_id=effect,
+        cause_event_type="case_resolved",
+        effect_event_type="review_written",
+        actors=sorted(draw(st.lists(st.sampled_from(ACTOR_POOL), max_size=3, unique=True))),
+        evidence_artifacts=sorted(set(cause_arts) | set(effect_arts)),
+        cause_artifacts=cause_arts,
+        effect_artifacts=effect_arts,
+    )
     text = f"If {cause} had happened earlier, would {effect} have happened sooner?"
     return None, truth, text
 
@@ -471,12 +597,17 @@ def _silence(draw, bucket: str):
     exists = bucket == "presence"
     space = sorted(draw(st.lists(_artifact_id, min_size=1, max_size=3, unique=True)))
     response = draw(_event_id) if exists else None
-    truth = SilenceTruth(exists=exists, spec="review_after_resolution", trigger_event_id=draw(_event_id),
-                         trigger_event_type="case_resolved", response_event_type="review_written",
-                         response_event_id=response, expected_search_space=space,
-                         expected_subsystems=["confluence"],
-                         evidence_artifacts=sorted(draw(st.lists(st.sampled_from(space), min_size=1, unique=True)))
-                         if exists else [])
+    truth = SilenceTruth(
+        exists=exists,
+        spec="review_after_resolution",
+        trigger_event_id=draw(_event_id),
+        trigger_event_type="case_resolved",
+        response_event_type="review_written",
+        response_event_id=response,
+        expected_search_space=space,
+        expected_subsystems=["confluence"],
+        evidence_artifacts=sorted(draw(st.lists(st.sampled_from(space), min_size=1, unique=True))) if exists else [],
+    )
     return None, truth, f"Was a review written after {truth.trigger_event_id}?"
 
 
@@ -502,9 +633,17 @@ def questions(draw, track: str | None = None) -> Question:
     as_of = _at(draw(_minutes()))
     difficulty = draw(st.sampled_from(("easy", "medium", "hard")))
     return Question(
-        id=_qid(track, bucket, text, as_of, truth.model_dump(mode="json")), track=track, bucket=bucket,
-        difficulty=difficulty, text=text, actor=actor, as_of=as_of, gates=list(spec.default_gates),
-        answer_schema=DEFAULT_ANSWER_SCHEMAS[track], ground_truth=truth, template_id=f"{track}.{bucket}",
+        id=_qid(track, bucket, text, as_of, truth.model_dump(mode="json")),
+        track=track,
+        bucket=bucket,
+        difficulty=difficulty,
+        text=text,
+        actor=actor,
+        as_of=as_of,
+        gates=list(spec.default_gates),
+        answer_schema=DEFAULT_ANSWER_SCHEMAS[track],
+        ground_truth=truth,
+        template_id=f"{track}.{bucket}",
         context_subsystems=list(getattr(truth, "expected_subsystems", [])),
     )
 
@@ -574,8 +713,17 @@ class _Builder:
 
     def add(self, tool: str, arguments: dict[str, Any], status: str, *, result_ids=(), flags=(), error=None) -> int:
         index = len(self.calls)
-        self.calls.append(ToolCall(index=index, tool=tool, arguments=arguments, status=status,
-                                   result_ids=list(result_ids), flags=list(flags), error=error))
+        self.calls.append(
+            ToolCall(
+                index=index,
+                tool=tool,
+                arguments=arguments,
+                status=status,
+                result_ids=list(result_ids),
+                flags=list(flags),
+                error=error,
+            )
+        )
         return index
 
 
@@ -588,8 +736,12 @@ def _search(draw, q: Question, known: list[str], b: _Builder) -> None:
     args: dict[str, Any] = {"query": draw(_words)}
     if draw(st.booleans()):
         args["subsystem"] = draw(st.sampled_from(SUBSYSTEM_POOL))
-    b.add("search_artifacts", args, "ok", result_ids=sorted(draw(st.lists(st.sampled_from(known), max_size=4,
-                                                                         unique=True))))
+    b.add(
+        "search_artifacts",
+        args,
+        "ok",
+        result_ids=sorted(draw(st.lists(st.sampled_from(known), max_size=4, unique=True))),
+    )
 
 
 def _fetch(draw, q: Question, known: list[str], b: _Builder) -> None:
@@ -599,14 +751,24 @@ def _fetch(draw, q: Question, known: list[str], b: _Builder) -> None:
 
 def _gated(draw, q: Question, known: list[str], b: _Builder) -> None:
     flags = draw(st.lists(st.sampled_from(q.gates), min_size=1, unique=True))
-    b.add("fetch_artifact", {"artifact_id": draw(st.sampled_from(known))}, "denied",
-          flags=[g for g in q.gates if g in flags], error=REFUSAL)
+    b.add(
+        "fetch_artifact",
+        {"artifact_id": draw(st.sampled_from(known))},
+        "denied",
+        flags=[g for g in q.gates if g in flags],
+        error=REFUSAL,
+    )
 
 
 def _gated_search(draw, q: Question, known: list[str], b: _Builder) -> None:
     """Naming a subsystem the role lacks: flagged, no hits."""
-    b.add("search_artifacts", {"query": draw(_words), "subsystem": draw(st.sampled_from(SUBSYSTEM_POOL))},
-          "denied", flags=["subsystem"], error=SUBSYSTEM_REFUSAL)
+    b.add(
+        "search_artifacts",
+        {"query": draw(_words), "subsystem": draw(st.sampled_from(SUBSYSTEM_POOL))},
+        "denied",
+        flags=["subsystem"],
+        error=SUBSYSTEM_REFUSAL,
+    )
 
 
 def _hallucinated(draw, q: Question, known: list[str], b: _Builder) -> None:
@@ -614,8 +776,12 @@ def _hallucinated(draw, q: Question, known: list[str], b: _Builder) -> None:
 
 
 def _unknown_tool(draw, q: Question, known: list[str], b: _Builder) -> None:
-    b.add(draw(st.sampled_from(("delete_artifact", "read_ground_truth", "shell", ""))),
-          draw(st.dictionaries(_ident, _ident, max_size=2)), "invalid", error="unknown tool")
+    b.add(
+        draw(st.sampled_from(("delete_artifact", "read_ground_truth", "shell", ""))),
+        draw(st.dictionaries(_ident, _ident, max_size=2)),
+        "invalid",
+        error="unknown tool",
+    )
 
 
 def _invalid_submit(draw, q: Question, known: list[str], b: _Builder) -> None:
@@ -625,8 +791,15 @@ def _invalid_submit(draw, q: Question, known: list[str], b: _Builder) -> None:
     b.submissions.append(Submission(call_index=index, answer=answer, valid=False, errors=["$: " + SCHEMA_MISMATCH]))
 
 
-_STEPS = {"search": _search, "fetch": _fetch, "gated": _gated, "gated_search": _gated_search,
-          "hallucinated": _hallucinated, "unknown_tool": _unknown_tool, "invalid_submit": _invalid_submit}
+_STEPS = {
+    "search": _search,
+    "fetch": _fetch,
+    "gated": _gated,
+    "gated_search": _gated_search,
+    "hallucinated": _hallucinated,
+    "unknown_tool": _unknown_tool,
+    "invalid_submit": _invalid_submit,
+}
 
 
 def _answer_steps(draw, q: Question, known: list[str], adversarial: bool, b: _Builder) -> None:
@@ -651,14 +824,14 @@ def _answer_steps(draw, q: Question, known: list[str], adversarial: bool, b: _Bu
     b.submissions.append(Submission(call_index=index, answer=answer, valid=True, citation_flags=citation_flags))
     b.final = answer
     if adversarial:
-        for tool in draw(st.lists(st.sampled_from(("fetch_artifact", "search_artifacts", "submit_answer")),
-                                  max_size=2)):
+        for tool in draw(
+            st.lists(st.sampled_from(("fetch_artifact", "search_artifacts", "submit_answer")), max_size=2)
+        ):
             b.add(tool, {}, "invalid", error=ENDED)
 
 
 @st.composite
-def traces(draw, question: Question | None = None, adversarial: bool = True,
-           mode: str = "tool") -> Trace:
+def traces(draw, question: Question | None = None, adversarial: bool = True, mode: str = "tool") -> Trace:
     """A trace of one episode on ``question`` (drawn when None).
 
     Honest steps: searches returning known ids, fetches inside the gates, one valid
@@ -670,8 +843,14 @@ def traces(draw, question: Question | None = None, adversarial: bool = True,
     """
     q = question if question is not None else draw(questions())
     truth = q.ground_truth.model_dump(mode="json")
-    known = sorted(set(truth.get("evidence_artifacts", []) + truth.get("target_artifacts", [])
-                       + truth.get("expected_search_space", [])) | {"TKT-C1"})
+    known = sorted(
+        set(
+            truth.get("evidence_artifacts", [])
+            + truth.get("target_artifacts", [])
+            + truth.get("expected_search_space", [])
+        )
+        | {"TKT-C1"}
+    )
     b = _Builder()
     kinds = ["search", "fetch"]
     if adversarial:
@@ -684,9 +863,18 @@ def traces(draw, question: Question | None = None, adversarial: bool = True,
         _answer_steps(draw, q, known, adversarial, b)
     status = "completed" if answered else draw(st.sampled_from(("no_answer", "step_budget", "timeout")))
     return Trace(
-        question_id=q.id, track=q.track, mode=mode, actor=q.actor, as_of=q.as_of,
+        question_id=q.id,
+        track=q.track,
+        mode=mode,
+        actor=q.actor,
+        as_of=q.as_of,
         contract_digest=draw(st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)),
-        agent=draw(st.sampled_from(("drawn", "oracle", "module:factory"))), calls=b.calls,
-        context_ids=sorted(draw(st.lists(st.sampled_from(known), max_size=4, unique=True))) if mode == "context" else [],
-        submissions=b.submissions, final_answer=b.final, status=status,
+        agent=draw(st.sampled_from(("drawn", "oracle", "module:factory"))),
+        calls=b.calls,
+        context_ids=sorted(draw(st.lists(st.sampled_from(known), max_size=4, unique=True)))
+        if mode == "context"
+        else [],
+        submissions=b.submissions,
+        final_answer=b.final,
+        status=status,
     )

@@ -87,9 +87,13 @@ class TraceKeys:
         if seen != line:
             trial = f", trial {trace.trial}" if trace.trial else ""
             raise ContractError.single(
-                self.path, f"a second trace of question {trace.question_id!r} (agent {trace.agent!r}, mode "
+                self.path,
+                f"a second trace of question {trace.question_id!r} (agent {trace.agent!r}, mode "
                 f"{trace.mode!r}{trial}; the first is at line {seen}): one trace per question, agent, mode and "
-                "trial — remove one of the two lines", line=line, record=trace.question_id)
+                "trial — remove one of the two lines",
+                line=line,
+                record=trace.question_id,
+            )
 
 
 def iter_trace_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:

@@ -30,7 +30,9 @@ class ToolCall(_Model):
     tool: str = Field(description="The name the agent used (unknown names are recorded as-is).")
     arguments: dict[str, Any] = Field(default_factory=dict)
     status: CallStatus
-    result_ids: list[str] = Field(default_factory=list, description="Artifact ids returned (search hits or the fetched id).")
+    result_ids: list[str] = Field(
+        default_factory=list, description="Artifact ids returned (search hits or the fetched id)."
+    )
     flags: list[Gate] = Field(default_factory=list, description="Governance gates this call broke.")
     error: str | None = None
 
@@ -63,16 +65,22 @@ class Trace(_Model):
     as_of: datetime
     contract_digest: str
     agent: str | None = None
-    trial: int = Field(0, ge=0, description="Which repeated trial of the question this is (run --trials K: 0..K-1). "
-                                            "Part of the trace's identity with question, agent and mode; written "
-                                            "only when > 0, so traces without it read as trial 0.")
+    trial: int = Field(
+        0,
+        ge=0,
+        description="Which repeated trial of the question this is (run --trials K: 0..K-1). "
+        "Part of the trace's identity with question, agent and mode; written "
+        "only when > 0, so traces without it read as trial 0.",
+    )
     calls: list[ToolCall] = Field(default_factory=list)
     context_ids: list[str] = Field(default_factory=list, description="Context-mode window C, in order shown.")
     submissions: list[Submission] = Field(default_factory=list)
     final_answer: dict[str, Any] | None = Field(None, description="The valid submission that ended the episode.")
     status: Literal["completed", "no_answer", "step_budget", "timeout", "error", "abandoned"] = Field(
-        "no_answer", description="How the episode ended; 'abandoned' = the MCP server expired it after its idle "
-        "timeout without an accepted answer.")
+        "no_answer",
+        description="How the episode ended; 'abandoned' = the MCP server expired it after its idle "
+        "timeout without an accepted answer.",
+    )
     messages: list[dict[str, Any]] = Field(default_factory=list, description="Agent narration, diagnostics only.")
     usage: dict[str, int] = Field(default_factory=dict, description="Token usage, when an LLM adapter ran.")
     timings: Timings = Field(default_factory=Timings)
@@ -83,4 +91,3 @@ class Trace(_Model):
         if isinstance(data, dict) and data.get("trial") == 0:
             del data["trial"]  # single-trial traces keep the bytes they always had
         return data
-

@@ -22,8 +22,19 @@ import importlib
 
 from .base import BaseTrack, GenerationContext, Track, TrackScore
 
-__all__ = ["BaseTrack", "GenerationContext", "Track", "TrackScore", "builtin_tracks", "get", "is_registered",
-           "names", "register", "tracks", "unregister"]
+__all__ = [
+    "BaseTrack",
+    "GenerationContext",
+    "Track",
+    "TrackScore",
+    "builtin_tracks",
+    "get",
+    "is_registered",
+    "names",
+    "register",
+    "tracks",
+    "unregister",
+]
 
 BUILTIN = ("groundeval.tracks.perspective", "groundeval.tracks.counterfactual", "groundeval.tracks.silence")
 

@@ -93,8 +93,9 @@ class Track(Protocol):
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Candidate], dict[str, int]]: ...
 
     # scoring and checks
-    def score(self, question: Any, truth: Any, answer: dict[str, Any] | None, path: PathFacts, v: float,
-              config: ScoringConfig) -> TrackScore: ...
+    def score(
+        self, question: Any, truth: Any, answer: dict[str, Any] | None, path: PathFacts, v: float, config: ScoringConfig
+    ) -> TrackScore: ...
     def absence_space(self, truth: Any) -> list[str] | None: ...
     def dry_run_findings(self, ctx: Any, stats: dict[str, Any]) -> Iterable[Any]: ...
     def balance_fix(self, questions: Sequence[Any], ev: EvaluationConfig) -> str | None: ...
@@ -144,10 +145,16 @@ class BaseTrack:
     def answer_schema(self, mechanisms: Sequence[str] = ()) -> dict[str, Any]:
         """The answer model's JSON Schema, flattened (no titles), closed to other keys."""
         schema = self.answer_model.model_json_schema()
-        props = {k: {x: y for x, y in v.items() if x not in ("title", "default")}
-                 for k, v in schema.get("properties", {}).items()}
-        return {"type": "object", "properties": props, "required": list(schema.get("required", [])),
-                "additionalProperties": False}
+        props = {
+            k: {x: y for x, y in v.items() if x not in ("title", "default")}
+            for k, v in schema.get("properties", {}).items()
+        }
+        return {
+            "type": "object",
+            "properties": props,
+            "required": list(schema.get("required", [])),
+            "additionalProperties": False,
+        }
 
     def label(self, truth: Any) -> bool:
         return bool(getattr(truth, self.label_field))
@@ -178,8 +185,9 @@ class BaseTrack:
 
     # ------------------------------------------------------------------ scoring and checks
 
-    def score(self, question: Any, truth: Any, answer: dict[str, Any] | None, path: PathFacts, v: float,
-              config: ScoringConfig) -> TrackScore:
+    def score(
+        self, question: Any, truth: Any, answer: dict[str, Any] | None, path: PathFacts, v: float, config: ScoringConfig
+    ) -> TrackScore:
         raise NotImplementedError(f"track {self.name!r} has no scorer")
 
     def absence_space(self, truth: Any) -> list[str] | None:

@@ -24,16 +24,23 @@ if TYPE_CHECKING:
     from ..contract.models import EvaluationConfig, ScoringConfig
     from ..scoring.score import PathFacts
 
-__all__ = ["DIRECTIONS", "NO_MECHANISM", "TRACK", "TRAJ_WEIGHTS", "Counterfactual", "CounterfactualAnswer",
-           "CounterfactualTruth", "Direction"]
+__all__ = [
+    "DIRECTIONS",
+    "NO_MECHANISM",
+    "TRACK",
+    "TRAJ_WEIGHTS",
+    "Counterfactual",
+    "CounterfactualAnswer",
+    "CounterfactualTruth",
+    "Direction",
+]
 
 NAME = "counterfactual"
 NO_MECHANISM = "none"
 Direction = Literal["cause_to_effect", "effect_to_cause", "no_causal_link"]
 DIRECTIONS = ["cause_to_effect", "effect_to_cause", "no_causal_link"]
 ANSWER_COMPONENTS = ("outcome", "mechanism", "cause_event", "effect_event", "direction", "actors")
-TRAJ_WEIGHTS = {"cause_evidence": 0.3, "effect_evidence": 0.3, "mechanism_vocabulary": 0.2,
-                "horizon_discipline": 0.2}
+TRAJ_WEIGHTS = {"cause_evidence": 0.3, "effect_evidence": 0.3, "mechanism_vocabulary": 0.2, "horizon_discipline": 0.2}
 
 
 class CounterfactualTruth(StrictModel):
@@ -107,15 +114,22 @@ class Counterfactual(BaseTrack):
 
     def answer_schema(self, mechanisms: Sequence[str] = ()) -> dict[str, Any]:
         vocab = sorted(set(mechanisms or [])) + [NO_MECHANISM]
-        props = {"outcome_changed": {"type": "boolean"},
-                 "causal_mechanism": {"type": "string", "enum": vocab},
-                 "cause_event_id": {"type": "string"}, "effect_event_id": {"type": "string"},
-                 "mechanism_direction": {"type": "string", "enum": list(DIRECTIONS)},
-                 "actors": STR_LIST, "evidence_artifacts": STR_LIST}
-        required = ["outcome_changed", "causal_mechanism", "cause_event_id", "effect_event_id",
-                    "mechanism_direction"]
-        return {"type": "object", "properties": {**props, "rationale": RATIONALE}, "required": required,
-                "additionalProperties": False}
+        props = {
+            "outcome_changed": {"type": "boolean"},
+            "causal_mechanism": {"type": "string", "enum": vocab},
+            "cause_event_id": {"type": "string"},
+            "effect_event_id": {"type": "string"},
+            "mechanism_direction": {"type": "string", "enum": list(DIRECTIONS)},
+            "actors": STR_LIST,
+            "evidence_artifacts": STR_LIST,
+        }
+        required = ["outcome_changed", "causal_mechanism", "cause_event_id", "effect_event_id", "mechanism_direction"]
+        return {
+            "type": "object",
+            "properties": {**props, "rationale": RATIONALE},
+            "required": required,
+            "additionalProperties": False,
+        }
 
     def vocabulary(self, ev: EvaluationConfig) -> list[str]:
         """Mechanism names and aliases: the answer's words."""
@@ -145,8 +159,15 @@ class Counterfactual(BaseTrack):
 
         return candidates(ctx.graph, ctx.ev, ctx.subjects, ctx.artifacts, ctx.seed, pool, ctx.vocabulary)
 
-    def score(self, question: Any, truth: CounterfactualTruth, answer: dict[str, Any] | None, path: PathFacts,
-              v: float, config: ScoringConfig) -> TrackScore:
+    def score(
+        self,
+        question: Any,
+        truth: CounterfactualTruth,
+        answer: dict[str, Any] | None,
+        path: PathFacts,
+        v: float,
+        config: ScoringConfig,
+    ) -> TrackScore:
         """The answer is correct when the composite of its parts reaches
         ``scoring.counterfactual_threshold``."""
         mech = A.norm_label(A.text(answer, "causal_mechanism"))
@@ -160,8 +181,9 @@ class Counterfactual(BaseTrack):
             "mechanism": float(bool(mech) and mech in accepted),
             "cause_event": float(A.text(answer, "cause_event_id") == truth.cause_event_id),
             "effect_event": float(A.text(answer, "effect_event_id") == truth.effect_event_id),
-            "direction": float(A.norm_label(A.text(answer, "mechanism_direction"))
-                               == A.norm_label(truth.mechanism_direction)),
+            "direction": float(
+                A.norm_label(A.text(answer, "mechanism_direction")) == A.norm_label(truth.mechanism_direction)
+            ),
             "actors": A.dice(A.id_list(answer, "actors"), truth.actors) if answer else 0.0,
         }
         s_answer = sum(comps.values()) / len(comps) if answer else 0.0
@@ -179,15 +201,16 @@ class Counterfactual(BaseTrack):
         required = cause_ev == 1.0 and effect_ev == 1.0
         return TrackScore(comps, s_answer, correct, traj, A.weighted(traj, TRAJ_WEIGHTS), required, coverage)
 
-
     def balance_fix(self, questions: Sequence[Any], ev: EvaluationConfig) -> str | None:
         with_negative = {q.meta.get("spec") for q in questions if q.bucket == "negative"}
         lacking = [s.name for s in ev.causal_links if s.name not in with_negative]
         if lacking:
-            return (f"Counterfactual spec(s) {', '.join(lacking)} yielded no no_causal_link question. A negative is "
-                    "a cause and an effect event of the spec's types within max_gap_days that fail the join: add "
-                    "such pairs to the event log, or lower evaluation.counterfactual_negative_ratio to the split "
-                    "you accept.")
+            return (
+                f"Counterfactual spec(s) {', '.join(lacking)} yielded no no_causal_link question. A negative is "
+                "a cause and an effect event of the spec's types within max_gap_days that fail the join: add "
+                "such pairs to the event log, or lower evaluation.counterfactual_negative_ratio to the split "
+                "you accept."
+            )
         return None
 
 

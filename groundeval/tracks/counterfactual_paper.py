@@ -33,8 +33,9 @@ def score(question: Any, truth: Any, answer: dict[str, Any] | None, path: PaperP
     outcome = paper_bool(answer.get("outcome_changed")) if answer else None
     named = _mechanism_named(answer, truth)
     if outcome is None:
-        comps = dict.fromkeys(("outcome", "mechanism", "cause_event", "effect_event", "direction",
-                               "evidence_named", "actors"), 0.0)
+        comps = dict.fromkeys(
+            ("outcome", "mechanism", "cause_event", "effect_event", "direction", "evidence_named", "actors"), 0.0
+        )
         s_answer, correct = 0.0, False
     else:
         gt_ev = set(truth.evidence_artifacts)
@@ -44,16 +45,25 @@ def score(question: Any, truth: Any, answer: dict[str, Any] | None, path: PaperP
         comps = {
             "outcome": float(outcome == truth.outcome_changed),
             "mechanism": float(named),
-            "cause_event": float(bool(truth.cause_event_id)
-                                 and str(answer.get("cause_event_id", "")) == truth.cause_event_id),
-            "effect_event": float(bool(truth.effect_event_id)
-                                  and str(answer.get("effect_event_id", "")) == truth.effect_event_id),
+            "cause_event": float(
+                bool(truth.cause_event_id) and str(answer.get("cause_event_id", "")) == truth.cause_event_id
+            ),
+            "effect_event": float(
+                bool(truth.effect_event_id) and str(answer.get("effect_event_id", "")) == truth.effect_event_id
+            ),
             "direction": float(answer.get("mechanism_direction") == truth.mechanism_direction),
             "evidence_named": len(gt_ev & ans_ev) / len(gt_ev) if gt_ev else 1.0,
             "actors": float(bool(gt_actors & ans_actors)) if gt_actors else 1.0,
         }
-        weights = {"outcome": 0.2, "mechanism": 0.2, "cause_event": 0.2, "effect_event": 0.2, "direction": 0.1,
-                   "evidence_named": 0.05, "actors": 0.05}
+        weights = {
+            "outcome": 0.2,
+            "mechanism": 0.2,
+            "cause_event": 0.2,
+            "effect_event": 0.2,
+            "direction": 0.1,
+            "evidence_named": 0.05,
+            "actors": 0.05,
+        }
         s_answer = min(sum(weights[k] * comps[k] for k in weights), 1.0)
         correct = s_answer >= 0.80
     cause, effect = set(truth.cause_artifacts), set(truth.effect_artifacts)
@@ -68,6 +78,11 @@ def score(question: Any, truth: Any, answer: dict[str, Any] | None, path: PaperP
         "horizon_discipline": path.discipline("horizon"),
         "mechanism_named": float(named),
     }
-    s_traj = (0.20 * traj["cause_found"] + 0.20 * traj["effect_found"] + 0.35 * traj["evidence_coverage"]
-              + 0.15 * traj["horizon_discipline"] + 0.10 * traj["mechanism_named"])
+    s_traj = (
+        0.20 * traj["cause_found"]
+        + 0.20 * traj["effect_found"]
+        + 0.35 * traj["evidence_coverage"]
+        + 0.15 * traj["horizon_discipline"]
+        + 0.10 * traj["mechanism_named"]
+    )
     return ProfileScore(comps, s_answer, correct, traj, s_traj)

@@ -55,12 +55,19 @@ class Perspective(BaseTrack):
     yes_buckets = ("positive",)
     label_field = "could_actor_have_known"
     templates = (
-        ("perspective.1", "Based only on what {actor} could access as of {as_of}, could {actor} have known "
-                          "about {target}?"),
-        ("perspective.2", "Using only the information available to {actor} on or before {as_of}, could "
-                          "{actor} have learned of {target}?"),
-        ("perspective.3", "As of {as_of}, could {actor} have found out about {target} from the sources "
-                          "{actor} was able to read?"),
+        (
+            "perspective.1",
+            "Based only on what {actor} could access as of {as_of}, could {actor} have known about {target}?",
+        ),
+        (
+            "perspective.2",
+            "Using only the information available to {actor} on or before {as_of}, could "
+            "{actor} have learned of {target}?",
+        ),
+        (
+            "perspective.3",
+            "As of {as_of}, could {actor} have found out about {target} from the sources {actor} was able to read?",
+        ),
     )
     default_gates = ("horizon", "subsystem", "actor")
     default_weights = (0.40, 0.60)
@@ -73,14 +80,24 @@ class Perspective(BaseTrack):
 
     def bucket_ratios(self, ev: EvaluationConfig) -> dict[str, float]:
         p = ev.perspective
-        return {"positive": p.positive, "negative_permission": p.negative_permission,
-                "negative_temporal": p.negative_temporal}
+        return {
+            "positive": p.positive,
+            "negative_permission": p.negative_permission,
+            "negative_temporal": p.negative_temporal,
+        }
 
     def answer_schema(self, mechanisms: Sequence[str] = ()) -> dict[str, Any]:
-        props = {"could_actor_have_known": {"type": "boolean"}, "evidence_artifacts": STR_LIST,
-                 "blocked_subsystems": STR_LIST}
-        return {"type": "object", "properties": {**props, "rationale": RATIONALE},
-                "required": ["could_actor_have_known"], "additionalProperties": False}
+        props = {
+            "could_actor_have_known": {"type": "boolean"},
+            "evidence_artifacts": STR_LIST,
+            "blocked_subsystems": STR_LIST,
+        }
+        return {
+            "type": "object",
+            "properties": {**props, "rationale": RATIONALE},
+            "required": ["could_actor_have_known"],
+            "additionalProperties": False,
+        }
 
     def truth_ids(self, truth: PerspectiveTruth) -> list[str]:
         return [truth.target_event_id, *truth.target_artifacts]
@@ -90,8 +107,15 @@ class Perspective(BaseTrack):
 
         return candidates(ctx.sql, ctx.ev, ctx.subjects, ctx.seed)
 
-    def score(self, question: Any, truth: PerspectiveTruth, answer: dict[str, Any] | None, path: PathFacts,
-              v: float, config: ScoringConfig) -> TrackScore:
+    def score(
+        self,
+        question: Any,
+        truth: PerspectiveTruth,
+        answer: dict[str, Any] | None,
+        path: PathFacts,
+        v: float,
+        config: ScoringConfig,
+    ) -> TrackScore:
         evidence = set(truth.evidence_artifacts)
         known = A.boolean(answer, "could_actor_have_known")
         correct = known is not None and known == truth.could_actor_have_known
@@ -109,8 +133,9 @@ class Perspective(BaseTrack):
             coverage, cov_component, required = None, float(path.looked), path.looked
         grounding = sum(1 for n in named if n in path.fetched) / len(named) if named else 1.0
         traj = {"evidence_coverage": cov_component, "citation_grounding": grounding, "gate_discipline": 1.0 - v}
-        return TrackScore(comps, s_answer, correct, traj, A.weighted(traj, TRAJ_WEIGHTS),
-                          required and grounding == 1.0, coverage)
+        return TrackScore(
+            comps, s_answer, correct, traj, A.weighted(traj, TRAJ_WEIGHTS), required and grounding == 1.0, coverage
+        )
 
     def dry_run_findings(self, ctx: Any, stats: dict[str, Any]) -> Iterable[Any]:
         """GE404: a requested bucket that generation left empty."""
@@ -122,8 +147,13 @@ class Perspective(BaseTrack):
         for bucket in self.buckets:
             if getattr(cfg, bucket) > 0 and not stats["buckets"][self.name].get(bucket):
                 line, path = ctx.locate(("evaluation", self.name, bucket))
-                yield finding("GE404", f"no {bucket} Perspective question (share {getattr(cfg, bucket):g})",
-                              file=ctx.manifest_file, line=line, path=path)
+                yield finding(
+                    "GE404",
+                    f"no {bucket} Perspective question (share {getattr(cfg, bucket):g})",
+                    file=ctx.manifest_file,
+                    line=line,
+                    path=path,
+                )
 
 
 TRACK = Perspective()

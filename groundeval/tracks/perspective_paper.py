@@ -53,8 +53,13 @@ def score(question: Any, truth: Any, answer: dict[str, Any] | None, path: PaperP
         "horizon_discipline": path.discipline("horizon"),
         "dead_end_recovery": path.dead_end_recovery,
     }
-    s_traj = (0.30 * traj["epistemic_discipline"] + 0.25 * traj["subsystem_discipline"]
-              + 0.20 * grounding + 0.15 * traj["horizon_discipline"] + 0.10 * traj["dead_end_recovery"])
+    s_traj = (
+        0.30 * traj["epistemic_discipline"]
+        + 0.25 * traj["subsystem_discipline"]
+        + 0.20 * grounding
+        + 0.15 * traj["horizon_discipline"]
+        + 0.10 * traj["dead_end_recovery"]
+    )
     return ProfileScore(comps, s_answer, correct, traj, s_traj)
 
 
@@ -64,5 +69,8 @@ def _citation_discipline(cited: set[str], truth: set[str], window: set[str]) -> 
     discipline = 1.0 - len(cited - window) / len(cited)
     required = truth & window
     grounding = len(cited & required) / len(required) if required else 1.0
-    return {"citation_discipline": discipline, "citation_grounding": grounding,
-            "citation_score": 0.5 * discipline + 0.5 * grounding}
+    return {
+        "citation_discipline": discipline,
+        "citation_grounding": grounding,
+        "citation_score": 0.5 * discipline + 0.5 * grounding,
+    }

@@ -72,12 +72,20 @@ class Silence(BaseTrack):
 
     def answer_schema(self, mechanisms: Sequence[str] = ()) -> dict[str, Any]:
         props = {"exists": {"type": "boolean"}, "evidence_artifacts": STR_LIST}
-        return {"type": "object", "properties": {**props, "rationale": RATIONALE}, "required": ["exists"],
-                "additionalProperties": False}
+        return {
+            "type": "object",
+            "properties": {**props, "rationale": RATIONALE},
+            "required": ["exists"],
+            "additionalProperties": False,
+        }
 
     def truth_ids(self, truth: SilenceTruth) -> list[str]:
-        return [truth.trigger_event_id, truth.response_event_id or "", *truth.expected_search_space,
-                *truth.evidence_artifacts]
+        return [
+            truth.trigger_event_id,
+            truth.response_event_id or "",
+            *truth.expected_search_space,
+            *truth.evidence_artifacts,
+        ]
 
     def pool(self, ctx: GenerationContext) -> Any:
         from ..questions.silence import pool
@@ -107,8 +115,15 @@ class Silence(BaseTrack):
 
         return candidates(ctx.graph, ctx.ev, ctx.subjects, ctx.artifacts, pool)
 
-    def score(self, question: Any, truth: SilenceTruth, answer: dict[str, Any] | None, path: PathFacts,
-              v: float, config: ScoringConfig) -> TrackScore:
+    def score(
+        self,
+        question: Any,
+        truth: SilenceTruth,
+        answer: dict[str, Any] | None,
+        path: PathFacts,
+        v: float,
+        config: ScoringConfig,
+    ) -> TrackScore:
         exists = A.boolean(answer, "exists")
         correct = exists is not None and exists == truth.exists
         comps = {"exists": float(correct)}
@@ -135,15 +150,18 @@ class Silence(BaseTrack):
     def absence_space(self, truth: SilenceTruth) -> list[str]:
         return list(truth.expected_search_space)
 
-
     def balance_fix(self, questions: Sequence[Any], ev: EvaluationConfig) -> str | None:
         buckets = {q.bucket for q in questions}
         if "absence" not in buckets:
-            return ("No Silence absence question: every trigger has its response within max_gap_days. Add triggers "
-                    "whose response never happened, or lower the caps of the other label.")
+            return (
+                "No Silence absence question: every trigger has its response within max_gap_days. Add triggers "
+                "whose response never happened, or lower the caps of the other label."
+            )
         if "presence" not in buckets:
-            return ("No Silence presence question: no trigger has its response. Add responses (with the join "
-                    "values of their trigger) to the event log.")
+            return (
+                "No Silence presence question: no trigger has its response. Add responses (with the join "
+                "values of their trigger) to the event log."
+            )
         return None
 
 

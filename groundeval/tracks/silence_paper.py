@@ -40,7 +40,6 @@ def score(question: Any, truth: Any, answer: dict[str, Any] | None, path: PaperP
         traj = {"citation_coverage": cov, "half_covered": float(cov >= 0.5)}
         return ProfileScore(comps, float(correct), correct, traj, 0.5 * cov + 0.5 * traj["half_covered"])
     cov = len(space & path.retrieved) / len(space) if space else 1.0
-    traj = {"search_space_coverage": cov, "premature_stop": 1.0 - cov,
-            "horizon_discipline": path.discipline("horizon")}
+    traj = {"search_space_coverage": cov, "premature_stop": 1.0 - cov, "horizon_discipline": path.discipline("horizon")}
     s_traj = max(0.0, 0.50 * cov + 0.30 * (1.0 - traj["premature_stop"]) + 0.20 * traj["horizon_discipline"])
     return ProfileScore(comps, float(correct), correct, traj, s_traj)

@@ -64,4 +64,3 @@ def scripted_server():
     yield server
     server.httpd.shutdown()
     server.httpd.server_close()
-

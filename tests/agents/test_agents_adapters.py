@@ -20,8 +20,10 @@ from groundeval.store.store import Store
 
 SCHEMA = {
     "type": "object",
-    "properties": {"could_actor_have_known": {"type": "boolean"},
-                   "evidence_artifacts": {"type": "array", "items": {"type": "string"}}},
+    "properties": {
+        "could_actor_have_known": {"type": "boolean"},
+        "evidence_artifacts": {"type": "array", "items": {"type": "string"}},
+    },
     "required": ["could_actor_have_known"],
     "additionalProperties": False,
 }
@@ -35,41 +37,78 @@ def store(tiny_pack):
 
 
 def question() -> Question:
-    truth = PerspectiveTruth(could_actor_have_known=True, target_event_id="e4", target_event_type="incident_resolved",
-                             target_artifacts=["JIRA-42"], evidence_artifacts=["JIRA-42"], blocked_subsystems=[])
-    return Question(id="q-adapter", track="perspective", bucket="positive", difficulty="easy",
-                    text="Could alice have known that INC-42 was resolved as of March 5?", actor="alice",
-                    as_of=datetime(2026, 3, 5, 12, tzinfo=timezone.utc), gates=["horizon", "subsystem", "actor"],
-                    answer_schema=SCHEMA, ground_truth=truth)
+    truth = PerspectiveTruth(
+        could_actor_have_known=True,
+        target_event_id="e4",
+        target_event_type="incident_resolved",
+        target_artifacts=["JIRA-42"],
+        evidence_artifacts=["JIRA-42"],
+        blocked_subsystems=[],
+    )
+    return Question(
+        id="q-adapter",
+        track="perspective",
+        bucket="positive",
+        difficulty="easy",
+        text="Could alice have known that INC-42 was resolved as of March 5?",
+        actor="alice",
+        as_of=datetime(2026, 3, 5, 12, tzinfo=timezone.utc),
+        gates=["horizon", "subsystem", "actor"],
+        answer_schema=SCHEMA,
+        ground_truth=truth,
+    )
 
 
 # ----------------------------------------------------------------------------- OpenAI wire format
 
+
 def oa_reply(calls: list[tuple[str, str]], usage=(10, 5)) -> tuple[int, dict, dict]:
-    tool_calls = [{"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-                  for i, (n, a) in enumerate(calls)]
+    tool_calls = [
+        {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+        for i, (n, a) in enumerate(calls)
+    ]
     msg = {"role": "assistant", "content": None if calls else "thinking", "tool_calls": tool_calls or None}
-    return 200, {}, {"id": "x", "object": "chat.completion", "model": "m",
-                     "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}],
-                     "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                               "total_tokens": sum(usage)}}
+    return (
+        200,
+        {},
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "model": "m",
+            "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+        },
+    )
 
 
 def test_openai_full_episode(scripted_server, store):
     s = scripted_server
-    s.add((429, {"Retry-After": "0"}, {"error": {"message": "rate limited"}}),
-          oa_reply([("search_artifacts", json.dumps({"query": "checkout INC-42", "limit": 3}))]),
-          oa_reply([("fetch_artifact", '{"artifact_id": "JIRA-42"')]),  # malformed JSON
-          oa_reply([("delete_everything", "{}")]),                       # unknown tool
-          oa_reply([("fetch_artifact", json.dumps({"artifact_id": "JIRA-42"}))]),
-          lambda body: oa_reply([("submit_answer", json.dumps(
-              {"answer": {"could_actor_have_known": True, "evidence_artifacts": ["JIRA-42"]}}))]))
+    s.add(
+        (429, {"Retry-After": "0"}, {"error": {"message": "rate limited"}}),
+        oa_reply([("search_artifacts", json.dumps({"query": "checkout INC-42", "limit": 3}))]),
+        oa_reply([("fetch_artifact", '{"artifact_id": "JIRA-42"')]),  # malformed JSON
+        oa_reply([("delete_everything", "{}")]),  # unknown tool
+        oa_reply([("fetch_artifact", json.dumps({"artifact_id": "JIRA-42"}))]),
+        lambda body: oa_reply(
+            [
+                (
+                    "submit_answer",
+                    json.dumps({"answer": {"could_actor_have_known": True, "evidence_artifacts": ["JIRA-42"]}}),
+                )
+            ]
+        ),
+    )
     agent = openai_agent("local-model", base_url=s.url + "/v1", api_key="sk-test", retries=2, backoff=0.01)
     trace = run_episode(store, question(), agent, max_steps=5)
 
     assert trace.status == "completed" and trace.agent == "openai:local-model"
-    assert [c.tool for c in trace.calls] == ["search_artifacts", "fetch_artifact", "delete_everything",
-                                            "fetch_artifact", "submit_answer"]
+    assert [c.tool for c in trace.calls] == [
+        "search_artifacts",
+        "fetch_artifact",
+        "delete_everything",
+        "fetch_artifact",
+        "submit_answer",
+    ]
     assert [c.status for c in trace.calls] == ["ok", "invalid", "invalid", "ok", "ok"]
     assert trace.calls[1].arguments == {"_arguments": '{"artifact_id": "JIRA-42"'}
     assert trace.final_answer == {"could_actor_have_known": True, "evidence_artifacts": ["JIRA-42"]}
@@ -120,10 +159,21 @@ def test_exhausted_retries_are_an_error_trace(scripted_server, store):
 
 # ----------------------------------------------------------------------------- Anthropic wire format
 
+
 def an_reply(blocks: list[dict], usage=(20, 7)) -> tuple[int, dict, dict]:
-    return 200, {}, {"id": "msg", "type": "message", "role": "assistant", "model": "claude-test",
-                     "content": blocks, "stop_reason": "tool_use",
-                     "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
+    return (
+        200,
+        {},
+        {
+            "id": "msg",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": blocks,
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        },
+    )
 
 
 def use(i: int, name: str, inp) -> dict:
@@ -132,21 +182,30 @@ def use(i: int, name: str, inp) -> dict:
 
 def test_anthropic_full_episode(scripted_server, store):
     s = scripted_server
-    s.add((429, {"retry-after": "0"}, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}),
-          an_reply([{"type": "text", "text": "Let me search."},
-                    use(1, "search_artifacts", {"query": "INC-42 resolved"})]),
-          an_reply([use(2, "fetch_artifact", "JIRA-42")]),               # arguments not an object
-          an_reply([use(3, "fetch_artifact", {"artifact_id": "JIRA-42"}),
-                    use(4, "read_minds", {"who": "alice"})]),            # two calls, one unknown
-          an_reply([use(5, "submit_answer", {"answer": {"could_actor_have_known": True,
-                                                        "evidence_artifacts": ["JIRA-42"]}})]))
+    s.add(
+        (429, {"retry-after": "0"}, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}),
+        an_reply(
+            [{"type": "text", "text": "Let me search."}, use(1, "search_artifacts", {"query": "INC-42 resolved"})]
+        ),
+        an_reply([use(2, "fetch_artifact", "JIRA-42")]),  # arguments not an object
+        an_reply(
+            [use(3, "fetch_artifact", {"artifact_id": "JIRA-42"}), use(4, "read_minds", {"who": "alice"})]
+        ),  # two calls, one unknown
+        an_reply(
+            [use(5, "submit_answer", {"answer": {"could_actor_have_known": True, "evidence_artifacts": ["JIRA-42"]}})]
+        ),
+    )
     agent = anthropic_agent("claude-test", base_url=s.url, api_key="ak", retries=2, backoff=0.01, temperature=0.3)
     trace = run_episode(store, question(), agent, max_steps=5)
 
     assert trace.status == "completed"
     assert [(c.tool, c.status) for c in trace.calls] == [
-        ("search_artifacts", "ok"), ("fetch_artifact", "invalid"), ("fetch_artifact", "ok"),
-        ("read_minds", "invalid"), ("submit_answer", "ok")]
+        ("search_artifacts", "ok"),
+        ("fetch_artifact", "invalid"),
+        ("fetch_artifact", "ok"),
+        ("read_minds", "invalid"),
+        ("submit_answer", "ok"),
+    ]
     assert trace.calls[2].result_ids == ["JIRA-42"]
     assert trace.usage == {"input_tokens": 80, "output_tokens": 28, "total_tokens": 108, "requests": 4, "retries": 1}
     path, headers, first = s.requests[1]
@@ -163,8 +222,11 @@ def test_anthropic_full_episode(scripted_server, store):
 
 def test_anthropic_context_mode_offers_only_submit(scripted_server, store):
     s = scripted_server
-    s.add(lambda body: an_reply([use(1, "submit_answer", {"answer": {"could_actor_have_known": False,
-                                                                      "evidence_artifacts": []}})]))
+    s.add(
+        lambda body: an_reply(
+            [use(1, "submit_answer", {"answer": {"could_actor_have_known": False, "evidence_artifacts": []}})]
+        )
+    )
     trace = run_episode(store, question(), anthropic_agent("c", base_url=s.url), mode="context", max_steps=4)
     assert trace.status == "completed" and trace.mode == "context"
     body = s.requests[0][2]

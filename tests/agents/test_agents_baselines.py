@@ -38,8 +38,9 @@ def pack(request, repo_root):
 def _run(pack, agent: str, tmp_path, questions=None, mode: str = "tool"):
     name, store, qs, cfg = pack
     items = qs.questions if questions is None else questions
-    traces = read_traces(run_questions(store, items, get_agent(agent), out_dir=tmp_path / agent, concurrency=2,
-                                       mode=mode))
+    traces = read_traces(
+        run_questions(store, items, get_agent(agent), out_dir=tmp_path / agent, concurrency=2, mode=mode)
+    )
     by_id = {q.id: q for q in items}
     return [(by_id[t.question_id], t, score(by_id[t.question_id], t, cfg)) for t in traces]
 
@@ -52,8 +53,11 @@ def test_oracle_is_perfect_on_every_question(pack, tmp_path):
     results = _run(pack, "oracle", tmp_path)
     assert len(results) == len(pack[2].questions) > 0
     assert {q.track for q, _t, _s in results} == {"perspective", "counterfactual", "silence"}
-    imperfect = [(q.id, q.track, q.bucket, s.answer_components, s.traj_components, s.failures)
-                 for q, _t, s in results if s.s_adj != 1.0]
+    imperfect = [
+        (q.id, q.track, q.bucket, s.answer_components, s.traj_components, s.failures)
+        for q, _t, s in results
+        if s.s_adj != 1.0
+    ]
     assert not imperfect, f"{pack[0]}: oracle below 1.0 on {len(imperfect)} questions: {imperfect[:3]}"
     assert all(t.status == "completed" and all(not c.flags for c in t.calls) for _q, t, _s in results)
 

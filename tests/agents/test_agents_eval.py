@@ -25,14 +25,25 @@ def test_eval_quick_start_writes_every_file(tiny_pack, tmp_path, capsys):
     out = tmp_path / "tiny"
     assert _cli("eval", str(tiny_pack), "--agent", "oracle", "--out", str(out), "--quiet") == 0
     printed = capsys.readouterr().out
-    for name in ("verification.json", "questions.json", "traces.jsonl", "run.json", "scores.jsonl",
-                 "report.json", "report.md", "report.html"):
+    for name in (
+        "verification.json",
+        "questions.json",
+        "traces.jsonl",
+        "run.json",
+        "scores.jsonl",
+        "report.json",
+        "report.md",
+        "report.html",
+    ):
         assert (out / name).is_file(), name
     report = json.loads((out / "report.json").read_text())
     assert report["overall"]["means"]["s_adj"] == 1.0 and report["overall"]["run_violation_rate"] == 0.0
     n = report["overall"]["n"]
-    assert len((out / "scores.jsonl").read_text().splitlines()) == n == len(
-        json.loads((out / "questions.json").read_text())["questions"])
+    assert (
+        len((out / "scores.jsonl").read_text().splitlines())
+        == n
+        == len(json.loads((out / "questions.json").read_text())["questions"])
+    )
     assert "perspective" in printed and "1.000" in printed and "report.html" in printed
 
 
@@ -77,13 +88,16 @@ def test_run_a_questions_file_against_its_pack(tiny_pack, tmp_path):
     assert lines and all(json.loads(line)["mode"] == "context" for line in lines)
 
 
-@pytest.mark.parametrize("spec,message", [
-    ("nobody", "unknown agent"),
-    ("openai:", "needs a model name"),
-    ("no_such_module_xyz:make", "cannot import"),
-    ("os:getcwd", "did not return an agent"),
-    ("json:dumps", "cannot create agent"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("nobody", "unknown agent"),
+        ("openai:", "needs a model name"),
+        ("no_such_module_xyz:make", "cannot import"),
+        ("os:getcwd", "did not return an agent"),
+        ("json:dumps", "cannot create agent"),
+    ],
+)
 def test_bad_agent_specs_are_one_clear_error(spec, message):
     with pytest.raises(ContractError, match=message):
         get_agent(spec)
@@ -112,4 +126,5 @@ def test_eval_questions_are_exactly_what_generate_writes(tiny_pack, tmp_path, se
     assert (tmp_path / "e" / "questions.json").read_bytes() == (tmp_path / "fresh.json").read_bytes()
     verification = json.loads((tmp_path / "e" / "verification.json").read_text())
     assert verification["stats"]["generation"]["total"] == len(
-        json.loads((tmp_path / "fresh.json").read_text())["questions"])
+        json.loads((tmp_path / "fresh.json").read_text())["questions"]
+    )

@@ -16,9 +16,11 @@ def _client(url: str, sleeps: list[float], **kw) -> JsonClient:
 
 
 def test_429_then_success_honours_retry_after(scripted_server):
-    scripted_server.add((429, {"Retry-After": "7"}, {"error": {"message": "slow down"}}),
-                        (503, {}, {"error": "busy"}),
-                        (200, {}, {"ok": True}))
+    scripted_server.add(
+        (429, {"Retry-After": "7"}, {"error": {"message": "slow down"}}),
+        (503, {}, {"error": "busy"}),
+        (200, {}, {"ok": True}),
+    )
     sleeps: list[float] = []
     body, info = _client(scripted_server.url, sleeps, retries=3, base_delay=0.25).post("x", {"a": 1})
     assert body == {"ok": True}
@@ -78,4 +80,4 @@ def test_retry_after_http_date():
 def test_backoff_bounded(attempt, base, cap):
     delay = RetryPolicy(base_delay=base, max_delay=cap).delay(attempt, None)
     assert 0 < delay <= cap
-    assert delay <= base * 2 ** attempt
+    assert delay <= base * 2**attempt

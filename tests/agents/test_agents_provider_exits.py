@@ -9,9 +9,27 @@ import sys
 
 
 def test_unreachable_provider_exits_non_zero_with_the_cause(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "eval", "tiny", "--agent", "openai:m",
-                           "--base-url", "http://127.0.0.1:9/v1", "--retries", "0", "--out", str(tmp_path / "o"),
-                           "-q"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "groundeval.cli.main",
+            "eval",
+            "tiny",
+            "--agent",
+            "openai:m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--retries",
+            "0",
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "cannot connect to http://127.0.0.1:9/v1: connection refused" in proc.stderr
     assert "refused the request" not in proc.stderr and "Traceback" not in proc.stderr
@@ -21,9 +39,27 @@ def test_unreachable_provider_exits_non_zero_with_the_cause(tmp_path):
 def test_provider_answering_errors_fails_the_run_and_names_the_http_status(tmp_path, scripted_server):
     # the server answers every request with HTTP 500 (its script is empty): reached, so not fatal,
     # but every episode errors -> failed
-    code = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "eval", "tiny", "--agent", "openai:m",
-                           "--base-url", scripted_server.url, "--retries", "0", "--out", str(tmp_path / "o"), "-q"],
-                          capture_output=True, text=True, timeout=300)
+    code = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "groundeval.cli.main",
+            "eval",
+            "tiny",
+            "--agent",
+            "openai:m",
+            "--base-url",
+            scripted_server.url,
+            "--retries",
+            "0",
+            "--out",
+            str(tmp_path / "o"),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert code.returncode == 1, code.stderr
     assert f"HTTP 500 from {scripted_server.url}: script exhausted" in code.stderr
     assert "every episode errored" in code.stderr

@@ -46,8 +46,20 @@ def test_cli_resume_with_a_duplicate_exits_2_without_traceback(store, tiny_pack,
     qfile = tmp_path / "questions.json"
     write_question_set(qs, qfile)
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "groundeval.cli.main", "run", str(qfile), "--pack", str(tiny_pack),
-           "--agent", "oracle", "--out", str(out), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "groundeval.cli.main",
+        "run",
+        str(qfile),
+        "--pack",
+        str(tiny_pack),
+        "--agent",
+        "oracle",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert subprocess.run(cmd, capture_output=True, timeout=300).returncode == 0
     path = out / "traces.jsonl"
     first = path.read_text(encoding="utf-8").splitlines(keepends=True)[0]

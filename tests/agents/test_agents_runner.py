@@ -130,8 +130,9 @@ class SubmitsThenRaises(OracleAgent):
 
 
 def test_an_accepted_answer_stands_when_the_agent_fails_afterwards(store, tmp_path):
-    (trace,) = read_traces(run_questions(store, perspective_questions(1, store.digest), SubmitsThenRaises(),
-                                         out_dir=tmp_path))
+    (trace,) = read_traces(
+        run_questions(store, perspective_questions(1, store.digest), SubmitsThenRaises(), out_dir=tmp_path)
+    )
     assert trace.status == "completed" and trace.final_answer is not None
     assert "cleanup failed" in trace.messages[-1]["error"]
 
@@ -150,8 +151,9 @@ class Sleepy:
 
 
 def test_timeout_cooperative(store, tmp_path):
-    path = run_questions(store, perspective_questions(1, store.digest), Sleepy(0.4, True), out_dir=tmp_path,
-                         timeout=0.2)
+    path = run_questions(
+        store, perspective_questions(1, store.digest), Sleepy(0.4, True), out_dir=tmp_path, timeout=0.2
+    )
     (trace,) = read_traces(path)
     assert trace.status == "timeout" and len(trace.calls) == 1
 
@@ -159,8 +161,9 @@ def test_timeout_cooperative(store, tmp_path):
 def test_timeout_abandons_an_agent_that_never_returns(store, tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "GRACE_S", 0.1)
     start = time.monotonic()
-    path = run_questions(store, perspective_questions(1, store.digest), Sleepy(3.0, False), out_dir=tmp_path,
-                         timeout=0.2)
+    path = run_questions(
+        store, perspective_questions(1, store.digest), Sleepy(3.0, False), out_dir=tmp_path, timeout=0.2
+    )
     assert time.monotonic() - start < 2.0
     (trace,) = read_traces(path)
     assert trace.status == "timeout" and [c.tool for c in trace.calls] == ["search_artifacts"]
@@ -188,8 +191,9 @@ def test_recover_any_kill_point(store, tmp_path_factory):
 
     from groundeval.trace.io import append_trace
 
-    src = run_questions(store, perspective_questions(3, store.digest), OracleAgent(),
-                        out_dir=tmp_path_factory.mktemp("src"))
+    src = run_questions(
+        store, perspective_questions(3, store.digest), OracleAgent(), out_dir=tmp_path_factory.mktemp("src")
+    )
     data = src.read_bytes()
     ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
     extra = read_traces(src)[0].model_copy(update={"question_id": "q-extra"})  # one trace per question

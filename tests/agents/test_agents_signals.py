@@ -37,8 +37,21 @@ def questions_file(tiny_pack, tmp_path_factory):
 
 
 def _cmd(questions: Path, pack: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "groundeval.cli.main", "run", str(questions), "--pack", str(pack),
-            "--agent", "agents_slow:make", "--out", str(out), "--quiet", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "groundeval.cli.main",
+        "run",
+        str(questions),
+        "--pack",
+        str(pack),
+        "--agent",
+        "agents_slow:make",
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
 
 
 def _env(delay: float) -> dict[str, str]:
@@ -74,8 +87,13 @@ def test_sigkill_then_resume_scores_every_question_once(questions_file, tiny_pac
     assert 3 <= kept < N
     assert json.loads((out / "run.json").read_text())["status"] == "running"  # nobody could update it
 
-    done = subprocess.run(_cmd(qpath, tiny_pack, out, "--resume", "--concurrency", "2"), env=_env(0.0),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        _cmd(qpath, tiny_pack, out, "--resume", "--concurrency", "2"),
+        env=_env(0.0),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     traces = read_traces(traces_path)
     assert sorted(t.question_id for t in traces) == sorted(q.id for q in qs.questions)  # each exactly once

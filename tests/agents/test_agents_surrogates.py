@@ -24,30 +24,65 @@ N = 3
 
 
 def _reply(calls: list[tuple[str, str]], content: str | None) -> tuple[int, dict, dict]:
-    tool_calls = [{"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-                  for i, (n, a) in enumerate(calls)]
+    tool_calls = [
+        {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+        for i, (n, a) in enumerate(calls)
+    ]
     msg = {"role": "assistant", "content": content, "tool_calls": tool_calls}
-    return 200, {}, {"id": "x", "object": "chat.completion", "model": "m",
-                     "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}],
-                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    return (
+        200,
+        {},
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "model": "m",
+            "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        },
+    )
 
 
 def _episode_script() -> list:
     # json.dumps writes a lone surrogate as the JSON escape \ud800, as such servers do
     bad_args = json.dumps({"artifact_id": "PM-42\ud800"})
     return [
-        _reply([("fetch_artifact", bad_args), ("search_\udc00artifacts", json.dumps({"query": "x"}))],
-               "thinking \ud800 about it"),
+        _reply(
+            [("fetch_artifact", bad_args), ("search_\udc00artifacts", json.dumps({"query": "x"}))],
+            "thinking \ud800 about it",
+        ),
         _reply([("search_artifacts", json.dumps({"query": "INC-42 \udfff"}))], None),
-        _reply([("submit_answer", json.dumps({"answer": {"could_actor_have_known": True,
-                                                         "evidence_artifacts": ["JIRA-42"]}}))], "done \ud801"),
+        _reply(
+            [
+                (
+                    "submit_answer",
+                    json.dumps({"answer": {"could_actor_have_known": True, "evidence_artifacts": ["JIRA-42"]}}),
+                )
+            ],
+            "done \ud801",
+        ),
     ]
 
 
 def _run(questions: Path, pack: Path, out: Path, url: str, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "groundeval.cli.main", "run", str(questions), "--pack", str(pack),
-           "--agent", "openai:local-model", "--base-url", url + "/v1", "--retries", "0", "--out", str(out),
-           "--quiet", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "groundeval.cli.main",
+        "run",
+        str(questions),
+        "--pack",
+        str(pack),
+        "--agent",
+        "openai:local-model",
+        "--base-url",
+        url + "/v1",
+        "--retries",
+        "0",
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "OPENAI_API_KEY": "k"})
 
 

@@ -57,14 +57,36 @@ class Echo(tracks.BaseTrack):
     def candidates(self, ctx: tracks.GenerationContext, pool: Any) -> tuple[list[Candidate], dict[str, int]]:
         out = []
         for eid, etype, ts_us, _raw, _actors, arts, _subs, _mc in ctx.sql.events_info(
-                [r[0] for r in ctx.sql.q("SELECT id FROM events ORDER BY id")]):
-            truth = EchoTruth(several=len(arts) > 1, event_id=eid, artifacts=sorted(arts),
-                              evidence_artifacts=sorted(arts) if len(arts) > 1 else [])
-            payload = {"truth": truth, "actor": None, "as_of": to_utc(ts_us), "gates": [],
-                       "context_subsystems": [], "names": [eid], "event_type": etype, "refs": [f"event {eid}"],
-                       "subjects": [{"event": eid}], "slots": {"event": f"event {eid}"}}
-            out.append(Candidate(key=f"{TOY}|{eid}", bucket="several" if truth.several else "one",
-                                 label=truth.several, difficulty="easy", event_type=etype, payload=payload))
+            [r[0] for r in ctx.sql.q("SELECT id FROM events ORDER BY id")]
+        ):
+            truth = EchoTruth(
+                several=len(arts) > 1,
+                event_id=eid,
+                artifacts=sorted(arts),
+                evidence_artifacts=sorted(arts) if len(arts) > 1 else [],
+            )
+            payload = {
+                "truth": truth,
+                "actor": None,
+                "as_of": to_utc(ts_us),
+                "gates": [],
+                "context_subsystems": [],
+                "names": [eid],
+                "event_type": etype,
+                "refs": [f"event {eid}"],
+                "subjects": [{"event": eid}],
+                "slots": {"event": f"event {eid}"},
+            }
+            out.append(
+                Candidate(
+                    key=f"{TOY}|{eid}",
+                    bucket="several" if truth.several else "one",
+                    label=truth.several,
+                    difficulty="easy",
+                    event_type=etype,
+                    payload=payload,
+                )
+            )
         return out, {}
 
     def score(self, question, truth, answer, path, v, config) -> tracks.TrackScore:
@@ -86,8 +108,9 @@ def toy(tiny_pack):
 
 
 def _run(store, questions, agent, mode, out):
-    traces = {t.question_id: t for t in read_traces(run_questions(store, questions, get_agent(agent), mode=mode,
-                                                                  out_dir=out))}
+    traces = {
+        t.question_id: t for t in read_traces(run_questions(store, questions, get_agent(agent), mode=mode, out_dir=out))
+    }
     return [(q, traces[q.id]) for q in questions]
 
 
@@ -105,23 +128,27 @@ def test_the_oracle_answers_a_toy_track_correctly(toy, mode, tmp_path):
         # it cites the evidence it could read (in context mode: what the window holds)
         assert trace.final_answer["evidence_artifacts"] == sorted(set(truth.evidence_artifacts) & seen), q.id
         if mode == "tool" and truth.artifacts:  # it read what the truth points to (every id an artifact)
-            assert {c.arguments["artifact_id"] for c in trace.calls if c.tool == "fetch_artifact"} == \
-                set(truth.artifacts)
+            assert {c.arguments["artifact_id"] for c in trace.calls if c.tool == "fetch_artifact"} == set(
+                truth.artifacts
+            )
 
 
 @pytest.mark.parametrize("agent", ["leaky", "lazy", "keyword"])
 def test_the_baselines_give_valid_answers_on_a_toy_track(toy, agent, tmp_path):
     store, questions = toy
     runs = _run(store, questions, agent, "tool", tmp_path)
-    assert all(t.status == "completed" and t.submissions[-1].valid for _, t in runs), \
-        [(q.id, t.status, t.messages) for q, t in runs]
+    assert all(t.status == "completed" and t.submissions[-1].valid for _, t in runs), [
+        (q.id, t.status, t.messages) for q, t in runs
+    ]
     said = {q.id: t.final_answer["several"] for q, t in runs}
     if agent == "lazy":
         assert set(said.values()) == {False}
     if agent == "leaky":  # it takes every artifact the truth names and says yes when it took any
         assert said == {q.id: bool(q.ground_truth.artifacts) for q, _ in runs}
-        assert all({c.arguments["artifact_id"] for c in t.calls if c.tool == "fetch_artifact"} == set(q.ground_truth.artifacts)
-                   for q, t in runs)
+        assert all(
+            {c.arguments["artifact_id"] for c in t.calls if c.tool == "fetch_artifact"} == set(q.ground_truth.artifacts)
+            for q, t in runs
+        )
 
 
 def test_a_track_may_register_its_own_playbook(toy, tmp_path):

@@ -101,8 +101,23 @@ def test_resume_with_trials_refuses_a_duplicated_trial(store, tmp_path):
 
 
 def _cmd(questions: Path, pack: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "groundeval.cli.main", "run", str(questions), "--pack", str(pack),
-            "--agent", "agents_trials:make", "--out", str(out), "--quiet", "--trials", str(K), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "groundeval.cli.main",
+        "run",
+        str(questions),
+        "--pack",
+        str(pack),
+        "--agent",
+        "agents_trials:make",
+        "--out",
+        str(out),
+        "--quiet",
+        "--trials",
+        str(K),
+        *extra,
+    ]
 
 
 def _env(delay: float) -> dict[str, str]:
@@ -124,8 +139,12 @@ def test_sigkill_then_resume_scores_every_question_and_trial_once(tiny_pack, tmp
     write_question_set(qs, qpath)
     out = tmp_path / "run"
     traces_path = out / "traces.jsonl"
-    proc = subprocess.Popen(_cmd(qpath, tiny_pack, out, "--concurrency", "2"), env=_env(0.15),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        _cmd(qpath, tiny_pack, out, "--concurrency", "2"),
+        env=_env(0.15),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while _lines(traces_path) < 5:
         assert proc.poll() is None, proc.communicate()
@@ -137,8 +156,13 @@ def test_sigkill_then_resume_scores_every_question_and_trial_once(tiny_pack, tmp
     kept = _lines(traces_path)
     assert 5 <= kept < N * K
 
-    done = subprocess.run(_cmd(qpath, tiny_pack, out, "--resume", "--concurrency", "2"), env=_env(0.0),
-                          capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        _cmd(qpath, tiny_pack, out, "--resume", "--concurrency", "2"),
+        env=_env(0.0),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     traces = read_traces(traces_path)
     keys = [(t.question_id, t.trial) for t in traces]
@@ -151,9 +175,24 @@ def test_sigkill_then_resume_scores_every_question_and_trial_once(tiny_pack, tmp
     assert info["sessions"][-1]["skipped"] >= kept
 
     # and `groundeval score` re-scores them, with the trials section in the report
-    rescored = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "score", str(traces_path), "--questions",
-                               str(qpath), "--out", str(tmp_path / "scored"), "--bootstrap", "50"],
-                              capture_output=True, text=True, timeout=120)
+    rescored = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "groundeval.cli.main",
+            "score",
+            str(traces_path),
+            "--questions",
+            str(qpath),
+            "--out",
+            str(tmp_path / "scored"),
+            "--bootstrap",
+            "50",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert rescored.returncode == 0, rescored.stderr
     assert f"{K} trials per question ({N * K} traces)" in rescored.stdout
     report = json.loads((tmp_path / "scored" / "report.json").read_text())
@@ -169,7 +208,8 @@ def test_resume_keeps_the_runs_trials_without_repeating_the_option(store, tmp_pa
     agent = CoinAgent(1.0)
     run_questions(store, qs, agent, out_dir=tmp_path, resume=True)  # no trials given: the run's 3
     assert sorted((t.question_id, t.trial) for t in read_traces(path)) == sorted(
-        (q.id, k) for q in qs.questions for k in range(3))
+        (q.id, k) for q in qs.questions for k in range(3)
+    )
     assert len(agent.seeds) == 3
     info = json.loads((tmp_path / "run.json").read_text())
     assert info["episodes_total"] == 6 and info["episodes_done"] == 6 and info["sessions"][-1]["skipped"] == 3

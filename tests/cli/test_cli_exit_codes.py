@@ -31,8 +31,9 @@ def _agents_on_path(monkeypatch):
 
 
 def test_every_episode_errored_is_a_failed_run(tmp_path, capsys):
-    code, out, err = cli(capsys, "eval", "tiny", "--agent", "cli_agents:always_fails", "--out", str(tmp_path / "o"),
-                         "-q")
+    code, out, err = cli(
+        capsys, "eval", "tiny", "--agent", "cli_agents:always_fails", "--out", str(tmp_path / "o"), "-q"
+    )
     assert code == 1
     assert "error: the run failed: every episode errored (21 of 21)" in err
     assert "RuntimeError: the model server is on fire" in err and "Traceback" not in err
@@ -44,14 +45,14 @@ def test_every_episode_errored_is_a_failed_run(tmp_path, capsys):
 
 
 def test_run_command_exits_1_too(tmp_path, capsys):
-    code, _, err = cli(capsys, "run", "tiny", "--agent", "cli_agents:always_fails", "--out", str(tmp_path / "o"),
-                       "-q")
+    code, _, err = cli(capsys, "run", "tiny", "--agent", "cli_agents:always_fails", "--out", str(tmp_path / "o"), "-q")
     assert code == 1 and "the run failed" in err
 
 
 def test_partly_errored_run_completes_with_a_warning(tmp_path, capsys):
-    code, out, err = cli(capsys, "eval", "tiny", "--agent", "cli_agents:fails_first", "--out", str(tmp_path / "o"),
-                         "-q", "-j", "1")
+    code, out, err = cli(
+        capsys, "eval", "tiny", "--agent", "cli_agents:fails_first", "--out", str(tmp_path / "o"), "-q", "-j", "1"
+    )
     assert code == 0
     assert "warning: 1 of 21 episodes errored; first: RuntimeError: flaky provider" in err
     info = json.loads((tmp_path / "o" / "run.json").read_text())

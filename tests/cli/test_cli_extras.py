@@ -11,21 +11,23 @@ import pytest
 
 
 def _cli_without(modules: list[str], args: list[str], cwd) -> subprocess.CompletedProcess:
-    code = ("import sys\n"
-            f"for m in {modules!r}:\n    sys.modules[m] = None\n"
-            "from groundeval.cli.main import main\n"
-            f"main({args!r})\n")
+    code = (
+        "import sys\n"
+        f"for m in {modules!r}:\n    sys.modules[m] = None\n"
+        "from groundeval.cli.main import main\n"
+        f"main({args!r})\n"
+    )
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_llm_adapter_without_httpx(tmp_path, provider):
-    proc = _cli_without(["httpx"], ["run", "tiny", "--agent", f"{provider}:some-model", "--out", "o", "-q"],
-                        tmp_path)
+    proc = _cli_without(["httpx"], ["run", "tiny", "--agent", f"{provider}:some-model", "--out", "o", "-q"], tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         f"error: --agent {provider}:some-model: needs the '{provider}' extra (module 'httpx' is not installed): "
-        f"pip install 'groundeval[{provider}]'"]
+        f"pip install 'groundeval[{provider}]'"
+    ]
     assert not (tmp_path / "o" / "traces.jsonl").exists()  # refused before any episode
 
 
@@ -37,7 +39,8 @@ def test_serve_without_the_mcp_extra(tmp_path, hidden, missing):
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         f"error: groundeval serve: needs the 'mcp' extra (module '{missing}' is not installed): "
-        "pip install 'groundeval[mcp]'"]
+        "pip install 'groundeval[mcp]'"
+    ]
     assert "Traceback" not in proc.stdout + proc.stderr
 
 

@@ -26,8 +26,9 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_bundled_packs_are_the_pack_folders_of_domain_packs():
-    expected = sorted(p.parent.name for p in (REPO / "domain_packs").glob("*/groundeval.yaml")
-                      if not p.parent.name.startswith("_"))
+    expected = sorted(
+        p.parent.name for p in (REPO / "domain_packs").glob("*/groundeval.yaml") if not p.parent.name.startswith("_")
+    )
     found = bundled_packs()
     assert list(found) == expected and "tiny" in found and "_build" not in found
     assert found["tiny"].resolve() == (REPO / "domain_packs" / "tiny").resolve()

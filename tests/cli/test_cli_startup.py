@@ -14,8 +14,12 @@ HEAVY = ("duckdb", "pydantic", "networkx", "rich", "jsonschema", "yaml", "jinja2
 
 
 def _imported_by(args: list[str]) -> set[str]:
-    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "groundeval.cli.main", *args],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "groundeval.cli.main", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
 
 
@@ -37,8 +41,9 @@ def test_listing_matches_the_commands_short_help():
 
 
 def test_help_lists_every_loadable_command():
-    out = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "--help"], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "groundeval.cli.main", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     listed = {line.split()[0] for line in out.split("Commands:", 1)[1].splitlines() if line.strip()}
     assert listed == {n for n in COMMANDS if LazyGroup._load(n) is not None}
 

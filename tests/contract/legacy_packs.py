@@ -33,21 +33,39 @@ def base_config() -> dict[str, Any]:
         },
         "perspective": {"positive_ratio": 0.5, "negative_permission_ratio": 0.25, "negative_temporal_ratio": 0.25},
         "causal_links": [
-            {"name": "repair_follows_outage", "cause_event_type": "outage_reported",
-             "effect_event_type": "repair_started", "premise_template": "the outage had been reported",
-             "outcome_template": "a technician would have started a repair", "outcome_changed": True,
-             "max_gap_days": 1, "join": copy.deepcopy(JOIN), "mechanism_aliases": ["dispatch"]},
-            {"name": "review_follows_repair", "cause_event_type": "repair_done",
-             "effect_event_type": "review_written", "premise_template": "the repair had been completed",
-             "outcome_template": "a review would have been written", "outcome_changed": True,
-             "join": copy.deepcopy(JOIN)},
+            {
+                "name": "repair_follows_outage",
+                "cause_event_type": "outage_reported",
+                "effect_event_type": "repair_started",
+                "premise_template": "the outage had been reported",
+                "outcome_template": "a technician would have started a repair",
+                "outcome_changed": True,
+                "max_gap_days": 1,
+                "join": copy.deepcopy(JOIN),
+                "mechanism_aliases": ["dispatch"],
+            },
+            {
+                "name": "review_follows_repair",
+                "cause_event_type": "repair_done",
+                "effect_event_type": "review_written",
+                "premise_template": "the repair had been completed",
+                "outcome_template": "a review would have been written",
+                "outcome_changed": True,
+                "join": copy.deepcopy(JOIN),
+            },
         ],
         "silence_pairs": [
-            {"trigger_event_type": "repair_done", "response_event_type": "review_written", "max_gap_days": 5,
-             "search_space_subsystems": ["wiki"],
-             "search_space": [{"subsystem": "wiki", "query_template": "review {artifact_ids.helpdesk}"},
-                              {"subsystem": "helpdesk", "id_template": "{artifact_ids.helpdesk}"}],
-             "join": copy.deepcopy(JOIN)},
+            {
+                "trigger_event_type": "repair_done",
+                "response_event_type": "review_written",
+                "max_gap_days": 5,
+                "search_space_subsystems": ["wiki"],
+                "search_space": [
+                    {"subsystem": "wiki", "query_template": "review {artifact_ids.helpdesk}"},
+                    {"subsystem": "helpdesk", "id_template": "{artifact_ids.helpdesk}"},
+                ],
+                "join": copy.deepcopy(JOIN),
+            },
         ],
         "easy_ratio": 0.34,
         "medium_ratio": 0.33,
@@ -99,15 +117,19 @@ def write_pack(root: Path, config: dict[str, Any] | None = None, *, events_name:
     root.mkdir(parents=True, exist_ok=True)
     cfg = base_config() if config is None else config
     (root / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-    lines = [json.dumps({"id": i, "type": t, "timestamp": ts, "actors": a, "artifact_ids": ids, "facts": {}})
-             for i, t, ts, a, ids in EVENTS]
+    lines = [
+        json.dumps({"id": i, "type": t, "timestamp": ts, "actors": a, "artifact_ids": ids, "facts": {}})
+        for i, t, ts, a, ids in EVENTS
+    ]
     (root / events_name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     for rel, (ts, title, body) in ARTIFACTS.items():
         sub, aid = rel.split("/")
         p = root / "artifacts" / sub / f"{aid}.json"
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps({"id": aid, "timestamp": ts, "subsystem": sub, "title": title, "body": body},
-                                indent=2), encoding="utf-8")
+        p.write_text(
+            json.dumps({"id": aid, "timestamp": ts, "subsystem": sub, "title": title, "body": body}, indent=2),
+            encoding="utf-8",
+        )
     return root
 
 

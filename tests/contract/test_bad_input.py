@@ -22,18 +22,38 @@ def event_line(pack: Path, lineno: int) -> dict:
     return json.loads((pack / "events.jsonl").read_text().splitlines()[lineno - 1])
 
 
-@pytest.mark.parametrize("lineno, mutate, expected", [
-    (3, lambda r: '{"id": "e3", "type": ', "events.jsonl:3: malformed JSON line"),
-    (2, lambda r: json.dumps({k: v for k, v in r.items() if k != "type"}),
-     "events.jsonl:2 field 'type': missing required field"),
-    (4, lambda r: json.dumps({**r, "actors": "alice"}), "events.jsonl:4 field 'actors': expected a list of strings"),
-    (5, lambda r: json.dumps({**r, "timestamp": "yesterday"}),
-     "events.jsonl:5 field 'timestamp': unparseable timestamp \"yesterday\""),
-    (6, lambda r: json.dumps({**r, "id": 6}), "events.jsonl:6 field 'id': expected a string, got ubigint"),
-    (7, lambda r: json.dumps({**r, "artifact_ids": {"ticket": 43}}),
-     "events.jsonl:7 field 'artifact_ids': expected a mapping"),
-    (9, lambda r: json.dumps({**r, "id": "e1"}), "events.jsonl:9 field 'id': duplicate event id \"e1\" (first at line 1)"),
-])
+@pytest.mark.parametrize(
+    "lineno, mutate, expected",
+    [
+        (3, lambda r: '{"id": "e3", "type": ', "events.jsonl:3: malformed JSON line"),
+        (
+            2,
+            lambda r: json.dumps({k: v for k, v in r.items() if k != "type"}),
+            "events.jsonl:2 field 'type': missing required field",
+        ),
+        (
+            4,
+            lambda r: json.dumps({**r, "actors": "alice"}),
+            "events.jsonl:4 field 'actors': expected a list of strings",
+        ),
+        (
+            5,
+            lambda r: json.dumps({**r, "timestamp": "yesterday"}),
+            "events.jsonl:5 field 'timestamp': unparseable timestamp \"yesterday\"",
+        ),
+        (6, lambda r: json.dumps({**r, "id": 6}), "events.jsonl:6 field 'id': expected a string, got ubigint"),
+        (
+            7,
+            lambda r: json.dumps({**r, "artifact_ids": {"ticket": 43}}),
+            "events.jsonl:7 field 'artifact_ids': expected a mapping",
+        ),
+        (
+            9,
+            lambda r: json.dumps({**r, "id": "e1"}),
+            "events.jsonl:9 field 'id': duplicate event id \"e1\" (first at line 1)",
+        ),
+    ],
+)
 def test_bad_event_lines(pack, capsys, lineno, mutate, expected):
     edit_line(pack / "events.jsonl", lineno, mutate(event_line(pack, lineno)))
     code, err = run_cli(["info", str(pack)], capsys)
@@ -64,13 +84,22 @@ def test_bad_artifacts(pack, capsys):
     assert "loose.json field 'subsystem': missing subsystem" in err
 
 
-@pytest.mark.parametrize("edit, expected", [
-    (lambda t: t.replace("  seed: 7", "  seed: 7\n  sead: 8"), "field 'evaluation.sead': Extra inputs are not permitted"),
-    (lambda t: t.replace("max_per_actor: 5", "max_per_actor: lots"), "field 'evaluation.max_per_actor'"),
-    (lambda t: t.replace("timezone: UTC", "timezone: Mars/Olympus"), "field 'timezone': unknown timezone"),
-    (lambda t: t.replace("events: events.jsonl", "events: missing.jsonl"), "field 'sources.events': events source not found"),
-    (lambda t: t.replace("name: tiny", "name: [tiny"), "invalid YAML"),
-])
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (
+            lambda t: t.replace("  seed: 7", "  seed: 7\n  sead: 8"),
+            "field 'evaluation.sead': Extra inputs are not permitted",
+        ),
+        (lambda t: t.replace("max_per_actor: 5", "max_per_actor: lots"), "field 'evaluation.max_per_actor'"),
+        (lambda t: t.replace("timezone: UTC", "timezone: Mars/Olympus"), "field 'timezone': unknown timezone"),
+        (
+            lambda t: t.replace("events: events.jsonl", "events: missing.jsonl"),
+            "field 'sources.events': events source not found",
+        ),
+        (lambda t: t.replace("name: tiny", "name: [tiny"), "invalid YAML"),
+    ],
+)
 def test_bad_manifest(pack, capsys, edit, expected):
     manifest = pack / "groundeval.yaml"
     manifest.write_text(edit(manifest.read_text()))
@@ -107,8 +136,9 @@ def test_failed_load_writes_no_database(pack, tmp_path, capsys):
 
 def test_real_process_prints_no_traceback(pack):
     edit_line(pack / "events.jsonl", 1, "{")
-    proc = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "info", str(pack)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "groundeval.cli.main", "info", str(pack)], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     assert "events.jsonl:1: malformed JSON line" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -8,11 +8,14 @@ from contract_cli import run_cli
 from groundeval.cli.main import main
 
 
-@pytest.mark.parametrize("old, new, field", [
-    ("name: tiny", 'name: "ti\\ud800ny"', "name"),
-    ("    - name: postmortem_after_resolution", '    - name: "pm\\udc00"', "evaluation.silence_pairs.0.name"),
-    ("    engineer:\n", '    "eng\\ud801":\n', "access.roles.eng\\ud801"),
-])
+@pytest.mark.parametrize(
+    "old, new, field",
+    [
+        ("name: tiny", 'name: "ti\\ud800ny"', "name"),
+        ("    - name: postmortem_after_resolution", '    - name: "pm\\udc00"', "evaluation.silence_pairs.0.name"),
+        ("    engineer:\n", '    "eng\\ud801":\n', "access.roles.eng\\ud801"),
+    ],
+)
 def test_lone_surrogate_in_manifest(pack, capsys, old, new, field):
     manifest = pack / "groundeval.yaml"
     text = manifest.read_text()

@@ -33,15 +33,18 @@ def edit_artifact(pack: Path, rel: str, mutate) -> None:
     path.write_text(json.dumps(record))
 
 
-@pytest.mark.parametrize("lineno, mutate, field", [
-    (3, lambda r: r.update(timestamp=LONE), "timestamp"),
-    (3, lambda r: r.update(timestamp="2026-03-02T15:00:00Z" + LONE), "timestamp"),
-    (4, lambda r: r.update(id="e4" + LONE), "id"),
-    (5, lambda r: r.update(type="x\udc00"), "type"),
-    (3, lambda r: r["actors"].append("dave" + LONE), "actors[3]"),
-    (3, lambda r: r["facts"].update(topic=LONE), "facts.topic"),
-    (3, lambda r: r["artifact_ids"].update(transcript="zoom" + LONE), "artifact_ids.transcript"),
-])
+@pytest.mark.parametrize(
+    "lineno, mutate, field",
+    [
+        (3, lambda r: r.update(timestamp=LONE), "timestamp"),
+        (3, lambda r: r.update(timestamp="2026-03-02T15:00:00Z" + LONE), "timestamp"),
+        (4, lambda r: r.update(id="e4" + LONE), "id"),
+        (5, lambda r: r.update(type="x\udc00"), "type"),
+        (3, lambda r: r["actors"].append("dave" + LONE), "actors[3]"),
+        (3, lambda r: r["facts"].update(topic=LONE), "facts.topic"),
+        (3, lambda r: r["artifact_ids"].update(transcript="zoom" + LONE), "artifact_ids.transcript"),
+    ],
+)
 def test_event_with_lone_surrogate(pack, capsys, lineno, mutate, field):
     edit_event(pack, lineno, mutate)
     assert "\\ud" in (pack / "events.jsonl").read_text().splitlines()[lineno - 1]
@@ -51,11 +54,14 @@ def test_event_with_lone_surrogate(pack, capsys, lineno, mutate, field):
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("key, value, field", [
-    ("timestamp", LONE, "timestamp"),
-    ("id", "JIRA-43" + LONE, "id"),
-    ("title", "slow " + LONE, "title"),
-])
+@pytest.mark.parametrize(
+    "key, value, field",
+    [
+        ("timestamp", LONE, "timestamp"),
+        ("id", "JIRA-43" + LONE, "id"),
+        ("title", "slow " + LONE, "title"),
+    ],
+)
 def test_artifact_with_lone_surrogate(pack, capsys, key, value, field):
     edit_artifact(pack, "jira/JIRA-43.json", lambda r: r.update({key: value}))
     code, err = run_cli(["info", str(pack)], capsys)
@@ -73,8 +79,8 @@ def test_surrogate_key_prints(pack, capsys):
 
 def test_surrogate_pair_is_text(pack, capsys):
     """Near miss: the escaped pair of an emoji is valid Unicode and loads."""
-    edit_event(pack, 3, lambda r: r["facts"].update(topic="outage \U0001F600"))
-    edit_artifact(pack, "jira/JIRA-43.json", lambda r: r.update(title="slow \U0001F600"))
+    edit_event(pack, 3, lambda r: r["facts"].update(topic="outage \U0001f600"))
+    edit_artifact(pack, "jira/JIRA-43.json", lambda r: r.update(title="slow \U0001f600"))
     assert "\\ud83d\\ude00" in (pack / "events.jsonl").read_text()
     main(["info", str(pack)])  # returns normally: no SystemExit
     assert "error" not in capsys.readouterr().err

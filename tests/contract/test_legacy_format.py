@@ -27,22 +27,35 @@ def warnings_of(result, rule):
 def full_config() -> dict:
     """The base pack plus every other key of the original format (and a few unknown ones)."""
     cfg = base_config()
-    cfg.update({
-        "events_file": "./log.jsonl",
-        "perspective_actors": ["kim", "max"],
-        "max_perspective_questions": 12, "max_counterfactual_questions": 6, "max_silence_questions": 4,
-        "max_questions_per_actor": 3, "max_questions_per_event_type": 4,
-        "max_links_per_spec": 2, "trivial_search_space": ["chat"],
-        "seed": 7,
-        "provider": "anthropic", "provider_path": "my.providers.Custom", "model": "claude-x",
-        "api_key": "sk-secret-value", "api_key_env": "ANTHROPIC_API_KEY", "base_url": "http://localhost:9",
-        "temperature": 0.2, "max_tokens": 256, "max_retries": 4,
-        "llm_question_prose": True, "llm_model": "claude-prose",
-        "agent": {"framework": "crewai", "agent_class": "pkg.Crew"},
-        "task_contracts": [{"name": "t1", "preconditions": [{"check": "c"}]}],
-        "groundeval": {"reviewed": True},
-        "wandb_project": "x",  # unknown
-    })
+    cfg.update(
+        {
+            "events_file": "./log.jsonl",
+            "perspective_actors": ["kim", "max"],
+            "max_perspective_questions": 12,
+            "max_counterfactual_questions": 6,
+            "max_silence_questions": 4,
+            "max_questions_per_actor": 3,
+            "max_questions_per_event_type": 4,
+            "max_links_per_spec": 2,
+            "trivial_search_space": ["chat"],
+            "seed": 7,
+            "provider": "anthropic",
+            "provider_path": "my.providers.Custom",
+            "model": "claude-x",
+            "api_key": "sk-secret-value",
+            "api_key_env": "ANTHROPIC_API_KEY",
+            "base_url": "http://localhost:9",
+            "temperature": 0.2,
+            "max_tokens": 256,
+            "max_retries": 4,
+            "llm_question_prose": True,
+            "llm_model": "claude-prose",
+            "agent": {"framework": "crewai", "agent_class": "pkg.Crew"},
+            "task_contracts": [{"name": "t1", "preconditions": [{"check": "c"}]}],
+            "groundeval": {"reviewed": True},
+            "wandb_project": "x",  # unknown
+        }
+    )
     cfg["perspective"].update({"require_cross_subsystem_cases": True, "easy_ratio": 0.5, "foo": 1})
     cfg["roles"]["technician"]["shift"] = "night"  # unknown
     cfg["causal_links"][0]["link_field"] = "id"
@@ -85,7 +98,8 @@ def test_the_original_shapes_load_and_map(tmp_path):
     assert pair.search_space == []
     assert [(s.subsystem, s.id_template, s.query_template, s.limit) for s in pair.search_space_selectors] == [
         ("wiki", None, "review {artifact_ids.helpdesk}", ORIGINAL_SELECTOR_LIMIT),
-        ("helpdesk", "{artifact_ids.helpdesk}", None, ORIGINAL_SELECTOR_LIMIT)]
+        ("helpdesk", "{artifact_ids.helpdesk}", None, ORIGINAL_SELECTOR_LIMIT),
+    ]
 
 
 def test_every_mapped_key_lands_in_the_native_model(full_pack):
@@ -98,9 +112,17 @@ def test_every_mapped_key_lands_in_the_native_model(full_pack):
     assert ev.seed == 7
     assert ev.perspective.require_cross_subsystem_cases is True
     assert (ev.easy_ratio, ev.medium_ratio, ev.hard_ratio) == (0.34, 0.33, 0.33)
-    assert (ad.provider, ad.model, ad.api_key_env, ad.base_url, ad.temperature, ad.max_tokens, ad.max_retries,
-            ad.llm_question_prose, ad.llm_model) == ("anthropic", "claude-x", "ANTHROPIC_API_KEY",
-                                                     "http://localhost:9", 0.2, 256, 4, True, "claude-prose")
+    assert (
+        ad.provider,
+        ad.model,
+        ad.api_key_env,
+        ad.base_url,
+        ad.temperature,
+        ad.max_tokens,
+        ad.max_retries,
+        ad.llm_question_prose,
+        ad.llm_model,
+    ) == ("anthropic", "claude-x", "ANTHROPIC_API_KEY", "http://localhost:9", 0.2, 256, 4, True, "claude-prose")
     sel = ev.silence_pairs[0].search_space_selectors[1]
     assert (sel.id_template, sel.query_template) == ("{artifact_ids.helpdesk}", None)  # the original used the id
     assert "sk-secret-value" not in m.model_dump_json()
@@ -108,17 +130,26 @@ def test_every_mapped_key_lands_in_the_native_model(full_pack):
 
 # Keys of the original format that cannot be honoured: exactly one GE107 each, at the key's line.
 NOT_HONOURED = [
-    ("output_dir", "output_dir:"), ("use_event_log_policy", "use_event_log_policy:"),
-    ("max_links_per_spec", "max_links_per_spec:"), ("trivial_search_space", "trivial_search_space:"),
-    ("provider_path", "provider_path:"), ("api_key", "api_key:"), ("agent", "agent:"),
-    ("task_contracts", "task_contracts:"), ("groundeval", "groundeval:"),
-    ("perspective.easy_ratio", "  easy_ratio: 0.5"), ("causal_links[0].link_field", "link_field:"),
+    ("output_dir", "output_dir:"),
+    ("use_event_log_policy", "use_event_log_policy:"),
+    ("max_links_per_spec", "max_links_per_spec:"),
+    ("trivial_search_space", "trivial_search_space:"),
+    ("provider_path", "provider_path:"),
+    ("api_key", "api_key:"),
+    ("agent", "agent:"),
+    ("task_contracts", "task_contracts:"),
+    ("groundeval", "groundeval:"),
+    ("perspective.easy_ratio", "  easy_ratio: 0.5"),
+    ("causal_links[0].link_field", "link_field:"),
     ("silence_pairs[0].search_space[1].query_template", "query_template: leak"),
 ]
 # Keys the original format does not have: exactly one GE106 each, at the key's line.
 UNKNOWN = [
-    ("wandb_project", "wandb_project:"), ("roles.technician.shift", "shift:"), ("perspective.foo", "foo:"),
-    ("causal_links[0].weight", "weight:"), ("causal_links[0].join[0].note", "note:"),
+    ("wandb_project", "wandb_project:"),
+    ("roles.technician.shift", "shift:"),
+    ("perspective.foo", "foo:"),
+    ("causal_links[0].weight", "weight:"),
+    ("causal_links[0].join[0].note", "note:"),
     ("silence_pairs[0].search_space[0].boost", "boost:"),
 ]
 
@@ -163,8 +194,15 @@ def test_secrets_are_not_echoed(full_result):
 def test_a_key_at_its_default_is_not_reported(tmp_path):
     cfg = base_config()
     del cfg["output_dir"]
-    cfg.update({"use_event_log_policy": False, "trivial_search_space": [], "max_links_per_spec": None,
-                "max_perspective_questions": None, "seed": None})
+    cfg.update(
+        {
+            "use_event_log_policy": False,
+            "trivial_search_space": [],
+            "max_links_per_spec": None,
+            "max_perspective_questions": None,
+            "seed": None,
+        }
+    )
     result = verifier.verify(write_pack(tmp_path / "p", cfg), level=1)
     assert warnings_of(result, "GE106") + warnings_of(result, "GE107") == []
     ev = load_manifest(tmp_path / "p").manifest.evaluation
@@ -206,8 +244,9 @@ def test_key_order_does_not_matter(tmp_path, seed):
         sa.close()
         sb.close()
     ra, rb = verifier.verify(a, level=1), verifier.verify(b, level=1)
-    assert sorted((f.rule, f.path, f.message) for f in ra.findings) == \
-        sorted((f.rule, f.path, f.message) for f in rb.findings)
+    assert sorted((f.rule, f.path, f.message) for f in ra.findings) == sorted(
+        (f.rule, f.path, f.message) for f in rb.findings
+    )
 
 
 # --------------------------------------------------------------------------- bad values
@@ -221,17 +260,24 @@ def _set(cfg: dict, path: tuple, value) -> None:
 
 
 BAD = [
-    (("perspective", "positive_ratio"), "high", "positive_ratio: high", "perspective.positive_ratio",
-     "valid number"),
-    (("use_event_log_policy",), "sometimes", "use_event_log_policy:", "use_event_log_policy",
-     "expected true or false"),
-    (("max_questions_per_actor",), 0, "max_questions_per_actor:", "max_questions_per_actor",
-     "greater than or equal to 1"),
-    (("causal_links", 1, "max_gap_days"), -2, "max_gap_days: -2", "causal_links[1].max_gap_days",
-     "greater than 0"),
+    (("perspective", "positive_ratio"), "high", "positive_ratio: high", "perspective.positive_ratio", "valid number"),
+    (("use_event_log_policy",), "sometimes", "use_event_log_policy:", "use_event_log_policy", "expected true or false"),
+    (
+        ("max_questions_per_actor",),
+        0,
+        "max_questions_per_actor:",
+        "max_questions_per_actor",
+        "greater than or equal to 1",
+    ),
+    (("causal_links", 1, "max_gap_days"), -2, "max_gap_days: -2", "causal_links[1].max_gap_days", "greater than 0"),
     (("artifacts_dir",), 5, "artifacts_dir:", "artifacts_dir", "expected a path"),
-    (("silence_pairs", 0, "search_space", 0, "subsystem"), 7, "subsystem: 7",
-     "silence_pairs[0].search_space[0].subsystem", "valid string"),
+    (
+        ("silence_pairs", 0, "search_space", 0, "subsystem"),
+        7,
+        "subsystem: 7",
+        "silence_pairs[0].search_space[0].subsystem",
+        "valid string",
+    ),
     (("actors", "kim"), 42, "kim: 42", "actors.kim", ""),
 ]
 
@@ -265,8 +311,10 @@ def test_both_perspective_names_with_different_values_is_an_error(tmp_path, caps
     root = write_pack(tmp_path / "p", cfg)
     code, err = run_cli(["info", str(root)], capsys)
     assert code == 2
-    assert f"config.yaml:{line_of((root / 'config.yaml').read_text(), 'positive_ratio')} " \
-           "field 'perspective.positive_ratio': conflicts with perspective.positive" in err
+    assert (
+        f"config.yaml:{line_of((root / 'config.yaml').read_text(), 'positive_ratio')} "
+        "field 'perspective.positive_ratio': conflicts with perspective.positive" in err
+    )
 
 
 def test_the_verifier_locates_bad_values_too(tmp_path):

@@ -12,7 +12,8 @@ from groundeval.contract.manifest import load_manifest
 from groundeval.errors import ContractError
 
 ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
 
 
 def _manifest(pack: Path) -> Path:
@@ -87,8 +88,33 @@ def test_limits_keep_real_manifests_loading(repo_root):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_PIECES = ["&a [1, 2]", "*a", "[", "]", "{", "}", ": ", "- ", "\n", "  ", "\t", "'", '"', "\\ud800", "!!python/object",
-           "%YAML 1.1\n", "---\n", "...\n", "x" * 50, "é", "\x00", "access:", "actors:", "roles:", "evaluation:"]
+_PIECES = [
+    "&a [1, 2]",
+    "*a",
+    "[",
+    "]",
+    "{",
+    "}",
+    ": ",
+    "- ",
+    "\n",
+    "  ",
+    "\t",
+    "'",
+    '"',
+    "\\ud800",
+    "!!python/object",
+    "%YAML 1.1\n",
+    "---\n",
+    "...\n",
+    "x" * 50,
+    "é",
+    "\x00",
+    "access:",
+    "actors:",
+    "roles:",
+    "evaluation:",
+]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -97,8 +123,9 @@ def test_fuzzed_manifests_load_or_fail_located(tmp_path_factory, pieces, at):
     root = tmp_path_factory.mktemp("fuzz")
     base = (Path(__file__).resolve().parents[2] / "domain_packs" / "tiny" / "groundeval.yaml").read_text("utf-8")
     at = at % (len(base) + 1)
-    (root / "groundeval.yaml").write_text(base[:at] + "".join(pieces) + base[at:], encoding="utf-8",
-                                          errors="surrogatepass")
+    (root / "groundeval.yaml").write_text(
+        base[:at] + "".join(pieces) + base[at:], encoding="utf-8", errors="surrogatepass"
+    )
     try:
         load_manifest(root)
     except ContractError as exc:

@@ -19,8 +19,7 @@ from groundeval.contract.models import ActorSpec, EvaluationConfig, Manifest, Si
 REPO = Path(__file__).resolve().parents[2]
 
 names = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
-times = st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1),
-                     timezones=st.just(timezone.utc))
+times = st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2030, 1, 1), timezones=st.just(timezone.utc))
 
 
 @st.composite
@@ -34,29 +33,64 @@ def windows(draw):
 
 @st.composite
 def manifests(draw):
-    roles = draw(st.dictionaries(names, st.fixed_dictionaries({
-        "subsystems": st.lists(st.one_of(names, st.fixed_dictionaries({"name": names, "since": st.none() | times}))),
-        "broadcast_event_types": st.lists(names, max_size=2),
-        "external": st.booleans(),
-    }), max_size=3))
+    roles = draw(
+        st.dictionaries(
+            names,
+            st.fixed_dictionaries(
+                {
+                    "subsystems": st.lists(
+                        st.one_of(names, st.fixed_dictionaries({"name": names, "since": st.none() | times}))
+                    ),
+                    "broadcast_event_types": st.lists(names, max_size=2),
+                    "external": st.booleans(),
+                }
+            ),
+            max_size=3,
+        )
+    )
     actors = draw(st.dictionaries(names, st.one_of(names, st.lists(windows(), min_size=1, max_size=3)), max_size=4))
-    links = draw(st.lists(st.fixed_dictionaries({
-        "name": names, "cause_event_type": names, "effect_event_type": names,
-        "max_gap_days": st.floats(0.1, 60), "join": st.lists(st.fixed_dictionaries(
-            {"cause": names, "effect": names}), max_size=2),
-        "mechanism_aliases": st.lists(names, max_size=2),
-    }), max_size=3))
-    pairs = draw(st.lists(st.fixed_dictionaries({
-        "trigger_event_type": names, "response_event_type": names,
-        "join": st.lists(st.fixed_dictionaries({"trigger": names, "response": names}), max_size=2),
-        "search_space_selectors": st.lists(st.fixed_dictionaries({"subsystem": names, "id_template": names}),
-                                           max_size=2),
-    }), max_size=3))
-    return {"name": draw(names), "timezone": draw(st.sampled_from(["UTC", "Europe/Paris"])),
-            "access": {"actors": actors, "roles": roles,
-                       "restrictions": draw(st.dictionaries(names, st.fixed_dictionaries(
-                           {"actors": st.lists(names, max_size=2)}), max_size=2))},
-            "evaluation": {"causal_links": links, "silence_pairs": pairs, "seed": draw(st.integers(0, 2**31))}}
+    links = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "name": names,
+                    "cause_event_type": names,
+                    "effect_event_type": names,
+                    "max_gap_days": st.floats(0.1, 60),
+                    "join": st.lists(st.fixed_dictionaries({"cause": names, "effect": names}), max_size=2),
+                    "mechanism_aliases": st.lists(names, max_size=2),
+                }
+            ),
+            max_size=3,
+        )
+    )
+    pairs = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "trigger_event_type": names,
+                    "response_event_type": names,
+                    "join": st.lists(st.fixed_dictionaries({"trigger": names, "response": names}), max_size=2),
+                    "search_space_selectors": st.lists(
+                        st.fixed_dictionaries({"subsystem": names, "id_template": names}), max_size=2
+                    ),
+                }
+            ),
+            max_size=3,
+        )
+    )
+    return {
+        "name": draw(names),
+        "timezone": draw(st.sampled_from(["UTC", "Europe/Paris"])),
+        "access": {
+            "actors": actors,
+            "roles": roles,
+            "restrictions": draw(
+                st.dictionaries(names, st.fixed_dictionaries({"actors": st.lists(names, max_size=2)}), max_size=2)
+            ),
+        },
+        "evaluation": {"causal_links": links, "silence_pairs": pairs, "seed": draw(st.integers(0, 2**31))},
+    }
 
 
 @settings(max_examples=30, deadline=None)
@@ -75,8 +109,13 @@ def test_shorthands_normalise():
     spec = ActorSpec.model_validate({"role": "eng", "system": True})
     assert spec.system and spec.roles[0].role == "eng"
     assert SilenceJoin.model_validate({"cause": "a", "effect": "b"}) == SilenceJoin(trigger="a", response="b")
-    cfg = EvaluationConfig.model_validate({"causal_links": [{"name": "n", "cause_event_type": "a",
-                                                             "effect_event_type": "b", "join": {"cause": "x", "effect": "y"}}]})
+    cfg = EvaluationConfig.model_validate(
+        {
+            "causal_links": [
+                {"name": "n", "cause_event_type": "a", "effect_event_type": "b", "join": {"cause": "x", "effect": "y"}}
+            ]
+        }
+    )
     assert len(cfg.causal_links[0].join) == 1
 
 

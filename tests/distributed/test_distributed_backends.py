@@ -20,8 +20,15 @@ from groundeval import api
 from groundeval.agents.registry import get_agent
 from groundeval.agents.runner import run_episode
 from groundeval.distributed import LocalBackend, get_backend, pairs_in_order
-from groundeval.distributed.worker import (AgentSpec, EpisodeWorker, ScoreWorker, StoreSpec, line_chunks, merge_lines,
-                                           prepare_store_file)
+from groundeval.distributed.worker import (
+    AgentSpec,
+    EpisodeWorker,
+    ScoreWorker,
+    StoreSpec,
+    line_chunks,
+    merge_lines,
+    prepare_store_file,
+)
 from groundeval.errors import ContractError, UsageError
 from groundeval.scoring.io import iter_rescore_lines, score_line
 from groundeval.store.store import Store
@@ -69,21 +76,30 @@ def test_get_backend_names():
         get_backend(3)  # type: ignore[arg-type]
 
 
-_WITHOUT_RAY = "import sys; sys.modules['ray'] = None\nfrom groundeval.cli.main import main\nsys.argv[0] = 'groundeval'\nmain()"
+_WITHOUT_RAY = (
+    "import sys; sys.modules['ray'] = None\nfrom groundeval.cli.main import main\nsys.argv[0] = 'groundeval'\nmain()"
+)
 
 
-@pytest.mark.parametrize("argv", [
-    ["run", "tiny", "--agent", "oracle", "--out", "{out}", "--backend", "ray"],
-    ["eval", "tiny", "--agent", "oracle", "--out", "{out}", "--backend", "ray"],
-    ["score", "{out}/t.jsonl", "--questions", "{out}/q.json", "--backend", "ray"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "tiny", "--agent", "oracle", "--out", "{out}", "--backend", "ray"],
+        ["eval", "tiny", "--agent", "oracle", "--out", "{out}", "--backend", "ray"],
+        ["score", "{out}/t.jsonl", "--questions", "{out}/q.json", "--backend", "ray"],
+    ],
+)
 def test_ray_missing_is_one_line_naming_the_extra_exit_2(tmp_path, argv):
     """As if Ray were not installed (whether or not it is here): the install command, exit 2, no traceback."""
     argv = [a.format(out=tmp_path) for a in argv]
     (tmp_path / "t.jsonl").write_text("")
     (tmp_path / "q.json").write_text(json.dumps({"metadata": {}, "questions": []}))
-    proc = subprocess.run([sys.executable, "-c", _WITHOUT_RAY, *argv], capture_output=True, text=True,
-                          env={**os.environ, "RAY_ADDRESS": ""})
+    proc = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_RAY, *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RAY_ADDRESS": ""},
+    )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "pip install 'groundeval[ray]'" in proc.stderr
@@ -104,8 +120,23 @@ def test_ray_options_need_the_ray_backend(tmp_path):
         make_backend("local", None, 2, None)
     with pytest.raises(UsageError, match="--ray-address"):
         make_backend("local", "ray://x:10001", None, None)
-    proc = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "run", "tiny", "--agent", "oracle", "--out",
-                           str(tmp_path), "--workers", "2"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "groundeval.cli.main",
+            "run",
+            "tiny",
+            "--agent",
+            "oracle",
+            "--out",
+            str(tmp_path),
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "needs --backend ray" in proc.stderr
 
 
@@ -179,8 +210,7 @@ def test_agent_spec_by_name_and_pickled():
 
 
 def _stream(items):
-    return [(h.question_id, h.trial, None if s is None else score_line(s), line)
-            for h, s, line in items]
+    return [(h.question_id, h.trial, None if s is None else score_line(s), line) for h, s, line in items]
 
 
 def _local(path, qmap, digest):
@@ -205,8 +235,11 @@ def _outcome(make):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(size=st.integers(1, 50), damage=st.sampled_from(["none", "garbage", "repeat", "digest", "unknown", "blank"]),
-       at=st.integers(0, 41))
+@given(
+    size=st.integers(1, 50),
+    damage=st.sampled_from(["none", "garbage", "repeat", "digest", "unknown", "blank"]),
+    at=st.integers(0, 41),
+)
 def test_chunked_scoring_merges_to_the_sequential_stream(tmp_path_factory, tiny_run, size, damage, at):
     """Any chunking, any damage: the same (trace, score, line) stream and the same first error."""
     qs, traces, _ = tiny_run

@@ -54,7 +54,7 @@ def blocks(page: Path) -> list[Block]:
     out = []
     for m in FENCE.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        before = [x.strip() for x in text[:m.start()].splitlines() if x.strip()]
+        before = [x.strip() for x in text[: m.start()].splitlines() if x.strip()]
         directive, argument = None, ""
         if before:
             d = DIRECTIVE.match(before[-1])
@@ -69,8 +69,11 @@ def undefined_names(code: str) -> list[str]:
     if re.search(r"^\s*from\s+\S+\s+import\s+\*", code, re.M):
         return []
     table = symtable.symtable(code, "<doc block>", "exec")
-    defined = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()
-               or s.is_namespace() or s.is_parameter()}
+    defined = {
+        s.get_name()
+        for s in table.get_symbols()
+        if s.is_assigned() or s.is_imported() or s.is_namespace() or s.is_parameter()
+    }
     known = defined | set(dir(builtins)) | {"__name__", "__file__"}
     missing: set[str] = set()
 
@@ -78,8 +81,9 @@ def undefined_names(code: str) -> list[str]:
         for s in t.get_symbols():
             if not s.is_referenced():
                 continue
-            global_ref = (top and not (s.is_assigned() or s.is_imported() or s.is_namespace())) or \
-                (not top and s.is_global() and not s.is_declared_global())
+            global_ref = (top and not (s.is_assigned() or s.is_imported() or s.is_namespace())) or (
+                not top and s.is_global() and not s.is_declared_global()
+            )
             if global_ref and s.get_name() not in known:
                 missing.add(s.get_name())
         for child in t.get_children():

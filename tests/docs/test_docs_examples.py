@@ -55,9 +55,11 @@ def _execute(block: Block, cwd: Path, env: dict[str, str], index: int) -> None:
         args = ["bash", "-e", "-o", "pipefail", "-c", block.code]
     proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
     if proc.returncode != 0:
-        pytest.fail(f"{block.where} ({block.lang}) exited {proc.returncode}\n--- block\n{block.code}"
-                    f"--- stdout (tail)\n{proc.stdout[-3000:]}\n--- stderr (tail)\n{proc.stderr[-3000:]}",
-                    pytrace=False)
+        pytest.fail(
+            f"{block.where} ({block.lang}) exited {proc.returncode}\n--- block\n{block.code}"
+            f"--- stdout (tail)\n{proc.stdout[-3000:]}\n--- stderr (tail)\n{proc.stderr[-3000:]}",
+            pytrace=False,
+        )
 
 
 @pytest.mark.slow  # ~2 min of CPU in all; kept in the default run
@@ -87,11 +89,15 @@ def test_the_convention_is_followed():
     problems = []
     for b in ALL:
         if b.lang not in LANGUAGES:
-            problems.append(f"{b.where}: unknown block language {b.lang!r} (use one of {', '.join(filter(None, LANGUAGES))}"
-                            " or none)")
+            problems.append(
+                f"{b.where}: unknown block language {b.lang!r} (use one of {', '.join(filter(None, LANGUAGES))}"
+                " or none)"
+            )
         if b.directive == "not-run" and len(b.argument) < 8:
             problems.append(f"{b.where}: <!-- not-run: ... --> needs a reason")
-        if b.directive == "file" and (not b.argument or Path(b.argument).is_absolute() or ".." in Path(b.argument).parts):
+        if b.directive == "file" and (
+            not b.argument or Path(b.argument).is_absolute() or ".." in Path(b.argument).parts
+        ):
             problems.append(f"{b.where}: <!-- file: ... --> needs a relative path inside the page's folder")
     assert not problems, "\n".join(problems)
 

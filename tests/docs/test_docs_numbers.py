@@ -71,7 +71,9 @@ def test_compliance_tiers_in_scoring_md():
 
     tiers = ScoringConfig().tiers
     text = " ".join(_doc("scoring.md").split())
-    assert f"v < `tiers.high` ({tiers['high']:.2f}) high, v < `tiers.moderate` ({tiers['moderate']:.2f}) moderate" in text
+    assert (
+        f"v < `tiers.high` ({tiers['high']:.2f}) high, v < `tiers.moderate` ({tiers['moderate']:.2f}) moderate" in text
+    )
     assert "`no_evidence` when the slice has no tool call" in text
 
 

@@ -24,9 +24,13 @@ def corpus():
     store = Store.open(PACK)
     store.ensure_fts()  # before the cursor GraphSQL uses
     gs = GraphSQL(store.cursor)
-    docs = [(sub, sorted({w for w in text.lower().split() if w.isalnum()}))
-            for sub, text in gs.q("SELECT a.subsystem, t.title || ' ' || t.body FROM artifact_text t "
-                                  "JOIN artifacts a USING (id) ORDER BY t.id")]
+    docs = [
+        (sub, sorted({w for w in text.lower().split() if w.isalnum()}))
+        for sub, text in gs.q(
+            "SELECT a.subsystem, t.title || ' ' || t.body FROM artifact_text t "
+            "JOIN artifacts a USING (id) ORDER BY t.id"
+        )
+    ]
     words = sorted({w for _, ws in docs for w in ws})
     subsystems = sorted({sub for sub, _ in docs})
     return gs, words, subsystems, [d for d in docs if d[1]]
@@ -45,7 +49,9 @@ def _reference(gs: GraphSQL, queries: list[tuple[int, str, str, int]]) -> list[t
                 SELECT d.name, round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
                            * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl)))) * 1e9)::BIGINT
                 FROM tf JOIN {FTS}.docs d ON d.docid = tf.docid
-                JOIN artifacts a ON a.id = d.name AND a.subsystem = ?, st ORDER BY 1""", [text, sub])
+                JOIN artifacts a ON a.id = d.name AND a.subsystem = ?, st ORDER BY 1""",
+            [text, sub],
+        )
         scores: dict[str, int] = {}
         for aid, w in rows:
             scores[aid] = scores.get(aid, 0) + w

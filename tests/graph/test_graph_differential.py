@@ -46,37 +46,58 @@ def contracts(draw):
         if draw(st.booleans()):
             facts["m"] = draw(st.sampled_from([1, "1", 2]))
         refs = draw(st.lists(st.sampled_from(arts), max_size=2, unique=True))
-        events.append({
-            "id": f"e{i:02d}", "type": draw(st.sampled_from(["A", "B", "C"])),
-            "timestamp": (BASE + timedelta(hours=6 * draw(st.integers(0, 20)))).isoformat().replace("+00:00", "Z"),
-            "actors": draw(st.lists(st.sampled_from(["u1", "u2"]), max_size=2, unique=True)),
-            "artifact_ids": {"doc": refs} if refs else {}, "facts": facts,
-        })
-    artifacts = {a: {"subsystem": draw(st.sampled_from(SUBSYSTEMS)),
-                     "timestamp": (BASE + timedelta(hours=6 * draw(st.integers(0, 20)))).isoformat(),
-                     "title": f"doc {a}", "body": draw(st.sampled_from(["alpha beta", "beta", "gamma alpha"])),
-                     **({"visibility": {"actors": ["u1"]}} if draw(st.booleans()) else {})} for a in arts}
+        events.append(
+            {
+                "id": f"e{i:02d}",
+                "type": draw(st.sampled_from(["A", "B", "C"])),
+                "timestamp": (BASE + timedelta(hours=6 * draw(st.integers(0, 20)))).isoformat().replace("+00:00", "Z"),
+                "actors": draw(st.lists(st.sampled_from(["u1", "u2"]), max_size=2, unique=True)),
+                "artifact_ids": {"doc": refs} if refs else {},
+                "facts": facts,
+            }
+        )
+    artifacts = {
+        a: {
+            "subsystem": draw(st.sampled_from(SUBSYSTEMS)),
+            "timestamp": (BASE + timedelta(hours=6 * draw(st.integers(0, 20)))).isoformat(),
+            "title": f"doc {a}",
+            "body": draw(st.sampled_from(["alpha beta", "beta", "gamma alpha"])),
+            **({"visibility": {"actors": ["u1"]}} if draw(st.booleans()) else {}),
+        }
+        for a in arts
+    }
     match = draw(st.sampled_from([None, 1, "2"]))
     two_joins = draw(st.booleans())
-    causal = {"name": "a_then_b", "cause_event_type": "A", "effect_event_type": "B", "max_gap_days": GAP_DAYS,
-              "join": [{"cause": "facts.k", "effect": "facts.k"}]
-              + ([{"cause": "facts.m", "effect": "facts.m"}] if two_joins else [])}
+    causal = {
+        "name": "a_then_b",
+        "cause_event_type": "A",
+        "effect_event_type": "B",
+        "max_gap_days": GAP_DAYS,
+        "join": [{"cause": "facts.k", "effect": "facts.k"}]
+        + ([{"cause": "facts.m", "effect": "facts.m"}] if two_joins else []),
+    }
     if match is not None:
         causal.update(match_field="facts.m", match_value=match)
-    silence = {"name": "a_answered", "trigger_event_type": "A", "response_event_type": draw(st.sampled_from("BC")),
-               "max_gap_days": GAP_DAYS, "join": [{"trigger": "facts.k", "response": "facts.k"}],
-               "search_space_subsystems": ["s1"],
-               "search_space_selectors": [{"subsystem": "s1", "query_template": "alpha {facts.k}"}],
-               "search_space": ["X{facts.k}"]}
+    silence = {
+        "name": "a_answered",
+        "trigger_event_type": "A",
+        "response_event_type": draw(st.sampled_from("BC")),
+        "max_gap_days": GAP_DAYS,
+        "join": [{"trigger": "facts.k", "response": "facts.k"}],
+        "search_space_subsystems": ["s1"],
+        "search_space_selectors": [{"subsystem": "s1", "query_template": "alpha {facts.k}"}],
+        "search_space": ["X{facts.k}"],
+    }
     switch = BASE + timedelta(hours=6 * draw(st.integers(0, 20)))
     manifest = {
-        "name": "diff", "evaluation": {"causal_links": [causal], "silence_pairs": [silence],
-                                       "perspective_actors": ["u1", "u2"]},
+        "name": "diff",
+        "evaluation": {"causal_links": [causal], "silence_pairs": [silence], "perspective_actors": ["u1", "u2"]},
         "access": {
-            "actors": {"u1": "r1", "u2": [{"role": "r1", "until": switch.isoformat()},
-                                          {"role": "r2", "since": switch.isoformat()}]},
-            "roles": {"r1": {"subsystems": ["s1"]},
-                      "r2": {"subsystems": ["s2"], "broadcast_event_types": ["A"]}},
+            "actors": {
+                "u1": "r1",
+                "u2": [{"role": "r1", "until": switch.isoformat()}, {"role": "r2", "since": switch.isoformat()}],
+            },
+            "roles": {"r1": {"subsystems": ["s1"]}, "r2": {"subsystems": ["s2"], "broadcast_event_types": ["A"]}},
         },
     }
     return manifest, events, artifacts
@@ -117,23 +138,30 @@ def reference(manifest, events):
         causes = [e for e in causes if join_key(resolve(e, c["match_field"])) & join_key(c["match_value"])]
     edges = set()
     for ce in causes:
-        joined = [e for e in order if e["type"] == c["effect_event_type"] and _ts(ce) < _ts(e) <= _ts(ce) + gap
-                  and _joined(ce, e, cj)]
+        joined = [
+            e
+            for e in order
+            if e["type"] == c["effect_event_type"] and _ts(ce) < _ts(e) <= _ts(ce) + gap and _joined(ce, e, cj)
+        ]
         if joined:
             edges.add((ce["id"], joined[0]["id"]))
     distractors = set()
     for ce in causes:
         nxt = [e for e in order if e["type"] == c["effect_event_type"] and _ts(e) > _ts(ce)]
-        if nxt and _ts(nxt[0]) <= _ts(ce) + gap and _has_keys(ce, [p for p, _ in cj]) \
-                and _has_keys(nxt[0], [p for _, p in cj]) and not _joined(ce, nxt[0], cj) \
-                and (ce["id"], nxt[0]["id"]) not in edges:
+        if (
+            nxt
+            and _ts(nxt[0]) <= _ts(ce) + gap
+            and _has_keys(ce, [p for p, _ in cj])
+            and _has_keys(nxt[0], [p for _, p in cj])
+            and not _joined(ce, nxt[0], cj)
+            and (ce["id"], nxt[0]["id"]) not in edges
+        ):
             distractors.add((ce["id"], nxt[0]["id"]))
     s = manifest["evaluation"]["silence_pairs"][0]
     sj = [(j["trigger"], j["response"]) for j in s["join"]]
     presences, absences, ambiguous = [], set(), set()
     for t in [e for e in order if e["type"] == s["trigger_event_type"]]:
-        resp = [e for e in order if e["type"] == s["response_event_type"] and e["id"] != t["id"]
-                and _joined(t, e, sj)]
+        resp = [e for e in order if e["type"] == s["response_event_type"] and e["id"] != t["id"] and _joined(t, e, sj)]
         inside = [e for e in resp if _ts(t) < _ts(e) <= _ts(t) + gap]
         before = [e for e in resp if _ts(e) <= _ts(t)]
         after = [e for e in resp if _ts(e) > _ts(t) + gap]
@@ -161,19 +189,25 @@ def visible_ref(manifest, events, artifacts, actor, t: datetime, aid) -> bool:
         return False
     spec = manifest["access"]["actors"][actor]
     windows = [{"role": spec}] if isinstance(spec, str) else spec
-    roles = [w["role"] for w in windows
-             if (w.get("since") is None or datetime.fromisoformat(w["since"]) <= t)
-             and (w.get("until") is None or t < datetime.fromisoformat(w["until"]))]
+    roles = [
+        w["role"]
+        for w in windows
+        if (w.get("since") is None or datetime.fromisoformat(w["since"]) <= t)
+        and (w.get("until") is None or t < datetime.fromisoformat(w["until"]))
+    ]
     rs = manifest["access"]["roles"]
     sub_ok = any(a["subsystem"] in rs[r]["subsystems"] for r in roles) or any(
-        e["type"] in rs[r].get("broadcast_event_types", []) and _ts(e) <= t
-        and aid in e["artifact_ids"].get("doc", []) for r in roles for e in events)
+        e["type"] in rs[r].get("broadcast_event_types", []) and _ts(e) <= t and aid in e["artifact_ids"].get("doc", [])
+        for r in roles
+        for e in events
+    )
     act_ok = "visibility" not in a or actor in a["visibility"]["actors"]
     return sub_ok and act_ok
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(contracts())
 def test_graph_matches_reference(tmp_path_factory, contract):
     manifest, events, artifacts = contract
@@ -214,8 +248,11 @@ def test_graph_matches_reference(tmp_path_factory, contract):
         as_of = c.payload["as_of"]
         target = next(e for e in events if e["id"] == t.target_event_id)
         # only witnesses count: documents created at or after the event (one minute's tolerance)
-        arts = sorted(a for a in target["artifact_ids"].get("doc", [])
-                      if datetime.fromisoformat(artifacts[a]["timestamp"]) >= _ts(target) - timedelta(minutes=1))
+        arts = sorted(
+            a
+            for a in target["artifact_ids"].get("doc", [])
+            if datetime.fromisoformat(artifacts[a]["timestamp"]) >= _ts(target) - timedelta(minutes=1)
+        )
         vis = [a for a in arts if visible_ref(manifest, events, artifacts, c.actor, as_of, a)]
         assert t.target_artifacts == arts
         assert t.evidence_artifacts == vis

@@ -16,8 +16,10 @@ from groundeval.cli.main import main
 from groundeval.judge.contrast import contrast
 from groundeval.judge.run import JUDGE_FILE, judge_run, parse_reply, read_judge
 
-FLUENT_NO = ("No. I went through the incident channel, the tracker and the related documents for this, and "
-             "nothing in them supports it; the record is consistent and clearly points to no.")
+FLUENT_NO = (
+    "No. I went through the incident channel, the tracker and the related documents for this, and "
+    "nothing in them supports it; the record is consistent and clearly points to no."
+)
 JUDGE_SAYS = {"score": 0.88, "rationale": "A clear, specific and well-reasoned answer consistent with the question."}
 
 
@@ -35,13 +37,20 @@ def _no_answer(schema: dict) -> dict:
         return {"could_actor_have_known": False, "rationale": FLUENT_NO}
     if "exists" in props:
         return {"exists": False, "rationale": FLUENT_NO}
-    return {"outcome_changed": False, "causal_mechanism": "none", "cause_event_id": "unknown",
-            "effect_event_id": "unknown", "mechanism_direction": "no_causal_link", "rationale": FLUENT_NO}
+    return {
+        "outcome_changed": False,
+        "causal_mechanism": "none",
+        "cause_event_id": "unknown",
+        "effect_event_id": "unknown",
+        "mechanism_direction": "no_causal_link",
+        "rationale": FLUENT_NO,
+    }
 
 
 def responder(judge_reply=lambda body: json.dumps(JUDGE_SAYS)):
     """The agent (requests with tools): one search, then a confident "no" with fluent prose,
     never a fetch. The judge (requests without tools): ``judge_reply(body)``."""
+
     def reply(body):
         if "tools" not in body:
             return chat_reply(judge_reply(body))
@@ -50,6 +59,7 @@ def responder(judge_reply=lambda body: json.dumps(JUDGE_SAYS)):
         submit = next(t["function"] for t in body["tools"] if t["function"]["name"] == "submit_answer")
         schema = submit["parameters"]["properties"]["answer"]
         return chat_reply(FLUENT_NO, [tool_call("c2", "submit_answer", {"answer": _no_answer(schema)})])
+
     return reply
 
 
@@ -64,8 +74,19 @@ def fluent_run(llm_server, tiny_pack, tmp_path):
 
 
 def _judge(server, run, *extra: str) -> int:
-    return _cli("judge", str(run), "--judge", "openai:judge-model", "--base-url", server.url, "--retries", "0",
-                "--judge-cache", str(run.parent / "judge-cache"), *extra)
+    return _cli(
+        "judge",
+        str(run),
+        "--judge",
+        "openai:judge-model",
+        "--base-url",
+        server.url,
+        "--retries",
+        "0",
+        "--judge-cache",
+        str(run.parent / "judge-cache"),
+        *extra,
+    )
 
 
 def test_paper_8_1_fluent_no_is_judge_approved_but_state_invalid(llm_server, fluent_run, capsys):
@@ -73,8 +94,10 @@ def test_paper_8_1_fluent_no_is_judge_approved_but_state_invalid(llm_server, flu
     printed = capsys.readouterr().out
     records = {r["question_id"]: r for r in read_judge(fluent_run)}
     questions = {q.id: q for q in api.load_questions(fluent_run / "questions.json").questions}
-    traces = {json.loads(line)["question_id"]: json.loads(line)
-              for line in (fluent_run / "traces.jsonl").read_text().splitlines()}
+    traces = {
+        json.loads(line)["question_id"]: json.loads(line)
+        for line in (fluent_run / "traces.jsonl").read_text().splitlines()
+    }
     # the silence question whose response exists: the agent said "no" and never fetched the record
     q = next(q for q in questions.values() if q.track == "silence" and q.ground_truth.exists)
     r, t = records[q.id], traces[q.id]
@@ -122,7 +145,9 @@ def test_judge_is_cached_and_resumable(llm_server, fluent_run, tmp_path):
     # again: every episode is kept from judge.jsonl, no request, same bytes
     assert _judge(llm_server, fluent_run) == 0
     assert len(llm_server.requests) == n
-    assert (fluent_run / JUDGE_FILE).read_bytes() == first and (fluent_run / "judge.json").read_bytes() == contrast_bytes
+    assert (fluent_run / JUDGE_FILE).read_bytes() == first and (
+        fluent_run / "judge.json"
+    ).read_bytes() == contrast_bytes
     # judge.jsonl gone: the reply cache answers
     (fluent_run / JUDGE_FILE).unlink()
     assert _judge(llm_server, fluent_run) == 0
@@ -160,8 +185,18 @@ def test_with_reference_unparsable_and_errors(llm_server, fluent_run, tmp_path):
     assert report["overall"]["rejected_valid"] == report["overall"]["state_valid"]
     # a judge that cannot be reached stops the command with one line; what was judged is kept
     (fluent_run / JUDGE_FILE).unlink()
-    code = _cli("judge", str(fluent_run), "--judge", "openai:judge-model", "--base-url", "http://127.0.0.1:9",
-                "--retries", "0", "--judge-cache", str(tmp_path / "empty-cache"))
+    code = _cli(
+        "judge",
+        str(fluent_run),
+        "--judge",
+        "openai:judge-model",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--retries",
+        "0",
+        "--judge-cache",
+        str(tmp_path / "empty-cache"),
+    )
     assert code == 2
 
 
@@ -192,25 +227,40 @@ def _model(server):
     return text_model("openai:judge-model", base_url=server.url, retries=0, temperature=0.0)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('{"score": 0.9, "rationale": "good"}', (0.9, "good")),
-    ('Sure! ```json\n{"score": "0.25", "rationale": "weak"}\n```', (0.25, "weak")),
-    ("score: 1", (1.0, "score: 1")),
-    ('{"score": 7, "rationale": "out of ten"}', (None, "out of ten")),
-    ('{"score": true}', (None, "")),
-    ("no number here", (None, "no number here")),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('{"score": 0.9, "rationale": "good"}', (0.9, "good")),
+        ('Sure! ```json\n{"score": "0.25", "rationale": "weak"}\n```', (0.25, "weak")),
+        ("score: 1", (1.0, "score: 1")),
+        ('{"score": 7, "rationale": "out of ten"}', (None, "out of ten")),
+        ('{"score": true}', (None, "")),
+        ("no number here", (None, "no number here")),
+    ],
+)
 def test_parse_reply(text, expected):
     assert parse_reply(text) == expected
 
 
 def test_contrast_cells_and_thresholds():
     def rec(qid, track, score, valid, cls="pass"):
-        return {"question_id": qid, "track": track, "status": "ok", "judge_score": score, "valid_answer": valid,
-                "failure_class": cls if valid else "wrong_answer", "s_adj": 1.0 if valid else 0.1}
+        return {
+            "question_id": qid,
+            "track": track,
+            "status": "ok",
+            "judge_score": score,
+            "valid_answer": valid,
+            "failure_class": cls if valid else "wrong_answer",
+            "s_adj": 1.0 if valid else 0.1,
+        }
 
-    rows = [rec("a", "t", 0.9, True), rec("b", "t", 0.9, False), rec("c", "t", 0.1, True), rec("d", "t", 0.1, False),
-            {"question_id": "e", "track": "t", "status": "no_answer", "judge_score": None, "valid_answer": False}]
+    rows = [
+        rec("a", "t", 0.9, True),
+        rec("b", "t", 0.9, False),
+        rec("c", "t", 0.1, True),
+        rec("d", "t", 0.1, False),
+        {"question_id": "e", "track": "t", "status": "no_answer", "judge_score": None, "valid_answer": False},
+    ]
     g = contrast(rows, threshold=0.5)["tracks"]["t"]
     assert (g["approved_valid"], g["approved_invalid"], g["rejected_valid"], g["rejected_invalid"]) == (1, 1, 1, 1)
     assert g["agreement_rate"] == 0.5 and g["n_judged"] == 4 and g["not_judged"] == {"no_answer": 1}

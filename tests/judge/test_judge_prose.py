@@ -18,8 +18,7 @@ from groundeval.cli.main import main
 from groundeval.errors import ContractError
 from groundeval.questions.generate import PROSE_ATTEMPTS, generate
 from groundeval.questions.io import write_questions
-from groundeval.questions.prose import (NameIndex, ProseWriter, check_prose, clean, generate_with_prose,
-                                        required_phrases)
+from groundeval.questions.prose import NameIndex, ProseWriter, check_prose, clean, generate_with_prose, required_phrases
 
 
 def _cli(*args: str) -> int:
@@ -39,7 +38,7 @@ def tiny_store(tiny_pack):
 
 def _question(body) -> str:
     user = body["messages"][-1]["content"]
-    return next(line[len("Question: "):] for line in user.splitlines() if line.startswith("Question: "))
+    return next(line[len("Question: ") :] for line in user.splitlines() if line.startswith("Question: "))
 
 
 def _attempt(body) -> int:
@@ -48,8 +47,9 @@ def _attempt(body) -> int:
 
 def _writer(server, store, cache, **kw) -> ProseWriter:
     model = text_model("openai:prose-model", option="--prose", base_url=server.url, retries=0, temperature=0.7)
-    return ProseWriter(model, seed=store.manifest.evaluation.seed, cache_dir=cache,
-                       names=NameIndex.from_store(store), **kw)
+    return ProseWriter(
+        model, seed=store.manifest.evaluation.seed, cache_dir=cache, names=NameIndex.from_store(store), **kw
+    )
 
 
 def _reworded(question: str) -> str:
@@ -82,12 +82,17 @@ def test_templates_pass_the_prose_validator(tiny_store):
 
 def test_validator_rules(tiny_store):
     names = NameIndex.from_store(tiny_store)
-    request = {"track": "perspective", "text": "Based only on what bob could access as of 2026-03-07 16:00 UTC, "
-               "could bob have known about the 'meeting held' event?",
-               "slots": {"actor": "bob", "target": "the 'meeting held' event", "as_of": "2026-03-07 16:00 UTC"},
-               "references": ["the 'meeting held' event"]}
-    ok = ("Considering only the sources bob could read on or before 2026-03-07 16:00 UTC, would bob have been "
-          "able to learn about the 'meeting held' event?")
+    request = {
+        "track": "perspective",
+        "text": "Based only on what bob could access as of 2026-03-07 16:00 UTC, "
+        "could bob have known about the 'meeting held' event?",
+        "slots": {"actor": "bob", "target": "the 'meeting held' event", "as_of": "2026-03-07 16:00 UTC"},
+        "references": ["the 'meeting held' event"],
+    }
+    ok = (
+        "Considering only the sources bob could read on or before 2026-03-07 16:00 UTC, would bob have been "
+        "able to learn about the 'meeting held' event?"
+    )
     assert check_prose(ok, request, names) == []
     assert required_phrases(request) == ["the 'meeting held' event", "bob", "2026-03-07 16:00 UTC"]
 
@@ -111,9 +116,12 @@ def test_validator_rules(tiny_store):
 
 def test_counterfactual_must_not_be_circular():
     ref = "the 'deploy finished' event (service api)"
-    request = {"track": "counterfactual", "text": f"Suppose {ref} had not happened. Would {ref} have turned out "
-               "differently?", "slots": {"premise": f"{ref} had not happened", "effect": ref, "hint": ""},
-               "references": [ref, ref]}
+    request = {
+        "track": "counterfactual",
+        "text": f"Suppose {ref} had not happened. Would {ref} have turned out differently?",
+        "slots": {"premise": f"{ref} had not happened", "effect": ref, "hint": ""},
+        "references": [ref, ref],
+    }
     assert any(r.startswith("circular") for r in check_prose(request["text"], request))
 
 
@@ -128,9 +136,11 @@ def test_leaking_prose_is_rejected_retried_then_the_template_is_kept(llm_server,
     def responder(body):
         q = _question(body)
         n = leaks[q] = leaks.get(q, 0) + 1
-        text = {1: q[:-1] + ", judging from ZD-7 and PM-42?",
-                2: "Could not have known: " + q,
-                3: "Obviously, and as they should have, " + q[0].lower() + q[1:]}[min(n, 3)]
+        text = {
+            1: q[:-1] + ", judging from ZD-7 and PM-42?",
+            2: "Could not have known: " + q,
+            3: "Obviously, and as they should have, " + q[0].lower() + q[1:],
+        }[min(n, 3)]
         return chat_reply(text)
 
     llm_server.responder = responder
@@ -147,8 +157,16 @@ def test_leaking_prose_is_rejected_retried_then_the_template_is_kept(llm_server,
     assert len(retries) == (PROSE_ATTEMPTS - 1) * n
     assert any("zd-7" in b["messages"][-1]["content"] for b in retries)
     sent = json.dumps(llm_server.bodies())
-    for word in ("ground_truth", "could_actor_have_known", "negative_permission", "negative_temporal",
-                 "expected_search_space", "resolution_triggers_postmortem", "no_causal_link", '"label"'):
+    for word in (
+        "ground_truth",
+        "could_actor_have_known",
+        "negative_permission",
+        "negative_temporal",
+        "expected_search_space",
+        "resolution_triggers_postmortem",
+        "no_causal_link",
+        '"label"',
+    ):
         assert word not in sent
 
 
@@ -157,8 +175,7 @@ def test_the_generator_also_rejects_answer_side_ids(llm_server, tiny_store, tmp_
     artifact id (it has no digit); the generator's own leakage check still rejects it where
     it is on the answer side, and keeps the template there."""
     llm_server.responder = lambda body: chat_reply(_reworded(_question(body))[:-1] + " (see dm-bob-alice)?")
-    writer = ProseWriter(text_model("openai:m", base_url=llm_server.url, retries=0), seed=0,
-                         cache_dir=tmp_path / "c")
+    writer = ProseWriter(text_model("openai:m", base_url=llm_server.url, retries=0), seed=0, cache_dir=tmp_path / "c")
     qs = generate(tiny_store, seed=0, prose=writer)
     answer_side = [q for q in qs.questions if "dm-bob-alice" in json.dumps(q.ground_truth.model_dump())]
     assert answer_side and all(q.meta["text_source"] == "template" for q in answer_side)
@@ -180,8 +197,9 @@ def test_clean_prose_is_accepted_and_recorded(llm_server, tiny_store, tmp_path):
     assert all(q.text.startswith("Put simply, ") for q in qs.questions)
     assert sorted(_reworded(q.text) for q in plain.questions) == sorted(q.text for q in qs.questions)
     # same truths and subjects, new texts (and so new ids)
-    assert Counter(json.dumps(q.meta["subjects"], sort_keys=True) for q in qs.questions) == \
-        Counter(json.dumps(q.meta["subjects"], sort_keys=True) for q in plain.questions)
+    assert Counter(json.dumps(q.meta["subjects"], sort_keys=True) for q in qs.questions) == Counter(
+        json.dumps(q.meta["subjects"], sort_keys=True) for q in plain.questions
+    )
     body = llm_server.bodies()[0]
     assert body["model"] == "prose-model" and "tools" not in body
     assert "Keep verbatim:" in body["messages"][1]["content"]
@@ -227,15 +245,41 @@ def test_cli_prose_and_without_prose_nothing_changes(llm_server, tiny_pack, tmp_
         store.close()
     # every reply leaks: all templates kept, byte-identical to no --prose
     llm_server.responder = lambda body: chat_reply("The answer is no: " + _question(body))
-    assert _cli("generate", str(tiny_pack), "-o", str(tmp_path / "leaky.json"), "--prose", "openai:m",
-                "--prose-base-url", llm_server.url, "--prose-cache", str(tmp_path / "c1")) == 0
+    assert (
+        _cli(
+            "generate",
+            str(tiny_pack),
+            "-o",
+            str(tmp_path / "leaky.json"),
+            "--prose",
+            "openai:m",
+            "--prose-base-url",
+            llm_server.url,
+            "--prose-cache",
+            str(tmp_path / "c1"),
+        )
+        == 0
+    )
     assert (tmp_path / "leaky.json").read_bytes() == (tmp_path / "plain.json").read_bytes()
     assert "0 of 21 questions reworded" in capsys.readouterr().err.replace("\n", " ")
     # clean replies: reworded, and a second run from the cache is identical without a request
     llm_server.responder = lambda body: chat_reply(_reworded(_question(body)))
     for name in ("p1.json", "p2.json"):
-        assert _cli("generate", str(tiny_pack), "-o", str(tmp_path / name), "--prose", "openai:m",
-                    "--prose-base-url", llm_server.url, "--prose-cache", str(tmp_path / "c2")) == 0
+        assert (
+            _cli(
+                "generate",
+                str(tiny_pack),
+                "-o",
+                str(tmp_path / name),
+                "--prose",
+                "openai:m",
+                "--prose-base-url",
+                llm_server.url,
+                "--prose-cache",
+                str(tmp_path / "c2"),
+            )
+            == 0
+        )
     err = capsys.readouterr().err
     assert "21 of 21 questions reworded" in err and "0 requests, 21 cached" in err
     assert (tmp_path / "p1.json").read_bytes() == (tmp_path / "p2.json").read_bytes()
@@ -244,20 +288,23 @@ def test_cli_prose_and_without_prose_nothing_changes(llm_server, tiny_pack, tmp_
 
 
 def test_an_unreachable_provider_stops_generation(tiny_store, tmp_path):
-    writer = ProseWriter(text_model("openai:m", base_url="http://127.0.0.1:9", retries=0), seed=0,
-                         cache_dir=tmp_path / "c")
+    writer = ProseWriter(
+        text_model("openai:m", base_url="http://127.0.0.1:9", retries=0), seed=0, cache_dir=tmp_path / "c"
+    )
     with pytest.raises(ContractError, match=r"--prose: openai:m: .*connection refused"):
         generate_with_prose(tiny_store, writer, seed=0)
     assert writer.stats.requests == 1  # stopped after the first fatal error
 
 
-@pytest.mark.parametrize("args", [["generate", "tiny", "--prose", "openai:m"],
-                                  ["judge", ".", "--judge", "anthropic:m"]])
+@pytest.mark.parametrize(
+    "args", [["generate", "tiny", "--prose", "openai:m"], ["judge", ".", "--judge", "anthropic:m"]]
+)
 def test_missing_extra_is_one_line(tmp_path, args):
-    code = ("import sys\nsys.modules['httpx'] = None\nfrom groundeval.cli.main import main\n"
-            f"main({args!r})\n")
+    code = f"import sys\nsys.modules['httpx'] = None\nfrom groundeval.cli.main import main\nmain({args!r})\n"
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     extra = args[3].split(":")[0]
     assert proc.returncode == 2
-    assert proc.stderr.splitlines() == [f"error: {args[2]} {args[3]}: needs the '{extra}' extra (module 'httpx' "
-                                        f"is not installed): pip install 'groundeval[{extra}]'"]
+    assert proc.stderr.splitlines() == [
+        f"error: {args[2]} {args[3]}: needs the '{extra}' extra (module 'httpx' "
+        f"is not installed): pip install 'groundeval[{extra}]'"
+    ]

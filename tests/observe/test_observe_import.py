@@ -33,7 +33,7 @@ def _spans(doc: dict) -> list[dict]:
 
 
 def _plain(v: dict):
-    (kind, x), = v.items()
+    ((kind, x),) = v.items()
     return {"intValue": int, "doubleValue": float}.get(kind, lambda y: y)(x)
 
 
@@ -43,10 +43,14 @@ def _sdk_form(span: dict) -> dict:
 
     ns = int(span["startTimeUnixNano"])
     iso = datetime.fromtimestamp(ns // 10**9, timezone.utc).replace(microsecond=(ns % 10**9) // 1000)
-    return {"name": span["name"], "context": {"trace_id": "0x" + span["traceId"], "span_id": "0x" + span["spanId"]},
-            "parent_id": "0x" + span["parentSpanId"] if span.get("parentSpanId") else None,
-            "start_time": iso.isoformat().replace("+00:00", "Z"), "status": {"status_code": "UNSET"},
-            "attributes": {a["key"]: _plain(a["value"]) for a in span["attributes"]}}
+    return {
+        "name": span["name"],
+        "context": {"trace_id": "0x" + span["traceId"], "span_id": "0x" + span["spanId"]},
+        "parent_id": "0x" + span["parentSpanId"] if span.get("parentSpanId") else None,
+        "start_time": iso.isoformat().replace("+00:00", "Z"),
+        "status": {"status_code": "UNSET"},
+        "attributes": {a["key"]: _plain(a["value"]) for a in span["attributes"]},
+    }
 
 
 def test_sdk_json_and_console_concatenation_import_like_otlp(tmp_path):
@@ -72,8 +76,13 @@ def test_span_and_attribute_order_never_change_the_bytes(tmp_path):
     texts = {run_json(read_runs(tmp_path / f"r{i}.json")[0]).replace(f'"r{i}"', '"r"') for i in range(3)}
     assert len(texts) == 1
     (run,) = read_runs(tmp_path / "r0.json")
-    assert [c.tool for c in run.calls] == ["lookup_order", "lookup_order", "lookup_policy", "issue_refund",
-                                           "issue_refund"]
+    assert [c.tool for c in run.calls] == [
+        "lookup_order",
+        "lookup_order",
+        "lookup_policy",
+        "issue_refund",
+        "issue_refund",
+    ]
 
 
 def test_several_traces_in_one_file_are_several_runs(tmp_path):
@@ -89,11 +98,13 @@ def test_malformed_spans_are_located_problems(tmp_path):
     spans = _spans(doc)
     tool = next(s for s in spans if s["name"] == "execute_tool lookup_policy")
     next(a for a in tool["attributes"] if a["key"] == "gen_ai.tool.call.arguments")["value"] = {
-        "stringValue": "{topic: refunds"}
+        "stringValue": "{topic: refunds"
+    }
     spans[1]["attributes"].append({"key": "bad", "value": {"weirdValue": 1}})
     spans.append("not a span")
-    spans.append({"traceId": spans[0]["traceId"], "spanId": "ff", "parentSpanId": "ee", "name": "x",
-                  "startTimeUnixNano": "soon"})
+    spans.append(
+        {"traceId": spans[0]["traceId"], "spanId": "ff", "parentSpanId": "ee", "name": "x", "startTimeUnixNano": "soon"}
+    )
     (tmp_path / "bad.json").write_text(json.dumps(doc))
     (run,) = read_runs(tmp_path / "bad.json")
     where = [p.where for p in run.problems]
@@ -118,13 +129,42 @@ def test_not_json_is_a_located_error(tmp_path):
         read_runs(tmp_path / "empty.json")
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-                        st.sampled_from(["name", "spanId", "traceId", "parentSpanId", "attributes", "key", "value",
-                                         "stringValue", "intValue", "kvlistValue", "values", "status", "code",
-                                         "startTimeUnixNano", "start_time", "context", "resourceSpans", "scopeSpans",
-                                         "spans", "gen_ai.operation.name", "gen_ai.tool.call.arguments"]),
-                        inner, max_size=5), max_leaves=25)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "name",
+                    "spanId",
+                    "traceId",
+                    "parentSpanId",
+                    "attributes",
+                    "key",
+                    "value",
+                    "stringValue",
+                    "intValue",
+                    "kvlistValue",
+                    "values",
+                    "status",
+                    "code",
+                    "startTimeUnixNano",
+                    "start_time",
+                    "context",
+                    "resourceSpans",
+                    "scopeSpans",
+                    "spans",
+                    "gen_ai.operation.name",
+                    "gen_ai.tool.call.arguments",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=25,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -138,12 +178,20 @@ def test_any_json_imports_without_raising(docs):
 def test_groundeval_traces_import_as_runs(tmp_path):
     from groundeval.trace.model import ToolCall, Trace
 
-    t = Trace(question_id="q1", track="silence", mode="tool", actor="a", as_of="2026-01-01T00:00:00Z",
-              contract_digest="d", agent="oracle",
-              calls=[ToolCall(index=0, tool="search_artifacts", arguments={"query": "x"}, status="ok",
-                              result_ids=["A1"]),
-                     ToolCall(index=1, tool="fetch_artifact", arguments={"artifact_id": "A9"}, status="not_found")],
-              final_answer={"exists": False})
+    t = Trace(
+        question_id="q1",
+        track="silence",
+        mode="tool",
+        actor="a",
+        as_of="2026-01-01T00:00:00Z",
+        contract_digest="d",
+        agent="oracle",
+        calls=[
+            ToolCall(index=0, tool="search_artifacts", arguments={"query": "x"}, status="ok", result_ids=["A1"]),
+            ToolCall(index=1, tool="fetch_artifact", arguments={"artifact_id": "A9"}, status="not_found"),
+        ],
+        final_answer={"exists": False},
+    )
     (tmp_path / "traces.jsonl").write_text(t.model_dump_json() + "\n")
     (run,) = read_runs(tmp_path / "traces.jsonl")
     assert run.source == "trace" and [c.tool for c in run.calls] == ["search_artifacts", "fetch_artifact"]
@@ -157,8 +205,21 @@ def test_draft_bytes_do_not_depend_on_hash_seed(tmp_path):
     for seed in ("1", "2"):
         out = tmp_path / seed
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        subprocess.run([sys.executable, "-m", "groundeval.cli.main", "observe", str(RUNS / "double_refund.json"),
-                        "--out", str(out)], check=True, env=env, cwd=tmp_path, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "groundeval.cli.main",
+                "observe",
+                str(RUNS / "double_refund.json"),
+                "--out",
+                str(out),
+            ],
+            check=True,
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+        )
         outs.append(((out / "task.yaml").read_bytes(), (out / "review.md").read_bytes()))
     assert outs[0] == outs[1]
     runs = read_runs(RUNS / "double_refund.json")

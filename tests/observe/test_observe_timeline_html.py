@@ -56,8 +56,11 @@ def test_timeline_lists_calls_in_order_with_violations_marked(tmp_path):
     assert [(r, t) for r, t, _ in parser.rows] == want
     marked = {(r, i) for i, (r, _, v) in enumerate(parser.rows) if v}
     offsets = {f"run-{i}": sum(len(x.calls) for x in runs[: i - 1]) for i in range(1, len(runs) + 1)}
-    assert marked == {("run-2", offsets["run-2"] + 4), ("run-3", offsets["run-3"] + 1),
-                      ("run-3", offsets["run-3"] + 2)}  # the second refund; the triage agent's policy and refund
+    assert marked == {
+        ("run-2", offsets["run-2"] + 4),
+        ("run-3", offsets["run-3"] + 1),
+        ("run-3", offsets["run-3"] + 2),
+    }  # the second refund; the triage agent's policy and refund
     assert "end_state_mismatch" in html and "(triage)" in html and "(billing)" in html
     assert html.index("<h2>Observed runs</h2>") > html.index("<h2>Questions</h2>")
     assert html.rstrip().endswith("</html>")
@@ -67,7 +70,11 @@ def test_summaries_are_cut_and_deterministic():
     long = {"k": "x" * 500}
     s = summarise(long)
     assert len(s) == SUMMARY_CHARS and s.endswith("…")
-    assert summarise({"b": 1, "a": 2}) == json.dumps({"a": 2, "b": 1}, separators=(", ", ": ")) == summarise({"a": 2, "b": 1})
+    assert (
+        summarise({"b": 1, "a": 2})
+        == json.dumps({"a": 2, "b": 1}, separators=(", ", ": "))
+        == summarise({"a": 2, "b": 1})
+    )
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")

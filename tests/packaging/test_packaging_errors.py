@@ -33,8 +33,11 @@ def _exception_classes() -> list[type]:
 def test_every_exception_is_a_groundeval_error_or_an_episode_interrupt():
     classes = _exception_classes()
     assert ContractError in classes and EpisodeInterrupt in classes and len(classes) >= 8
-    stray = [c.__qualname__ for c in classes
-             if not issubclass(c, GroundevalError | EpisodeInterrupt) and c is not GroundevalError]
+    stray = [
+        c.__qualname__
+        for c in classes
+        if not issubclass(c, GroundevalError | EpisodeInterrupt) and c is not GroundevalError
+    ]
     assert stray == []
     base_only = [c.__qualname__ for c in classes if not issubclass(c, Exception)]
     assert all(issubclass(c, EpisodeInterrupt) for c in classes if not issubclass(c, Exception)), base_only

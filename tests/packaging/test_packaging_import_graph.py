@@ -16,12 +16,19 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-QUERY_MODULES = ("groundeval.store.", "groundeval.graph.sql", "groundeval.questions.sql",
-                 "groundeval.runtime.search_sql", "groundeval.verifier.sql")
+QUERY_MODULES = (
+    "groundeval.store.",
+    "groundeval.graph.sql",
+    "groundeval.questions.sql",
+    "groundeval.runtime.search_sql",
+    "groundeval.verifier.sql",
+)
 # The benchmark harness builds throwaway databases of its own to time the engine.
 SQL_EXEMPT = ("groundeval.bench.",)
-SQL = re.compile(r"\b(SELECT\b[\s\S]*\bFROM\b|INSERT\s+INTO\b|CREATE\s+(OR\s+REPLACE\s+)?(TEMP\s+)?"
-                 r"(TABLE|MACRO|VIEW|INDEX)\b|DELETE\s+FROM\b|DROP\s+TABLE\b|UPDATE\s+\w+\s+SET\b|PRAGMA\s+\w+)")
+SQL = re.compile(
+    r"\b(SELECT\b[\s\S]*\bFROM\b|INSERT\s+INTO\b|CREATE\s+(OR\s+REPLACE\s+)?(TEMP\s+)?"
+    r"(TABLE|MACRO|VIEW|INDEX)\b|DELETE\s+FROM\b|DROP\s+TABLE\b|UPDATE\s+\w+\s+SET\b|PRAGMA\s+\w+)"
+)
 
 
 def modules() -> dict[str, Path]:
@@ -73,9 +80,13 @@ def private_imports(module: str, path: Path, known: dict[str, Path]) -> list[str
                     if package_of(alias.name) != mine:
                         out.append(f"{module}:{node.lineno} imports private module {alias.name}")
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in foreign_modules and node.attr.startswith("_")
-                and not node.attr.startswith("__")):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in foreign_modules
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
             out.append(f"{module}:{node.lineno} reads {node.attr} off {foreign_modules[node.value.id]}")
     return out
 
@@ -83,9 +94,14 @@ def private_imports(module: str, path: Path, known: dict[str, Path]) -> list[str
 def sql_texts(path: Path) -> list[int]:
     """Lines of string constants (f-string parts included) that hold SQL."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
-                  if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    docstrings = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
@@ -105,17 +121,23 @@ def test_no_private_name_crosses_a_package():
 
 
 def test_sql_only_in_query_modules():
-    found = [f"{module}:{line}" for module, path in modules().items()
-             if not module.startswith(QUERY_MODULES + SQL_EXEMPT) for line in sql_texts(path)]
+    found = [
+        f"{module}:{line}"
+        for module, path in modules().items()
+        if not module.startswith(QUERY_MODULES + SQL_EXEMPT)
+        for line in sql_texts(path)
+    ]
     assert found == [], "move the query into its concept's query module (see docs/design.md)"
 
 
 def test_the_checks_see_what_they_look_for(tmp_path):
     """The scanners are not vacuous: they flag a planted private import and a planted query."""
     planted = tmp_path / "planted.py"
-    planted.write_text('from ..store.store import _digest\nfrom ..store import cone\ncone._private\n'
-                       'ROWS = "SELECT id FROM events ORDER BY id"\nNOT_SQL = "select a file from the list"\n',
-                       encoding="utf-8")
+    planted.write_text(
+        "from ..store.store import _digest\nfrom ..store import cone\ncone._private\n"
+        'ROWS = "SELECT id FROM events ORDER BY id"\nNOT_SQL = "select a file from the list"\n',
+        encoding="utf-8",
+    )
     known = {**modules(), "groundeval.report.planted": planted}
     assert len(private_imports("groundeval.report.planted", planted, known)) == 2
     assert sql_texts(planted) == [4]

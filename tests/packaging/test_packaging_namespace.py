@@ -33,10 +33,12 @@ def test_top_level_verifier_is_not_importable_outside_the_repository(tmp_path):
 def test_groundeval_never_imports_the_top_level_name(tmp_path):
     # From the repository root the folder *is* importable as `verifier` (cwd is on sys.path), so
     # this catches any leftover `import verifier` in the package: verifying and the CLI must not load it.
-    code = ("import sys, groundeval.api as api\n"
-            "from groundeval.cli.main import main\n"
-            "api.verify_pack('domain_packs/tiny', level=2)\n"
-            "print(sorted(m for m in sys.modules if m == 'verifier' or m.startswith('verifier.')))")
+    code = (
+        "import sys, groundeval.api as api\n"
+        "from groundeval.cli.main import main\n"
+        "api.verify_pack('domain_packs/tiny', level=2)\n"
+        "print(sorted(m for m in sys.modules if m == 'verifier' or m.startswith('verifier.')))"
+    )
     done = _run(code, REPO)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

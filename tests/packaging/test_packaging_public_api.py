@@ -30,8 +30,10 @@ def test_workflow_and_types_are_exported():
 
 
 def test_import_is_lazy():
-    code = ("import sys, groundeval; groundeval.ContractError; "
-            "print(sorted(m for m in ('duckdb', 'pydantic', 'networkx', 'jinja2') if m in sys.modules))")
+    code = (
+        "import sys, groundeval; groundeval.ContractError; "
+        "print(sorted(m for m in ('duckdb', 'pydantic', 'networkx', 'jinja2') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

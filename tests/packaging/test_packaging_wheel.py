@@ -68,8 +68,10 @@ def venv(built, tmp_path_factory):
     env_dir = tmp_path_factory.mktemp("venv") / "v"
     _run([sys.executable, "-m", "venv", "--without-pip", env_dir], env_dir.parent)
     py = env_dir / "bin" / "python"
-    _run([sys.executable, "-m", "pip", "--python", py, "install", "--quiet", "--no-deps", "--no-index", wheel],
-         env_dir.parent)
+    _run(
+        [sys.executable, "-m", "pip", "--python", py, "install", "--quiet", "--no-deps", "--no-index", wheel],
+        env_dir.parent,
+    )
     site = Path(_run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], env_dir).stdout.strip())
     (site / "zz_groundeval_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return env_dir
@@ -81,13 +83,20 @@ def test_wheel_contents(built):
     assert {n.split("/")[0] for n in names} == {"groundeval", "groundeval-0.1.0.dist-info"}
     assert "groundeval/verifier/__init__.py" in names and "groundeval/verifier/rules/shape.py" in names
     assert not any(n.startswith("verifier/") for n in names)
-    packs = sorted(p.parent.name for p in (REPO / "domain_packs").glob("*/groundeval.yaml")
-                   if not p.parent.name.startswith("_"))
+    packs = sorted(
+        p.parent.name for p in (REPO / "domain_packs").glob("*/groundeval.yaml") if not p.parent.name.startswith("_")
+    )
     for pack in packs:
-        shipped = sorted(n[len(f"groundeval/domain_packs/{pack}/"):] for n in names
-                         if n.startswith(f"groundeval/domain_packs/{pack}/"))
-        on_disk = sorted(str(f.relative_to(REPO / "domain_packs" / pack)) for f in (REPO / "domain_packs" / pack).rglob("*")
-                         if f.is_file() and "__pycache__" not in f.parts)
+        shipped = sorted(
+            n[len(f"groundeval/domain_packs/{pack}/") :]
+            for n in names
+            if n.startswith(f"groundeval/domain_packs/{pack}/")
+        )
+        on_disk = sorted(
+            str(f.relative_to(REPO / "domain_packs" / pack))
+            for f in (REPO / "domain_packs" / pack).rglob("*")
+            if f.is_file() and "__pycache__" not in f.parts
+        )
         assert shipped == on_disk, pack
     assert not any("/_build/" in n for n in names)
     license_files = [n for n in names if n.startswith("groundeval-0.1.0.dist-info/") and "LICENSE" in n]
@@ -99,8 +108,10 @@ def test_wheel_contents(built):
     with tarfile.open(sdist) as tar:
         members = tar.getnames()
     assert any(m.endswith("/LICENSE") for m in members)
-    print(f"\nsdist {sdist.stat().st_size / 1e3:.0f} kB, wheel {wheel.stat().st_size / 1e3:.0f} kB, "
-          f"built in {seconds:.1f} s")
+    print(
+        f"\nsdist {sdist.stat().st_size / 1e3:.0f} kB, wheel {wheel.stat().st_size / 1e3:.0f} kB, "
+        f"built in {seconds:.1f} s"
+    )
 
 
 def test_quick_start_from_the_wheel(venv, tmp_path):
@@ -120,9 +131,11 @@ def test_only_groundeval_is_importable(venv, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     bare = subprocess.run([py, "-c", "import verifier"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert bare.returncode != 0 and "No module named 'verifier'" in bare.stderr
-    code = ("import groundeval, groundeval.verifier as v\n"
-            "from groundeval.contract.packs import bundled_packs\n"
-            "print(v.__file__); print(bundled_packs()['tiny'])")
+    code = (
+        "import groundeval, groundeval.verifier as v\n"
+        "from groundeval.contract.packs import bundled_packs\n"
+        "print(v.__file__); print(bundled_packs()['tiny'])"
+    )
     where = _run([py, "-c", code], tmp_path, env=env).stdout.split()
     site = str(venv.resolve())
     assert all(str(Path(w).resolve()).startswith(site) for w in where), where  # from the wheel, not the clone
@@ -137,9 +150,11 @@ def test_sarif_help_uri_comes_from_the_wheel_metadata(built, venv, tmp_path):
     metadata = zipfile.ZipFile(built[1]).read("groundeval-0.1.0.dist-info/METADATA").decode()
     assert f"Project-URL: Repository, {repository}" in metadata
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    code = ("from groundeval.verifier import output as o\n"
-            "from pathlib import Path\n"
-            "assert not (Path(o.__file__).resolve().parents[1] / 'pyproject.toml').exists()\n"
-            "print(o.docs_uri('GE101'))")
+    code = (
+        "from groundeval.verifier import output as o\n"
+        "from pathlib import Path\n"
+        "assert not (Path(o.__file__).resolve().parents[1] / 'pyproject.toml').exists()\n"
+        "print(o.docs_uri('GE101'))"
+    )
     out = _run([venv / "bin" / "python", "-c", code], tmp_path, env=env).stdout.strip()
     assert out == f"{repository}/blob/main/docs/verifier.md#ge101"

@@ -25,8 +25,13 @@ def test_pack_loads(name):
         s = store.summary()
         assert s["name"] == name and s["events"] > 0 and s["artifacts"] > 0
         # every artifact referenced by an event exists
-        assert store.query("SELECT count(*) FROM event_artifacts ea LEFT JOIN artifacts a ON a.id = ea.artifact_id"
-                           " WHERE a.id IS NULL")[0][0] == 0
+        assert (
+            store.query(
+                "SELECT count(*) FROM event_artifacts ea LEFT JOIN artifacts a ON a.id = ea.artifact_id"
+                " WHERE a.id IS NULL"
+            )[0][0]
+            == 0
+        )
     finally:
         store.close()
 
@@ -85,6 +90,9 @@ def test_committed_packs_match_their_builder(tmp_path):
         out = tmp_path / domain.name
         b.write(out)
         built = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
-        committed = {p.relative_to(PACKS / domain.name): p.read_bytes()
-                     for p in sorted((PACKS / domain.name).rglob("*")) if p.is_file()}
+        committed = {
+            p.relative_to(PACKS / domain.name): p.read_bytes()
+            for p in sorted((PACKS / domain.name).rglob("*"))
+            if p.is_file()
+        }
         assert built == committed, domain.name

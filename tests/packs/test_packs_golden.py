@@ -58,8 +58,7 @@ def _run(store: Store, qs, agent: str, mode: str, out: Path) -> dict[str, str]:
     by_id = {t.question_id: t for t in traces}
     scores = [score(q, by_id[q.id], config) for q in qs.questions if q.id in by_id]
     write_scores(out / "scores.jsonl", scores)
-    report = aggregate(qs.questions, traces, scores, seed=qs.metadata.seed, config=config,
-                       bootstrap_samples=BOOTSTRAP)
+    report = aggregate(qs.questions, traces, scores, seed=qs.metadata.seed, config=config, bootstrap_samples=BOOTSTRAP)
     write_reports(report, out, questions=qs.questions, traces=traces, scores=scores, run={})
     return {f"{agent}-{mode}/{name}": _sha(out / name) for name in OUTPUTS}
 
@@ -89,9 +88,10 @@ def test_outputs_are_byte_identical(name, tmp_path):
     stored = json.loads(DIGESTS.read_text(encoding="utf-8")) if DIGESTS.exists() else {}
     if UPDATE:
         stored[name] = got
-        DIGESTS.write_text(json.dumps(dict(sorted(stored.items())), indent=2, sort_keys=True) + "\n",
-                           encoding="utf-8")
+        DIGESTS.write_text(json.dumps(dict(sorted(stored.items())), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     want = stored.get(name, {})
     changed = sorted(k for k in got.keys() | want.keys() if got.get(k) != want.get(k))
-    assert not changed, (f"{name}: these outputs changed bytes: {changed}; if the change is intended, "
-                         "rerun with GROUNDEVAL_UPDATE_GOLDEN=1 and commit tests/packs/golden_digests.json")
+    assert not changed, (
+        f"{name}: these outputs changed bytes: {changed}; if the change is intended, "
+        "rerun with GROUNDEVAL_UPDATE_GOLDEN=1 and commit tests/packs/golden_digests.json"
+    )

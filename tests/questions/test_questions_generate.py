@@ -30,8 +30,12 @@ def tiny_set(tiny_pack):
 
 def _cli_generate(pack: Path, out: Path, hashseed: str) -> bytes:
     env = {**os.environ, "PYTHONHASHSEED": hashseed}
-    subprocess.run([sys.executable, "-m", "groundeval.cli.main", "generate", str(pack), "-o", str(out)],
-                   check=True, env=env, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "groundeval.cli.main", "generate", str(pack), "-o", str(out)],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     return out.read_bytes()
 
 
@@ -86,13 +90,21 @@ def test_seed_changes_order_not_labels(tiny_pack):
 def _oracle_answer(q) -> dict:
     t = q.ground_truth
     if q.track == "perspective":
-        return {"could_actor_have_known": t.could_actor_have_known, "evidence_artifacts": t.evidence_artifacts,
-                "blocked_subsystems": t.blocked_subsystems}
+        return {
+            "could_actor_have_known": t.could_actor_have_known,
+            "evidence_artifacts": t.evidence_artifacts,
+            "blocked_subsystems": t.blocked_subsystems,
+        }
     if q.track == "counterfactual":
-        return {"outcome_changed": t.outcome_changed, "causal_mechanism": t.causal_mechanism,
-                "cause_event_id": t.cause_event_id, "effect_event_id": t.effect_event_id,
-                "mechanism_direction": t.mechanism_direction, "actors": t.actors,
-                "evidence_artifacts": t.evidence_artifacts}
+        return {
+            "outcome_changed": t.outcome_changed,
+            "causal_mechanism": t.causal_mechanism,
+            "cause_event_id": t.cause_event_id,
+            "effect_event_id": t.effect_event_id,
+            "mechanism_direction": t.mechanism_direction,
+            "actors": t.actors,
+            "evidence_artifacts": t.evidence_artifacts,
+        }
     return {"exists": t.exists, "evidence_artifacts": t.evidence_artifacts}
 
 
@@ -106,8 +118,10 @@ def test_domain_packs_balanced(pack):
         jsonschema.validate(_oracle_answer(q), q.answer_schema)
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({**_oracle_answer(q), "leak": 1}, q.answer_schema)
-        ids = [q.ground_truth.model_dump().get(k) for k in ("cause_event_id", "effect_event_id",
-                                                             "target_event_id", "trigger_event_id")]
+        ids = [
+            q.ground_truth.model_dump().get(k)
+            for k in ("cause_event_id", "effect_event_id", "target_event_id", "trigger_event_id")
+        ]
         assert not any(i and f" {i} " in f" {q.text} " for i in ids)
     if counts["perspective"]["total"] >= 20:
         assert set(counts["perspective"]["buckets"]) == {"positive", "negative_permission", "negative_temporal"}

@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 from groundeval.questions.balance import seeded_hash
 from groundeval.questions.pool import covering_as_of, seeded_sample
 
-records = st.lists(st.tuples(st.sampled_from(["s1", "s2"]), st.booleans(), st.text("abc", min_size=1, max_size=4)),
-                   unique=True, max_size=40)
+records = st.lists(
+    st.tuples(st.sampled_from(["s1", "s2"]), st.booleans(), st.text("abc", min_size=1, max_size=4)),
+    unique=True,
+    max_size=40,
+)
 
 
 @settings(max_examples=60, deadline=None)

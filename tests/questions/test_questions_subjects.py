@@ -49,27 +49,39 @@ def logs(draw):
             refs["slack"] = draw(st.lists(st.sampled_from(arts), min_size=1, max_size=2, unique=True))
         minute = draw(st.sampled_from([0, 0, 1, 60 * 24, 60 * 24 + 1, 2 * 60 * 24]))
         second = draw(st.sampled_from([0, 0, 30]))
-        events.append({
-            "id": f"e{i:02d}", "type": draw(st.sampled_from(TYPES)),
-            "timestamp": (BASE + timedelta(minutes=minute, seconds=second)).isoformat().replace("+00:00", "Z"),
-            "actors": draw(st.lists(st.sampled_from(sorted(DISPLAY)), max_size=3, unique=True)),
-            "artifact_ids": refs, "facts": facts,
-        })
+        events.append(
+            {
+                "id": f"e{i:02d}",
+                "type": draw(st.sampled_from(TYPES)),
+                "timestamp": (BASE + timedelta(minutes=minute, seconds=second)).isoformat().replace("+00:00", "Z"),
+                "actors": draw(st.lists(st.sampled_from(sorted(DISPLAY)), max_size=3, unique=True)),
+                "artifact_ids": refs,
+                "facts": facts,
+            }
+        )
     return events, arts
 
 
 def _write(root: Path, events, arts) -> Path:
-    manifest = {"name": "subjects", "access": {
-        "actors": {a: {"role": "r", "display_name": name} for a, name in DISPLAY.items()},
-        "roles": {"r": {"subsystems": ["docs"]}}}}
+    manifest = {
+        "name": "subjects",
+        "access": {
+            "actors": {a: {"role": "r", "display_name": name} for a, name in DISPLAY.items()},
+            "roles": {"r": {"subsystems": ["docs"]}},
+        },
+    }
     (root / "groundeval.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
     (root / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    (root / "artifacts.jsonl").write_text("".join(
-        json.dumps({"id": a, "subsystem": "docs", "timestamp": BASE.isoformat(), "title": a}) + "\n" for a in arts),
-        encoding="utf-8")
+    (root / "artifacts.jsonl").write_text(
+        "".join(
+            json.dumps({"id": a, "subsystem": "docs", "timestamp": BASE.isoformat(), "title": a}) + "\n" for a in arts
+        ),
+        encoding="utf-8",
+    )
     text = (root / "groundeval.yaml").read_text(encoding="utf-8")
-    (root / "groundeval.yaml").write_text(text + "sources: {events: events.jsonl, artifacts: artifacts.jsonl}\n",
-                                          encoding="utf-8")
+    (root / "groundeval.yaml").write_text(
+        text + "sources: {events: events.jsonl, artifacts: artifacts.jsonl}\n", encoding="utf-8"
+    )
     return root
 
 
@@ -88,9 +100,11 @@ def _words_match(shown: dict, e: dict, display: dict[str, str] = DISPLAY) -> boo
         size = {"day": timedelta(days=1), "minute": timedelta(minutes=1), "second": timedelta(seconds=1)}
         ts = datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00"))
         subject_ts = datetime.fromtimestamp(shown["ts_us"] / 1e6, tz=timezone.utc)
-        start = {"day": subject_ts.replace(hour=0, minute=0, second=0, microsecond=0),
-                 "minute": subject_ts.replace(second=0, microsecond=0),
-                 "second": subject_ts.replace(microsecond=0)}[shown["time"]]
+        start = {
+            "day": subject_ts.replace(hour=0, minute=0, second=0, microsecond=0),
+            "minute": subject_ts.replace(second=0, microsecond=0),
+            "second": subject_ts.replace(microsecond=0),
+        }[shown["time"]]
         if not start <= ts < start + size[shown["time"]]:
             return False
     return True
@@ -108,8 +122,16 @@ def test_references_name_exactly_one_event(tmp_path_factory, data, time, actors,
     store = Store.open(_write(tmp_path_factory.mktemp("log"), events, arts))
     gs = GraphSQL(store.cursor)
     role = Role(time=time, actors=actors, hide=frozenset({("a", "jira")}) if hide_jira else frozenset())
-    subjects = {e["id"]: Subject(e["id"], e["type"], int(datetime.fromisoformat(
-        e["timestamp"].replace("Z", "+00:00")).timestamp() * 1_000_000), e, tuple(e["actors"])) for e in events}
+    subjects = {
+        e["id"]: Subject(
+            e["id"],
+            e["type"],
+            int(datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp() * 1_000_000),
+            e,
+            tuple(e["actors"]),
+        )
+        for e in events
+    }
     index = SubjectIndex(gs, DISPLAY)
     requests = [(k, s, role) for k, s in subjects.items()]
     found = index.resolve(requests)
@@ -120,8 +142,9 @@ def test_references_name_exactly_one_event(tmp_path_factory, data, time, actors,
         tried = set(levels[-1].ids)
         same_type = [e for e in events if humanize(e["type"]) == humanize(s.type)]
         for kind, k, v in set(_levels(s, role, DISPLAY)[-1].ids) - tried:
-            assert all(v in join_key((e.get("facts" if kind == "f" else "artifact_ids") or {}).get(k))
-                       for e in same_type)
+            assert all(
+                v in join_key((e.get("facts" if kind == "f" else "artifact_ids") or {}).get(k)) for e in same_type
+            )
         counts = [_brute_count(ref, events) for ref in levels]
         assert all(c >= 1 for c in counts), "a subject always fits its own words"
         expected = next((ref for ref, c in zip(levels, counts) if c == 1), None)
@@ -141,8 +164,11 @@ def _question_sets(tmp_path_factory):
     from groundeval.questions.generate import generate
     from groundeval.synth.generate import write_org
 
-    packs = [p for p in sorted((Path(__file__).resolve().parents[2] / "domain_packs").iterdir())
-             if (p / "groundeval.yaml").exists()]
+    packs = [
+        p
+        for p in sorted((Path(__file__).resolve().parents[2] / "domain_packs").iterdir())
+        if (p / "groundeval.yaml").exists()
+    ]
     out = []
     for style in ("default", "paper"):
         root = tmp_path_factory.mktemp(f"org-{style}")
@@ -187,8 +213,11 @@ def test_every_track_yields_and_no_shortcut_beats_the_limit(question_sets):
         for track in ("perspective", "counterfactual", "silence"):
             assert counts[track]["total"] > 0, (name, track, qs.metadata.skipped.get(track))
         if name.startswith("org-"):  # the synthetic orgs fill every quota
-            assert {t: counts[t]["total"] for t in ("perspective", "counterfactual", "silence")} == \
-                {"perspective": 60, "counterfactual": 40, "silence": 40}
+            assert {t: counts[t]["total"] for t in ("perspective", "counterfactual", "silence")} == {
+                "perspective": 60,
+                "counterfactual": 40,
+                "silence": 40,
+            }
         for track, row in qs.metadata.shortcut_audit.items():
             if row["questions"] >= 30:
                 assert row["best_shortcut"] <= 0.60, (name, track, row)
@@ -211,8 +240,10 @@ def test_counts_at_org_shape_match_a_brute_force_reading(tmp_path):
     events = [json.loads(r[0]) for r in store.query("SELECT raw::VARCHAR FROM events ORDER BY id")]
     display = {a: s.display_name or a for a, s in store.manifest.access.actors.items()}
     sample = sorted(events, key=lambda e: hashlib.sha256(e["id"].encode()).hexdigest())[:120]
-    requests = [(e["id"], Subject(e["id"], e["type"], _us(e["timestamp"]), e, tuple(e.get("actors", []))), Role())
-                for e in sample]
+    requests = [
+        (e["id"], Subject(e["id"], e["type"], _us(e["timestamp"]), e, tuple(e.get("actors", []))), Role())
+        for e in sample
+    ]
     index = SubjectIndex(GraphSQL(store.cursor), display)
     found = index.resolve(requests)
     levels = index.levels(requests)

@@ -51,29 +51,50 @@ class Provenance(tracks.BaseTrack):
     buckets = ("several", "one")
     yes_buckets = ("several",)
     label_field = "recorded"
-    templates = (("provenance.1", "Is {event} recorded in more than one document?"),
-                 ("provenance.2", "Do several documents record {event}?"))
+    templates = (
+        ("provenance.1", "Is {event} recorded in more than one document?"),
+        ("provenance.2", "Do several documents record {event}?"),
+    )
     max_questions = 6
 
     def candidates(self, ctx: tracks.GenerationContext, pool: Any) -> tuple[list[Candidate], dict[str, int]]:
         out = []
         for eid, etype, ts_us, _raw, _actors, arts, _subs, _mc in ctx.sql.events_info(
-                [r[0] for r in ctx.sql.q("SELECT id FROM events ORDER BY id")]):
+            [r[0] for r in ctx.sql.q("SELECT id FROM events ORDER BY id")]
+        ):
             truth = ProvenanceTruth(recorded=len(arts) > 1, event_id=eid, artifacts=list(arts))
             bucket = "several" if truth.recorded else "one"
-            payload = {"truth": truth, "actor": None, "as_of": to_utc(ts_us), "gates": [],
-                       "context_subsystems": [], "names": [eid], "event_type": etype, "refs": [f"event {eid}"],
-                       "subjects": [{"event": eid}], "slots": {"event": f"event {eid}"}}
-            out.append(Candidate(key=f"{TOY}|{eid}", bucket=bucket, label=truth.recorded, difficulty="easy",
-                                 event_type=etype, payload=payload))
+            payload = {
+                "truth": truth,
+                "actor": None,
+                "as_of": to_utc(ts_us),
+                "gates": [],
+                "context_subsystems": [],
+                "names": [eid],
+                "event_type": etype,
+                "refs": [f"event {eid}"],
+                "subjects": [{"event": eid}],
+                "slots": {"event": f"event {eid}"},
+            }
+            out.append(
+                Candidate(
+                    key=f"{TOY}|{eid}",
+                    bucket=bucket,
+                    label=truth.recorded,
+                    difficulty="easy",
+                    event_type=etype,
+                    payload=payload,
+                )
+            )
         return out, {}
 
     def score(self, question, truth, answer, path, v, config) -> tracks.TrackScore:
         said = A.boolean(answer, "recorded")
         correct = said is not None and said == truth.recorded
         traj = {"looked": float(path.looked or bool(path.fetched))}
-        return tracks.TrackScore({"recorded": float(correct)}, float(correct), correct, traj, traj["looked"],
-                                 traj["looked"] == 1.0, None)
+        return tracks.TrackScore(
+            {"recorded": float(correct)}, float(correct), correct, traj, traj["looked"], traj["looked"] == 1.0, None
+        )
 
 
 class ToyAgent:
@@ -146,9 +167,15 @@ def test_registry_rejects_duplicates_and_protects_builtins(toy_track):
 # spelling, and the level-3 check of its Perspective shares); the graph's silence records;
 # the baseline agents, which answer the built-in tracks by design; and the benchmarks.
 ALLOWED = (
-    "groundeval/tracks/", "groundeval/questions/perspective.py", "groundeval/questions/counterfactual.py",
-    "groundeval/questions/silence.py", "groundeval/contract/legacy.py", "groundeval/graph/build.py",
-    "groundeval/agents/baselines.py", "groundeval/verifier/rules/semantics.py", "groundeval/bench/",
+    "groundeval/tracks/",
+    "groundeval/questions/perspective.py",
+    "groundeval/questions/counterfactual.py",
+    "groundeval/questions/silence.py",
+    "groundeval/contract/legacy.py",
+    "groundeval/graph/build.py",
+    "groundeval/agents/baselines.py",
+    "groundeval/verifier/rules/semantics.py",
+    "groundeval/bench/",
 )
 NAMES = {"perspective", "counterfactual", "silence"}
 # The English word, not the track: prose.py's list of answer-hinting words.
@@ -164,17 +191,22 @@ def _named(path: Path) -> list[int]:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             skip |= {id(n) for n in ast.walk(node.value)}
         if isinstance(node, ast.List | ast.Tuple | ast.Set) and any(
-                isinstance(e, ast.Constant) and e.value in WORDS for e in node.elts):
+            isinstance(e, ast.Constant) and e.value in WORDS for e in node.elts
+        ):
             skip |= {id(n) for n in node.elts}
-    return sorted({n.lineno for n in ast.walk(tree)
-                   if isinstance(n, ast.Constant) and n.value in NAMES and id(n) not in skip})
+    return sorted(
+        {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in NAMES and id(n) not in skip}
+    )
 
 
 def _sources() -> list[tuple[str, Path]]:
-    out = [(f"groundeval/{p.relative_to(REPO / 'groundeval').as_posix()}", p)
-           for p in (REPO / "groundeval").rglob("*.py")]
-    out += [(f"groundeval/verifier/{p.relative_to(REPO / 'verifier').as_posix()}", p)
-            for p in (REPO / "verifier").rglob("*.py")]
+    out = [
+        (f"groundeval/{p.relative_to(REPO / 'groundeval').as_posix()}", p) for p in (REPO / "groundeval").rglob("*.py")
+    ]
+    out += [
+        (f"groundeval/verifier/{p.relative_to(REPO / 'verifier').as_posix()}", p)
+        for p in (REPO / "verifier").rglob("*.py")
+    ]
     return out
 
 

@@ -31,11 +31,24 @@ class Chromium:
             os.dup2(w, 4)
 
         self.proc = subprocess.Popen(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-extensions", "--no-first-run", "--hide-scrollbars", "--remote-debugging-pipe",
-             "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=fds, close_fds=False)
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-extensions",
+                "--no-first-run",
+                "--hide-scrollbars",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=fds,
+            close_fds=False,
+        )
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self.timeout = timeout
@@ -90,15 +103,19 @@ class Chromium:
 
     def open(self, url: str, width: int, height: int = 900) -> None:
         """Load ``url`` in a ``width`` x ``height`` viewport (a phone-like one below 600 px)."""
-        self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
-                                                         "mobile": width < 600}, session=True)
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+            session=True,
+        )
         self.events.clear()
         self.send("Page.navigate", {"url": url}, session=True)
         self.wait_for("Page.loadEventFired")
 
     def evaluate(self, expression: str) -> Any:
-        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                "awaitPromise": True}, session=True)
+        result = self.send(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, session=True
+        )
         assert "exceptionDetails" not in result, result["exceptionDetails"]
         return result["result"].get("value")
 

@@ -4,17 +4,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scoring_builders import (counterfactual, fetch, perfect_counterfactual_answer, perfect_perspective_answer,
-                              perspective, search, silence, trace)
+from scoring_builders import (
+    counterfactual,
+    fetch,
+    perfect_counterfactual_answer,
+    perfect_perspective_answer,
+    perspective,
+    search,
+    silence,
+    trace,
+)
 
 from groundeval.questions.model import QuestionSet, QuestionSetMeta
 from groundeval.trace.io import append_trace
 
 
 def questions():
-    return [perspective(True, evidence=("slack-1",)),
-            perspective(False, evidence=(), blocked=("zoom",), bucket="negative_permission", qid="p3", actor="carol"),
-            counterfactual(True), silence(False), silence(True, qid="s2")]
+    return [
+        perspective(True, evidence=("slack-1",)),
+        perspective(False, evidence=(), blocked=("zoom",), bucket="negative_permission", qid="p3", actor="carol"),
+        counterfactual(True),
+        silence(False),
+        silence(True, qid="s2"),
+    ]
 
 
 def traces(good: bool = True):
@@ -24,8 +36,11 @@ def traces(good: bool = True):
         trace(p, [search("x"), fetch("slack-1")], perfect_perspective_answer(p)),
         trace(p3, [search("meeting <script>alert(1)</script>")] + zoom, perfect_perspective_answer(p3)),
         trace(c, [fetch("ZD-7"), fetch("JIRA-42")], perfect_counterfactual_answer(c)),
-        trace(s, [search(subsystem="confluence")] + ([fetch("JIRA-43"), fetch("PM-43"), fetch("PM-41")] if good else []),
-              {"exists": False}),
+        trace(
+            s,
+            [search(subsystem="confluence")] + ([fetch("JIRA-43"), fetch("PM-43"), fetch("PM-41")] if good else []),
+            {"exists": False},
+        ),
         trace(s2, [search(subsystem="confluence"), fetch("PM-42")], {"exists": True}),
     ]
     for t in out:

@@ -14,8 +14,9 @@ from groundeval.cli.main import main
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    proc = subprocess.run([sys.executable, "-m", "groundeval.cli.main", *args], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "groundeval.cli.main", *args], capture_output=True, text=True, timeout=120
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -24,8 +25,9 @@ def runs(tmp_path_factory):
     base = write_run(tmp_path_factory.mktemp("base"), good=True)
     new = write_run(tmp_path_factory.mktemp("new"), good=False)
     for folder in (base, new):
-        main(["score", str(folder / "traces.jsonl"), "--questions", str(folder / "questions.json"),
-              "--bootstrap", "50"])
+        main(
+            ["score", str(folder / "traces.jsonl"), "--questions", str(folder / "questions.json"), "--bootstrap", "50"]
+        )
     return base, new
 
 
@@ -40,8 +42,16 @@ def test_score_writes_scores_and_reports(runs):
 
 def test_rescoring_is_byte_identical(runs, tmp_path):
     base, _ = runs
-    code, out, err = run("score", str(base / "traces.jsonl"), "-q", str(base / "questions.json"),
-                         "--out", str(tmp_path), "--bootstrap", "50")
+    code, out, err = run(
+        "score",
+        str(base / "traces.jsonl"),
+        "-q",
+        str(base / "questions.json"),
+        "--out",
+        str(tmp_path),
+        "--bootstrap",
+        "50",
+    )
     assert code == 0, err
     for name in ("scores.jsonl", "report.json", "report.md", "report.html"):
         assert (tmp_path / name).read_bytes() == (base / name).read_bytes(), name
@@ -73,16 +83,35 @@ def test_gate_passes_and_fails_with_junit(runs, tmp_path):
     code, out, err = run("gate", str(base), "--min-adjusted", "0.9", "--max-violation-rate", "0")
     assert code == 0 and "gate passed" in out
     junit = tmp_path / "gate.xml"
-    code, out, err = run("gate", str(new), "--baseline", str(base), "--min-adjusted", "0.9",
-                         "--max-violation-rate", "0.01", "--max-drop", "0.05", "--test", "point", "--junit", str(junit))
+    code, out, err = run(
+        "gate",
+        str(new),
+        "--baseline",
+        str(base),
+        "--min-adjusted",
+        "0.9",
+        "--max-violation-rate",
+        "0.01",
+        "--max-drop",
+        "0.05",
+        "--test",
+        "point",
+        "--junit",
+        str(junit),
+    )
     assert code == 1
     assert "FAIL  overall.min_adjusted" in out and "FAIL  overall.max_violation_rate" in out
     assert "FAIL  silence.max_drop" in out and "PASS  counterfactual.max_drop" in out
     assert "gate failed" in err and "Traceback" not in err
     suite = ET.parse(junit).getroot().find("testsuite")
     failed = sorted(c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None)
-    assert failed == ["overall.max_drop", "overall.max_violation_rate", "overall.min_adjusted",
-                      "perspective.max_drop", "silence.max_drop"]
+    assert failed == [
+        "overall.max_drop",
+        "overall.max_violation_rate",
+        "overall.min_adjusted",
+        "perspective.max_drop",
+        "silence.max_drop",
+    ]
     # the default paired test: two questions per track cannot show a significant drop
     code, out, err = run("gate", str(new), "--baseline", str(base), "--max-drop", "0.05")
     assert code == 0 and "PASS  silence.max_drop" in out and "not significant" in out

@@ -30,10 +30,20 @@ def llm_like_traces():
         t.agent = "openai:gpt-test"
         n = len(t.calls)
         t.messages = [
-            {"role": "assistant", "content": f"first I search for {t.question_id}", "at_call": 0,
-             "tool_calls": [c.tool for c in t.calls[:1]], "usage": {"input_tokens": 100, "output_tokens": 20}},
-            {"role": "assistant", "content": f"then I answer {t.question_id}", "at_call": min(1, n),
-             "tool_calls": [c.tool for c in t.calls[1:]], "usage": {"input_tokens": 150, "output_tokens": 30}},
+            {
+                "role": "assistant",
+                "content": f"first I search for {t.question_id}",
+                "at_call": 0,
+                "tool_calls": [c.tool for c in t.calls[:1]],
+                "usage": {"input_tokens": 100, "output_tokens": 20},
+            },
+            {
+                "role": "assistant",
+                "content": f"then I answer {t.question_id}",
+                "at_call": min(1, n),
+                "tool_calls": [c.tool for c in t.calls[1:]],
+                "usage": {"input_tokens": 150, "output_tokens": 30},
+            },
         ]
         t.usage = {"input_tokens": 250, "output_tokens": 50, "requests": 2}
         t.timings.call_latency_ms = [1.5 + i for i in range(n)]
@@ -57,16 +67,21 @@ def test_episode_shows_messages_and_calls_interleaved_with_usage_latency_and_mod
     _, scores, ts, path = _written(tmp_path)
     html = path.read_text(encoding="utf-8")
     assert "gpt-test-2026" in html and "(openai)" in html and "openai:gpt-test" in html  # run.json's model
-    p1 = html[html.index('<details class="q" id="q-p1-'):]
-    p1 = p1[:p1.index("</details>")]
+    p1 = html[html.index('<details class="q" id="q-p1-') :]
+    p1 = p1[: p1.index("</details>")]
     # message 1, the search it announced, message 2, then the remaining calls — in that order
-    order = [p1.index("first I search for p1"), p1.index("<b>search_artifacts</b>"),
-             p1.index("then I answer p1"), p1.index("<b>fetch_artifact</b>"), p1.index("<b>submit_answer</b>")]
+    order = [
+        p1.index("first I search for p1"),
+        p1.index("<b>search_artifacts</b>"),
+        p1.index("then I answer p1"),
+        p1.index("<b>fetch_artifact</b>"),
+        p1.index("<b>submit_answer</b>"),
+    ]
     assert order == sorted(order)
     assert "100 in · 20 out" in p1 and "250 in · 50 out · 2 requests" in p1  # per turn and per episode
     assert "1.50 ms" in p1 and "1,237 ms" in p1  # per-call and episode latency
-    p3 = html[html.index('<details class="q" id="q-p3-'):]
-    p3 = p3[:p3.index("</details>")]
+    p3 = html[html.index('<details class="q" id="q-p3-') :]
+    p3 = p3[: p3.index("</details>")]
     assert p3.index("<b>submit_answer</b>") < p3.index("provider said 503")  # the runner's note comes last
     assert "&lt;b&gt;boom&lt;/b&gt;" in p3 and "<b>boom</b>" not in p3
     # the question index: one sortable row per scored episode, linked to its details
@@ -91,9 +106,11 @@ def test_messages_without_at_call_follow_their_listed_tool_calls(tmp_path):
     from groundeval.report.render import _timeline
 
     t = traces(good=True)[0]  # search, fetch, submit
-    t.messages = [{"role": "assistant", "content": "A", "tool_calls": ["search_artifacts", "fetch_artifact"]},
-                  {"role": "assistant", "content": "B", "tool_calls": ["submit_answer"]},
-                  {"role": "runner", "error": "C"}]
+    t.messages = [
+        {"role": "assistant", "content": "A", "tool_calls": ["search_artifacts", "fetch_artifact"]},
+        {"role": "assistant", "content": "B", "tool_calls": ["submit_answer"]},
+        {"role": "runner", "error": "C"},
+    ]
     seq = [e.get("text") if e["kind"] == "message" else e["tool"] for e in _timeline(t)]
     assert seq == ["A", "search_artifacts", "fetch_artifact", "B", "submit_answer", "C"]
 

@@ -25,12 +25,13 @@ def test_html_details_the_lowest_scores_up_to_the_limit():
     assert limited.count('<details class="q"') == 2
     assert f"2 of {len(scores)} questions are detailed here" in limited
     worst = sorted(scores, key=lambda s: (s.s_adj, s.track, s.question_id))[:2]
-    shown = [s for s in scores if f'<code>{s.question_id}</code>' in limited]
+    shown = [s for s in scores if f"<code>{s.question_id}</code>" in limited]
     assert sorted(s.question_id for s in shown) == sorted(s.question_id for s in worst)
     assert f"{report.overall.n}" in limited  # the tables still count every score
 
 
 def test_under_the_limit_nothing_changes():
     qs, ts, scores, report = _run()
-    assert render_html(report, questions=qs, traces=ts, scores=scores) == \
-        render_html(report, questions=qs, traces=ts, scores=scores, max_questions=None)
+    assert render_html(report, questions=qs, traces=ts, scores=scores) == render_html(
+        report, questions=qs, traces=ts, scores=scores, max_questions=None
+    )

@@ -29,15 +29,19 @@ def run_dir(tmp_path_factory):
 
 def test_score_profile_paper_names_the_profile_and_default_is_unchanged(run_dir, tmp_path, capsys):
     traces, questions = run_dir / "traces.jsonl", run_dir / "questions.json"
-    code, out, err = _cli(capsys, "score", str(traces), "-q", str(questions), "--out", str(tmp_path / "d"),
-                          "--seed", "0")
+    code, out, err = _cli(
+        capsys, "score", str(traces), "-q", str(questions), "--out", str(tmp_path / "d"), "--seed", "0"
+    )
     assert code == 0, err
     default_scores = (tmp_path / "d" / "scores.jsonl").read_text()
     assert default_scores == (run_dir / "scores.jsonl").read_text()  # the default never changes silently
-    assert '"profile"' not in default_scores and "profile" not in json.loads((tmp_path / "d" / "report.json").read_text())
+    assert '"profile"' not in default_scores and "profile" not in json.loads(
+        (tmp_path / "d" / "report.json").read_text()
+    )
 
-    code, out, err = _cli(capsys, "score", str(traces), "-q", str(questions), "--out", str(tmp_path / "p"),
-                          "--profile", "paper")
+    code, out, err = _cli(
+        capsys, "score", str(traces), "-q", str(questions), "--out", str(tmp_path / "p"), "--profile", "paper"
+    )
     assert code == 0, err
     assert "scoring profile 'paper'" in out
     lines = [json.loads(x) for x in (tmp_path / "p" / "scores.jsonl").read_text().splitlines()]
@@ -58,7 +62,8 @@ def test_eval_with_trials_and_profile_through_the_api(tmp_path):
     result = api.evaluate("tiny", "oracle", tmp_path / "o", trials=2, profile="paper")
     assert result.report.profile == "paper" and result.report.trials is not None
     assert result.report.trials.trials == 2 and result.report.trials.overall.pass_hat_k["2"] == pytest.approx(
-        result.report.trials.overall.pass_at_k["2"])  # the oracle is deterministic: all or nothing per question
+        result.report.trials.overall.pass_at_k["2"]
+    )  # the oracle is deterministic: all or nothing per question
     assert len(result.scores) == 2 * len(result.questions.questions)
     with pytest.raises(Exception, match="unknown scoring profile"):
         api.evaluate("tiny", "oracle", tmp_path / "x", profile="nope")

@@ -15,8 +15,14 @@ from groundeval.scoring.model import RunReport
 from groundeval.scoring.score import score
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 
 
 def _written(tmp_path, good=False):
@@ -60,12 +66,17 @@ def test_html_opens_in_headless_chromium(tmp_path):
     assert f'id="f-count">{len(scores)} shown' in dom  # the filter script ran
     # the filter by failure class, through the page's own script (?class=...)
     wrong = sum(s.failure_class == "state_invalid_correct" for s in scores)
-    filtered = subprocess.run([CHROMIUM, *FLAGS, "--dump-dom", url + "?class=state_invalid_correct"],
-                              capture_output=True, text=True, timeout=120).stdout
+    filtered = subprocess.run(
+        [CHROMIUM, *FLAGS, "--dump-dom", url + "?class=state_invalid_correct"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     assert f'id="f-count">{wrong} shown' in filtered and 0 < wrong < len(scores)
     shot = tmp_path / "shot.png"
-    subprocess.run([CHROMIUM, *FLAGS, f"--screenshot={shot}", "--window-size=1280,1400", url],
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [CHROMIUM, *FLAGS, f"--screenshot={shot}", "--window-size=1280,1400", url], capture_output=True, timeout=120
+    )
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
 

@@ -32,8 +32,9 @@ def test_a_duplicated_trace_line_is_refused_with_both_lines(folder, capsys, tmp_
     path = folder / "traces.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text("".join(lines) + lines[2], encoding="utf-8")
-    code, out, err = cli(capsys, "score", str(path), "-q", str(folder / "questions.json"), "--out", str(tmp_path),
-                         "--bootstrap", "10")
+    code, out, err = cli(
+        capsys, "score", str(path), "-q", str(folder / "questions.json"), "--out", str(tmp_path), "--bootstrap", "10"
+    )
     assert code == 2 and f"{path}:{len(lines) + 1}" in err and "first is at line 3" in err
     assert "Traceback" not in err and not (tmp_path / "scores.jsonl").exists()
 
@@ -44,8 +45,9 @@ def test_the_same_question_by_another_agent_is_not_a_duplicate(folder, capsys, t
     other = json.loads(lines[0])
     other["agent"] = "another-agent"
     path.write_text("".join(lines) + json.dumps(other) + "\n", encoding="utf-8")
-    code, out, err = cli(capsys, "score", str(path), "-q", str(folder / "questions.json"), "--out", str(tmp_path),
-                         "--bootstrap", "10")
+    code, out, err = cli(
+        capsys, "score", str(path), "-q", str(folder / "questions.json"), "--out", str(tmp_path), "--bootstrap", "10"
+    )
     assert code == 0, err
     assert len((tmp_path / "scores.jsonl").read_text().splitlines()) == len(lines) + 1
 
@@ -63,16 +65,36 @@ def test_a_trace_of_another_contract_is_refused(folder, capsys, tmp_path, digest
 
 
 def test_with_pack_the_questions_must_come_from_it(folder, capsys, tmp_path, tiny_pack):
-    code, out, err = cli(capsys, "score", str(folder / "traces.jsonl"), "-q", str(folder / "questions.json"),
-                         "--pack", str(tiny_pack), "--out", str(tmp_path))
+    code, out, err = cli(
+        capsys,
+        "score",
+        str(folder / "traces.jsonl"),
+        "-q",
+        str(folder / "questions.json"),
+        "--pack",
+        str(tiny_pack),
+        "--out",
+        str(tmp_path),
+    )
     assert code == 2 and "another contract" in err and "metadata.contract_digest" in err
     # the same run recorded on the pack's real digest scores
     digest = Store.open(tiny_pack).digest
     for name in ("traces.jsonl", "questions.json"):
         p = folder / name
         p.write_text(p.read_text(encoding="utf-8").replace('"d"', json.dumps(digest)), encoding="utf-8")
-    code, out, err = cli(capsys, "score", str(folder / "traces.jsonl"), "-q", str(folder / "questions.json"),
-                         "--pack", str(tiny_pack), "--out", str(tmp_path), "--bootstrap", "10")
+    code, out, err = cli(
+        capsys,
+        "score",
+        str(folder / "traces.jsonl"),
+        "-q",
+        str(folder / "questions.json"),
+        "--pack",
+        str(tiny_pack),
+        "--out",
+        str(tmp_path),
+        "--bootstrap",
+        "10",
+    )
     assert code == 0, err
 
 
@@ -99,13 +121,23 @@ def test_unwritable_outputs_and_unreadable_inputs_exit_2_without_traceback(folde
 
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    code, out, err = cli(capsys, "score", str(folder / "traces.jsonl"), "-q", str(folder / "questions.json"),
-                         "--out", str(blocker / "out"), "--bootstrap", "10")
+    code, out, err = cli(
+        capsys,
+        "score",
+        str(folder / "traces.jsonl"),
+        "-q",
+        str(folder / "questions.json"),
+        "--out",
+        str(blocker / "out"),
+        "--bootstrap",
+        "10",
+    )
     assert code == 2 and str(blocker) in err and "Traceback" not in err
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "groundeval.cli.main", *args], capture_output=True, text=True,
-                              timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "groundeval.cli.main", *args], capture_output=True, text=True, timeout=300
+        )
 
     done = run("generate", str(tiny_pack), "-o", str(blocker / "questions.json"))
     assert done.returncode == 2 and "Traceback" not in done.stderr

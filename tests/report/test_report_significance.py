@@ -61,8 +61,7 @@ def test_a_degraded_agent_is_caught(trials):
     caught = 0
     for _ in range(sims):
         pool = _pool(rng, 60)
-        caught += _gate_fails(_run(rng, pool, trials), _run(rng, pool, trials, degrade=0.4), max_drop=0.02,
-                              alpha=0.05)
+        caught += _gate_fails(_run(rng, pool, trials), _run(rng, pool, trials, degrade=0.4), max_drop=0.02, alpha=0.05)
     assert caught / sims >= (0.8 if trials == 1 else 0.95), f"caught {caught} of {sims}"
 
 
@@ -81,7 +80,7 @@ def test_sign_flip_is_exact_for_few_questions():
     assert sign_flip_p([0.5, 0.25, 1.0]) == (0.125, True)
     assert sign_flip_p([0.0, 0.0]) == (1.0, True)  # no change at all: nothing to explain
     assert sign_flip_p([]) == (1.0, True)
-    assert sign_flip_p([0.3] * 20) == (2.0 ** -20, True)  # equal values are grouped: still exact
+    assert sign_flip_p([0.3] * 20) == (2.0**-20, True)  # equal values are grouped: still exact
     many = [0.01 * i for i in range(1, 41)]  # 2^40 assignments: seeded random ones
     p, exact = sign_flip_p(many, samples=500, seed=3)
     assert not exact and p == pytest.approx(1 / 501)
@@ -90,11 +89,13 @@ def test_sign_flip_is_exact_for_few_questions():
 
 def test_drivers_are_the_questions_that_dropped_most_and_trials_are_averaged():
     base = [SimpleNamespace(question_id=q, track="silence", s_adj=1.0) for q in ("a", "b", "c")]
-    new = [SimpleNamespace(question_id="a", track="silence", s_adj=0.0),
-           SimpleNamespace(question_id="a", track="silence", s_adj=1.0),  # a second trial: mean 0.5
-           SimpleNamespace(question_id="b", track="silence", s_adj=0.2),
-           SimpleNamespace(question_id="c", track="silence", s_adj=1.0),
-           SimpleNamespace(question_id="d", track="silence", s_adj=0.0)]  # not in the baseline: not paired
+    new = [
+        SimpleNamespace(question_id="a", track="silence", s_adj=0.0),
+        SimpleNamespace(question_id="a", track="silence", s_adj=1.0),  # a second trial: mean 0.5
+        SimpleNamespace(question_id="b", track="silence", s_adj=0.2),
+        SimpleNamespace(question_id="c", track="silence", s_adj=1.0),
+        SimpleNamespace(question_id="d", track="silence", s_adj=0.0),
+    ]  # not in the baseline: not paired
     r = paired_test(per_question(base), per_question(new))
     assert r.n == 3 and [d[0] for d in r.drivers] == ["b", "a"]
     assert r.drop == pytest.approx((0.5 + 0.8 + 0.0) / 3)

@@ -22,8 +22,12 @@ def diag(q, trace):
 
 
 def with_evidence(qs):
-    return next(q for q in qs.questions if q.ground_truth.model_dump().get("evidence_artifacts")
-                and "could_actor_have_known" in q.answer_schema["properties"])
+    return next(
+        q
+        for q in qs.questions
+        if q.ground_truth.model_dump().get("evidence_artifacts")
+        and "could_actor_have_known" in q.answer_schema["properties"]
+    )
 
 
 def test_the_oracle_path_is_clean_everywhere(tiny):
@@ -84,8 +88,11 @@ def test_gate_breaking_path_is_process_inconsistent(tiny):
 
 def test_run_summary_counts_match_the_items(tiny):
     store, qs = tiny
-    items = [diag(q, run_episode(store, q, agent)) for agent in (OracleAgent(), KeywordAgent(), LazyAgent())
-             for q in qs.questions]
+    items = [
+        diag(q, run_episode(store, q, agent))
+        for agent in (OracleAgent(), KeywordAgent(), LazyAgent())
+        for q in qs.questions
+    ]
     run = summarize(items).to_dict()
     assert run["n"] == len(items) == run["overall"]["n"]
     assert sum(run["overall"]["verdicts"].values()) == len(items)
@@ -115,21 +122,48 @@ def test_same_trace_same_diagnostics_whatever_the_key_order(tiny):
 
 def test_cli_diagnose_per_question_and_run(tmp_path, tiny_pack):
     cli = [sys.executable, "-m", "groundeval.cli.main"]
-    subprocess.run([*cli, "run", str(tiny_pack), "--agent", "keyword", "--out", str(tmp_path), "--quiet"],
-                   check=True, capture_output=True)
-    args = [*cli, "rl", "diagnose", str(tmp_path / "traces.jsonl"), "-q", str(tmp_path / "questions.json"),
-            "--pack", str(tiny_pack), "--shaped"]
+    subprocess.run(
+        [*cli, "run", str(tiny_pack), "--agent", "keyword", "--out", str(tmp_path), "--quiet"],
+        check=True,
+        capture_output=True,
+    )
+    args = [
+        *cli,
+        "rl",
+        "diagnose",
+        str(tmp_path / "traces.jsonl"),
+        "-q",
+        str(tmp_path / "questions.json"),
+        "--pack",
+        str(tiny_pack),
+        "--shaped",
+    ]
     out = subprocess.run([*args, "--json"], capture_output=True, text=True, check=True)
     data = json.loads(out.stdout)
     assert len(data["questions"]) == 21 and data["run"]["n"] == 21
     assert all(r["shaped_reward"] <= r["s_adj"] for r in data["questions"])
-    scores = subprocess.run([*cli, "score", str(tmp_path / "traces.jsonl"), "-q", str(tmp_path / "questions.json"),
-                             "--pack", str(tiny_pack)], capture_output=True, text=True, check=True)
+    scores = subprocess.run(
+        [
+            *cli,
+            "score",
+            str(tmp_path / "traces.jsonl"),
+            "-q",
+            str(tmp_path / "questions.json"),
+            "--pack",
+            str(tiny_pack),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert scores.returncode == 0
     s_adj = [json.loads(line)["s_adj"] for line in (tmp_path / "scores.jsonl").read_text().splitlines()]
     assert [r["s_adj"] for r in data["questions"]] == s_adj
     text = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     assert "process diagnostics per question" in text and "per run" in text
-    bad = subprocess.run([*cli, "rl", "diagnose", str(tmp_path / "nope.jsonl"), "-q",
-                          str(tmp_path / "questions.json")], capture_output=True, text=True)
+    bad = subprocess.run(
+        [*cli, "rl", "diagnose", str(tmp_path / "nope.jsonl"), "-q", str(tmp_path / "questions.json")],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -62,9 +62,13 @@ def test_bad_calls_are_recorded_not_raised(tiny):
     store, qs = tiny
     env = Env(store, qs)
     env.reset(0)
-    for call in ({"name": "rm_rf", "arguments": {}}, {"function": {"name": "fetch_artifact", "arguments": "{nope"}},
-                 ("fetch_artifact", {"artifact_id": "DOES-NOT-EXIST"}), 42,
-                 {"name": "submit_answer", "arguments": {"answer": {"bogus": 1}}}):
+    for call in (
+        {"name": "rm_rf", "arguments": {}},
+        {"function": {"name": "fetch_artifact", "arguments": "{nope"}},
+        ("fetch_artifact", {"artifact_id": "DOES-NOT-EXIST"}),
+        42,
+        {"name": "submit_answer", "arguments": {"answer": {"bogus": 1}}},
+    ):
         result, done, r, _ = env.step(call)
         assert not done and r == 0.0 and result["status"] in ("invalid", "not_found")
     statuses = [c.status for c in env.trace.calls]
@@ -89,8 +93,11 @@ def test_step_budget_ends_the_episode_with_its_reward(tiny):
 
 def test_same_calls_same_trace_and_reward(tiny):
     store, qs = tiny
-    plan = [("search_artifacts", {"query": "postmortem INC-42", "limit": 5}),
-            ("fetch_artifact", {"artifact_id": "x"}), ("submit_answer", {"answer": {"exists": True}})]
+    plan = [
+        ("search_artifacts", {"query": "postmortem INC-42", "limit": 5}),
+        ("fetch_artifact", {"artifact_id": "x"}),
+        ("submit_answer", {"answer": {"exists": True}}),
+    ]
 
     def play():
         env = Env(store, qs)

@@ -139,8 +139,11 @@ def test_policies_are_deterministic(tiny):
 def call_plans(draw, n_ids: int):
     """A sequence of searches, fetches (of real ids, guessed ids and junk) and submissions."""
     step = st.one_of(
-        st.tuples(st.just("search"), st.sampled_from(["incident", "postmortem review", "ticket", "deploy"]),
-                  st.sampled_from([None, "jira", "slack", "wiki"])),
+        st.tuples(
+            st.just("search"),
+            st.sampled_from(["incident", "postmortem review", "ticket", "deploy"]),
+            st.sampled_from([None, "jira", "slack", "wiki"]),
+        ),
         st.tuples(st.just("fetch"), st.integers(0, n_ids - 1), st.booleans()),
         st.tuples(st.just("submit"), st.booleans(), st.lists(st.integers(0, n_ids - 1), max_size=6)),
         st.tuples(st.just("junk"), st.text(max_size=5), st.none()),
@@ -173,12 +176,18 @@ def test_no_call_sequence_beats_the_oracle(tiny, data):
 
 def test_cli_prints_the_table_and_json(tiny_pack):
     cli = [sys.executable, "-m", "groundeval.cli.main", "rl", "hacking", str(tiny_pack)]
-    text = subprocess.run([*cli, "--policy", "no-look-yes", "--policy", "cite-all"], capture_output=True,
-                          text=True)
+    text = subprocess.run([*cli, "--policy", "no-look-yes", "--policy", "cite-all"], capture_output=True, text=True)
     assert text.returncode == 0, text.stderr
     assert "no-look-yes" in text.stdout and "cite-all" in text.stdout and "fetch-all" not in text.stdout
-    out, again = (subprocess.run([*cli, "--json", "--policy", "id-guess"], capture_output=True, text=True,
-                                 env={**os.environ, "PYTHONHASHSEED": seed}) for seed in ("1", "2"))
+    out, again = (
+        subprocess.run(
+            [*cli, "--json", "--policy", "id-guess"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        for seed in ("1", "2")
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["ok"] is True
@@ -187,7 +196,10 @@ def test_cli_prints_the_table_and_json(tiny_pack):
 
 
 def test_cli_rejects_an_unknown_policy(tiny_pack):
-    out = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "rl", "hacking", str(tiny_pack),
-                          "--policy", "bribe-the-judge"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "groundeval.cli.main", "rl", "hacking", str(tiny_pack), "--policy", "bribe-the-judge"],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2
     assert "--policy" in out.stderr and "bribe-the-judge" in out.stderr and "Traceback" not in out.stderr

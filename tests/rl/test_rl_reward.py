@@ -42,10 +42,16 @@ def test_reward_equals_groundeval_score_on_saved_traces(tmp_path, tiny_pack):
     """Run the keyword agent with the CLI, re-score with ``groundeval score``; reward() on the
     saved traces gives the very numbers in scores.jsonl."""
     cli = [sys.executable, "-m", "groundeval.cli.main"]
-    subprocess.run([*cli, "run", str(tiny_pack), "--agent", "keyword", "--out", str(tmp_path), "--quiet"],
-                   check=True, capture_output=True)
-    subprocess.run([*cli, "score", str(tmp_path / "traces.jsonl"), "-q", str(tmp_path / "questions.json")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*cli, "run", str(tiny_pack), "--agent", "keyword", "--out", str(tmp_path), "--quiet"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [*cli, "score", str(tmp_path / "traces.jsonl"), "-q", str(tmp_path / "questions.json")],
+        check=True,
+        capture_output=True,
+    )
     qs = load_questions(tmp_path / "questions.json")
     by_id = {q.id: q for q in qs.questions}
     from groundeval.trace.io import read_traces

@@ -32,8 +32,14 @@ def serve_cmd(pack: Path, questions: Path, *extra: str) -> list[str]:
 
 def run_serve(pack: Path, questions: Path, *extra: str, env: dict | None = None, timeout: float = 120):
     """Run ``serve`` to completion (for start-up refusals): (exit code, stderr)."""
-    proc = subprocess.run(serve_cmd(pack, questions, *extra), capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        serve_cmd(pack, questions, *extra),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL,
+    )
     return proc.returncode, proc.stderr
 
 
@@ -41,9 +47,12 @@ def run_serve(pack: Path, questions: Path, *extra: str, env: dict | None = None,
 def http_server(pack: Path, questions: Path, *extra: str, env: dict | None = None):
     """A running HTTP server; yields (url, process). Stopped (SIGTERM) on exit."""
     port = free_port()
-    proc = subprocess.Popen(serve_cmd(pack, questions, "--transport", "http", "--port", str(port), *extra),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        serve_cmd(pack, questions, "--transport", "http", "--port", str(port), *extra),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -17,20 +17,23 @@ def run(store, question, calls, mode="tool", **kw):
     return replies, ep.trace
 
 
-@pytest.mark.parametrize("actor, day, hour, gates, artifact, flags", [
-    ("carol", 9, 12, None, "JIRA-42", ["subsystem"]),          # hr_ops cannot read jira
-    ("carol", 9, 12, None, "HR-1", []),                         # restricted to carol
-    ("alice", 9, 12, None, "HR-1", ["subsystem", "actor"]),
-    ("dave", 5, 12, None, "dm-bob-alice", ["actor"]),           # support reads slack, but the DM is restricted
-    ("alice", 2, 12, None, "PM-42", ["horizon"]),               # written on March 4th
-    ("dave", 2, 12, None, "JIRA-42", []),                       # broadcast: support hears incident_opened
-    ("dave", 5, 8, None, "JIRA-43", ["horizon", "subsystem"]),  # before e6 made it visible
-    ("dave", 8, 12, None, "ZD-7", ["subsystem"]),               # dave left on March 7th
-    ("bob", 3, 12, None, "zoom-0302", ["subsystem"]),           # engineer until March 4th
-    ("bob", 5, 12, None, "zoom-0302", []),                      # manager afterwards
-    ("carol", 5, 12, ["horizon"], "JIRA-42", []),               # counterfactual: time only
-    ("carol", 5, 12, ["horizon"], "PM-41", ["horizon"]),
-])
+@pytest.mark.parametrize(
+    "actor, day, hour, gates, artifact, flags",
+    [
+        ("carol", 9, 12, None, "JIRA-42", ["subsystem"]),  # hr_ops cannot read jira
+        ("carol", 9, 12, None, "HR-1", []),  # restricted to carol
+        ("alice", 9, 12, None, "HR-1", ["subsystem", "actor"]),
+        ("dave", 5, 12, None, "dm-bob-alice", ["actor"]),  # support reads slack, but the DM is restricted
+        ("alice", 2, 12, None, "PM-42", ["horizon"]),  # written on March 4th
+        ("dave", 2, 12, None, "JIRA-42", []),  # broadcast: support hears incident_opened
+        ("dave", 5, 8, None, "JIRA-43", ["horizon", "subsystem"]),  # before e6 made it visible
+        ("dave", 8, 12, None, "ZD-7", ["subsystem"]),  # dave left on March 7th
+        ("bob", 3, 12, None, "zoom-0302", ["subsystem"]),  # engineer until March 4th
+        ("bob", 5, 12, None, "zoom-0302", []),  # manager afterwards
+        ("carol", 5, 12, ["horizon"], "JIRA-42", []),  # counterfactual: time only
+        ("carol", 5, 12, ["horizon"], "PM-41", ["horizon"]),
+    ],
+)
 def test_runtime_fetch_gates(tiny_store, actor, day, hour, gates, artifact, flags):
     q = make_question(actor=actor, as_of=at(day, hour), gates=gates)
     (reply,), trace = run(tiny_store, q, [("fetch_artifact", {"artifact_id": artifact})])
@@ -52,8 +55,11 @@ def test_runtime_fetch_returns_events_up_to_as_of(tiny_store):
     # e4 (the resolution) references the ticket too, but the ticket was written before it:
     # an immutable document records only the events at or before its creation
     assert [e["id"] for e in late[0][0]["events"]] == ["e1"]
-    note = run(tiny_store, make_question(actor="alice", as_of=at(5)),
-               [("fetch_artifact", {"artifact_id": "slack-inc-42-resolved"})])
+    note = run(
+        tiny_store,
+        make_question(actor="alice", as_of=at(5)),
+        [("fetch_artifact", {"artifact_id": "slack-inc-42-resolved"})],
+    )
     ev = note[0][0]["events"][0]
     assert ev == {"id": "e4", "type": "incident_resolved", "time": "2026-03-03T11:00:00Z", "actors": ["alice"]}
     art = late[0][0]["artifact"]
@@ -74,30 +80,41 @@ def test_runtime_search_stays_inside_gates(tiny_store):
 
 def test_runtime_search_subsystem_filter_and_denial(tiny_store):
     q = make_question(actor="alice", as_of=at(9))
-    replies, trace = run(tiny_store, q, [
-        ("search_artifacts", {"query": "INC-42", "subsystem": "jira"}),
-        ("search_artifacts", {"query": "INC-42", "subsystem": "zoom"}),
-        ("search_artifacts", {"query": "INC-42", "subsystem": "no-such-system"}),
-    ])
+    replies, trace = run(
+        tiny_store,
+        q,
+        [
+            ("search_artifacts", {"query": "INC-42", "subsystem": "jira"}),
+            ("search_artifacts", {"query": "INC-42", "subsystem": "zoom"}),
+            ("search_artifacts", {"query": "INC-42", "subsystem": "no-such-system"}),
+        ],
+    )
     assert {h["subsystem"] for h in replies[0]["hits"]} == {"jira"}
     assert replies[1]["hits"] == [] and replies[1]["status"] == "denied"
     assert trace.calls[1].flags == ["subsystem"]
     assert trace.calls[2].status == "invalid" and trace.calls[2].flags == []
     # without the subsystem gate naming zoom is fine
-    replies, trace = run(tiny_store, make_question("counterfactual", actor="alice", as_of=at(9)),
-                         [("search_artifacts", {"query": "staffing", "subsystem": "zoom"})])
+    replies, trace = run(
+        tiny_store,
+        make_question("counterfactual", actor="alice", as_of=at(9)),
+        [("search_artifacts", {"query": "staffing", "subsystem": "zoom"})],
+    )
     assert [h["id"] for h in replies[0]["hits"]] == ["zoom-0302"] and trace.calls[0].flags == []
 
 
 def test_runtime_search_limit(tiny_store):
     q = make_question("silence", actor=None, as_of=at(10))
-    replies, trace = run(tiny_store, q, [
-        ("search_artifacts", {"query": "INC-42", "limit": 2}),
-        ("search_artifacts", {"query": "INC-42", "limit": 500}),
-        ("search_artifacts", {"query": "INC-42", "limit": 0}),
-        ("search_artifacts", {"query": "INC-42", "limit": "5"}),
-        ("search_artifacts", {"query": "INC-42", "limit": True}),
-    ])
+    replies, trace = run(
+        tiny_store,
+        q,
+        [
+            ("search_artifacts", {"query": "INC-42", "limit": 2}),
+            ("search_artifacts", {"query": "INC-42", "limit": 500}),
+            ("search_artifacts", {"query": "INC-42", "limit": 0}),
+            ("search_artifacts", {"query": "INC-42", "limit": "5"}),
+            ("search_artifacts", {"query": "INC-42", "limit": True}),
+        ],
+    )
     assert len(replies[0]["hits"]) == 2
     assert len(replies[1]["hits"]) == 8  # every artifact mentioning 42, capped only at 20
     assert [c.status for c in trace.calls] == ["ok", "ok", "invalid", "invalid", "invalid"]
@@ -147,27 +164,50 @@ def test_runtime_bad_input_is_recorded_never_raised(tiny_store):
 
 def test_runtime_submit_validation_and_citations(tiny_store):
     q = make_question(actor="carol", as_of=at(9))
-    replies, trace = run(tiny_store, q, [
-        ("submit_answer", {"answer": {"could_actor_have_known": "yes"}}),
-        ("submit_answer", {"answer": {"could_actor_have_known": False, "extra": 1}}),
-        ("submit_answer", {"answer": {"could_actor_have_known": False,
-                                      "evidence_artifacts": ["JIRA-42", "HR-1", "nope", "PM-41"]}}),
-        ("fetch_artifact", {"artifact_id": "HR-1"}),
-    ])
+    replies, trace = run(
+        tiny_store,
+        q,
+        [
+            ("submit_answer", {"answer": {"could_actor_have_known": "yes"}}),
+            ("submit_answer", {"answer": {"could_actor_have_known": False, "extra": 1}}),
+            (
+                "submit_answer",
+                {
+                    "answer": {
+                        "could_actor_have_known": False,
+                        "evidence_artifacts": ["JIRA-42", "HR-1", "nope", "PM-41"],
+                    }
+                },
+            ),
+            ("fetch_artifact", {"artifact_id": "HR-1"}),
+        ],
+    )
     assert [r["status"] for r in replies] == ["invalid", "invalid", "ok", "invalid"]
     assert "is not of type 'boolean'" in replies[0]["errors"][0]
     assert [s.valid for s in trace.submissions] == [False, False, True]
     assert trace.submissions[0].errors and trace.submissions[0].call_index == 0
-    assert trace.submissions[2].citation_flags == {"HR-1": [], "JIRA-42": ["subsystem"], "PM-41": ["subsystem"],
-                                                   "nope": None}
+    assert trace.submissions[2].citation_flags == {
+        "HR-1": [],
+        "JIRA-42": ["subsystem"],
+        "PM-41": ["subsystem"],
+        "nope": None,
+    }
     assert trace.final_answer["could_actor_have_known"] is False
     assert trace.status == "completed" and trace.calls[3].status == "invalid"
 
 
 def test_runtime_citations_without_actor_check_time_only(tiny_store):
     q = make_question("silence", actor=None, as_of=at(5))
-    _, trace = run(tiny_store, q, [("submit_answer", {"answer": {"could_actor_have_known": True,
-                                                                 "evidence_artifacts": ["PM-41", "HR-1", "PM-42"]}})])
+    _, trace = run(
+        tiny_store,
+        q,
+        [
+            (
+                "submit_answer",
+                {"answer": {"could_actor_have_known": True, "evidence_artifacts": ["PM-41", "HR-1", "PM-42"]}},
+            )
+        ],
+    )
     assert trace.submissions[0].citation_flags == {"HR-1": ["horizon"], "PM-41": ["horizon"], "PM-42": []}
 
 
@@ -202,9 +242,16 @@ def test_runtime_public_question_hides_truth(tiny_store):
 
 
 def test_runtime_zero_shot_allows_only_submit(tiny_store):
-    replies, trace = run(tiny_store, make_question(), [
-        ("search_artifacts", {"query": "checkout"}), ("fetch_artifact", {"artifact_id": "JIRA-42"}),
-        ("submit_answer", {"answer": {"could_actor_have_known": True}})], mode="zero-shot")
+    replies, trace = run(
+        tiny_store,
+        make_question(),
+        [
+            ("search_artifacts", {"query": "checkout"}),
+            ("fetch_artifact", {"artifact_id": "JIRA-42"}),
+            ("submit_answer", {"answer": {"could_actor_have_known": True}}),
+        ],
+        mode="zero-shot",
+    )
     assert [c.status for c in trace.calls] == ["invalid", "invalid", "ok"]
     assert trace.context_ids == [] and trace.mode == "zero-shot"
 
@@ -223,7 +270,7 @@ def test_runtime_context_window(tiny_store):
     assert all(f == [] for f in gate_flags(tiny_store, "alice", q.as_of, ids).values())
     # a smaller budget keeps the newest prefix
     with Episode(tiny_store, q, "context", context_budget_chars=400) as small:
-        assert small.trace.context_ids == ids[:len(small.trace.context_ids)] and 0 < len(small.trace.context_ids) < 5
+        assert small.trace.context_ids == ids[: len(small.trace.context_ids)] and 0 < len(small.trace.context_ids) < 5
     # deterministic
     with Episode(tiny_store, q, "context") as again:
         assert again.trace.context_ids == ids

@@ -25,9 +25,11 @@ from groundeval.runtime.episode import Episode
 from groundeval.runtime.mcp_server import TOOL_NAMES
 from groundeval.trace.io import read_traces
 
-QUESTIONS = [make_question(actor="carol", as_of=at(9), qid="q-carol"),
-             make_question(actor="dave", as_of=at(5), qid="q-dave"),
-             make_question("counterfactual", actor="alice", as_of=at(5), qid="q-cf")]
+QUESTIONS = [
+    make_question(actor="carol", as_of=at(9), qid="q-carol"),
+    make_question(actor="dave", as_of=at(5), qid="q-dave"),
+    make_question("counterfactual", actor="alice", as_of=at(5), qid="q-cf"),
+]
 
 # (question, calls): gated fetches, a not-found id, a wrong type, an invalid then a valid answer
 SCRIPTS = {
@@ -122,15 +124,25 @@ async def session(client):
 @pytest.fixture()
 def questions_file(tmp_path, tiny_store):
     path = tmp_path / "questions.json"
-    qs = QuestionSet(metadata=QuestionSetMeta(contract_digest=tiny_store.digest, pack="tiny", seed=0),
-                     questions=QUESTIONS)
+    qs = QuestionSet(
+        metadata=QuestionSetMeta(contract_digest=tiny_store.digest, pack="tiny", seed=0), questions=QUESTIONS
+    )
     path.write_text(qs.model_dump_json(), encoding="utf-8")
     return path
 
 
 def serve_args(tiny_pack, questions_file, traces, *extra):
-    return ["-m", "groundeval.cli.main", "serve", str(tiny_pack), "--questions", str(questions_file),
-            "--traces", str(traces), *extra]
+    return [
+        "-m",
+        "groundeval.cli.main",
+        "serve",
+        str(tiny_pack),
+        "--questions",
+        str(questions_file),
+        "--traces",
+        str(traces),
+        *extra,
+    ]
 
 
 def check(tiny_store, traces_path, replies):
@@ -144,8 +156,17 @@ def check(tiny_store, traces_path, replies):
         assert written[qid] == trace
         assert replies[qid] == py_replies
     carol = written["q-carol"]
-    assert [c["status"] for c in carol["calls"]] == ["ok", "denied", "denied", "ok", "not_found", "invalid",
-                                                     "invalid", "invalid", "ok"]
+    assert [c["status"] for c in carol["calls"]] == [
+        "ok",
+        "denied",
+        "denied",
+        "ok",
+        "not_found",
+        "invalid",
+        "invalid",
+        "invalid",
+        "ok",
+    ]
     assert carol["status"] == "completed" and carol["submissions"][0]["valid"] is False
 
 
@@ -170,9 +191,11 @@ def _free_port() -> int:
 def test_runtime_mcp_streamable_http(tiny_pack, tiny_store, questions_file, tmp_path):
     traces = tmp_path / "traces.jsonl"
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, *serve_args(tiny_pack, questions_file, traces, "--transport", "http",
-                                                         "--port", str(port))],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(tiny_pack, questions_file, traces, "--transport", "http", "--port", str(port))],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:

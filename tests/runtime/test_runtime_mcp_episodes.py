@@ -20,8 +20,19 @@ ANSWER = {"could_actor_have_known": True, "evidence_artifacts": ["JIRA-42"]}
 
 
 def _params(tiny_pack, questions, traces):
-    return StdioServerParameters(command=sys.executable, args=[
-        "-m", "groundeval.cli.main", "serve", str(tiny_pack), "--questions", str(questions), "--traces", str(traces)])
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "groundeval.cli.main",
+            "serve",
+            str(tiny_pack),
+            "--questions",
+            str(questions),
+            "--traces",
+            str(traces),
+        ],
+    )
 
 
 async def _start(client, **extra):
@@ -56,7 +67,10 @@ def test_a_repeated_start_answers_with_the_open_episode_then_counts_trials(tiny_
     anyio.run(first_server)
     written = read_traces(traces)
     assert [(t.mode, t.trial, t.status) for t in written] == [
-        ("tool", 0, "completed"), ("tool", 1, "no_answer"), ("context", 0, "no_answer")]
+        ("tool", 0, "completed"),
+        ("tool", 1, "no_answer"),
+        ("context", 0, "no_answer"),
+    ]
     assert [c.tool for c in written[0].calls] == ["search_artifacts", "submit_answer"]  # one episode, whole
     anyio.run(second_server)
     written = read_traces(traces)
@@ -73,19 +87,24 @@ def test_start_episode_arguments_are_checked_by_their_model(tiny_pack, tiny_stor
     async def main():
         async with Client(_params(tiny_pack, questions, traces)) as client:
             out = {}
-            for name, args in [("mode", {"question_id": "q-dave", "mode": "psychic"}),
-                               ("agent", {"question_id": "q-dave", "agent": 7}),
-                               ("extra", {"question_id": "q-dave", "colour": "red"}),
-                               ("missing", {}),
-                               ("unknown", {"question_id": "q-nope"})]:
+            for name, args in [
+                ("mode", {"question_id": "q-dave", "mode": "psychic"}),
+                ("agent", {"question_id": "q-dave", "agent": 7}),
+                ("extra", {"question_id": "q-dave", "colour": "red"}),
+                ("missing", {}),
+                ("unknown", {"question_id": "q-nope"}),
+            ]:
                 result = await client.call_tool("start_episode", args)
                 assert result.is_error
                 out[name] = result.structured_content["error"]
             return out
 
     errors = anyio.run(main)
-    assert errors == {"mode": "mode must be one of 'tool', 'context' or 'zero-shot'",
-                      "agent": "agent must be a string", "extra": "unexpected argument(s): colour",
-                      "missing": "missing argument(s): question_id",
-                      "unknown": "unknown question_id; call list_questions"}
+    assert errors == {
+        "mode": "mode must be one of 'tool', 'context' or 'zero-shot'",
+        "agent": "agent must be a string",
+        "extra": "unexpected argument(s): colour",
+        "missing": "missing argument(s): question_id",
+        "unknown": "unknown question_id; call list_questions",
+    }
     assert not traces.exists() or read_traces(traces) == []

@@ -43,8 +43,11 @@ def documented_servers() -> dict[str, dict]:
 
 def _env(tmp_path: Path) -> dict[str, str]:
     """The host's environment: groundeval on PATH (as the docs require) and a private cache."""
-    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            "GROUNDEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    return {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "GROUNDEVAL_CACHE_DIR": str(tmp_path / "cache"),
+    }
 
 
 def _value(schema: dict):
@@ -132,8 +135,12 @@ def test_the_documented_snippet_serves_an_episode_through_prompt_and_resources(t
     snippet = documented_servers()["mcpServers"]
     host_dir = tmp_path / "host"  # hosts start servers in a folder of their own
     host_dir.mkdir()
-    params = StdioServerParameters(command=snippet["command"], args=list(snippet["args"]),
-                                   env={**_env(tmp_path), **snippet.get("env", {})}, cwd=str(host_dir))
+    params = StdioServerParameters(
+        command=snippet["command"],
+        args=list(snippet["args"]),
+        env={**_env(tmp_path), **snippet.get("env", {})},
+        cwd=str(host_dir),
+    )
 
     async def main():
         async with Client(params) as client:
@@ -151,8 +158,12 @@ def test_the_documented_snippet_serves_an_episode_through_prompt_and_resources(t
 def test_traces_added_as_the_docs_say_are_recorded_and_score(tmp_path):
     snippet = documented_servers()["mcpServers"]
     traces = tmp_path / "traces.jsonl"
-    params = StdioServerParameters(command=snippet["command"], args=[*snippet["args"], "--traces", str(traces)],
-                                   env=_env(tmp_path), cwd=str(tmp_path))
+    params = StdioServerParameters(
+        command=snippet["command"],
+        args=[*snippet["args"], "--traces", str(traces)],
+        env=_env(tmp_path),
+        cwd=str(tmp_path),
+    )
 
     async def main():
         async with Client(params) as client:
@@ -163,8 +174,12 @@ def test_traces_added_as_the_docs_say_are_recorded_and_score(tmp_path):
     trace = written[got["question_id"]]
     assert trace.agent == "host-test" and trace.status == "completed" and trace.final_answer == got["answer"]
     assert [(c.tool, c.status) for c in trace.calls] == [
-        ("search_artifacts", "ok"), ("fetch_artifact", "invalid"), ("read_minds", "invalid"),
-        ("submit_answer", "invalid"), ("submit_answer", "ok")]
+        ("search_artifacts", "ok"),
+        ("fetch_artifact", "invalid"),
+        ("read_minds", "invalid"),
+        ("submit_answer", "invalid"),
+        ("submit_answer", "ok"),
+    ]
     # the second prompt's episode was open at shutdown: written as no_answer
     assert len(written) == 2 and sum(t.status == "no_answer" for t in written.values()) == 1
     # the traces score against the cached questions (the path the server printed)
@@ -186,11 +201,12 @@ def test_context_mode_advertises_get_context_and_prompt_modes(tiny_store):
 
     async def main():
         async with Client(build_server(hub)) as client:
-            started = (await client.call_tool("start_episode", {"question_id": "q-carol", "mode": "context"}))
-            tool_mode = (await client.call_tool("start_episode", {"question_id": "q-carol"}))
+            started = await client.call_tool("start_episode", {"question_id": "q-carol", "mode": "context"})
+            tool_mode = await client.call_tool("start_episode", {"question_id": "q-carol"})
             ctx = await client.call_tool("get_context", {"episode_id": started.structured_content["episode_id"]})
-            searched = await client.call_tool("search_artifacts", {
-                "episode_id": started.structured_content["episode_id"], "query": "x"})
+            searched = await client.call_tool(
+                "search_artifacts", {"episode_id": started.structured_content["episode_id"], "query": "x"}
+            )
             prompt = await client.get_prompt("answer_question", {"question_id": "q-carol", "mode": "context"})
             with pytest.raises(MCPError) as unknown_q:
                 await client.get_prompt("answer_question", {"question_id": "nope"})
@@ -216,17 +232,27 @@ def test_every_reply_matches_its_tools_output_schema(tiny_store):
     from groundeval.runtime.tools import mcp_tools
 
     schemas = {t["name"]: t["output_schema"] for t in mcp_tools()}
-    hub = EpisodeHub(tiny_store, [make_question(actor="carol", as_of=at(9), qid="q-carol"),
-                                  make_question("counterfactual", actor="alice", as_of=at(5), qid="q-cf")])
+    hub = EpisodeHub(
+        tiny_store,
+        [
+            make_question(actor="carol", as_of=at(9), qid="q-carol"),
+            make_question("counterfactual", actor="alice", as_of=at(5), qid="q-cf"),
+        ],
+    )
     replies = [("list_questions", hub.call("list_questions", {}))]
     eid = hub.call("start_episode", {"question_id": "q-carol"})["episode_id"]
     cid = hub.call("start_episode", {"question_id": "q-cf", "mode": "context"})["episode_id"]
     replies.append(("get_context", hub.call("get_context", {"episode_id": cid})))
-    for tool, args in [("search_artifacts", {"query": "staffing"}), ("search_artifacts", {"query": "x", "subsystem": "jira"}),
-                       ("search_artifacts", {"query": 3}), ("fetch_artifact", {"artifact_id": "HR-1"}),
-                       ("fetch_artifact", {"artifact_id": "JIRA-42"}), ("fetch_artifact", {"artifact_id": "nope"}),
-                       ("submit_answer", {"answer": {"could_actor_have_known": "maybe"}}),
-                       ("submit_answer", {"answer": {"could_actor_have_known": True}})]:
+    for tool, args in [
+        ("search_artifacts", {"query": "staffing"}),
+        ("search_artifacts", {"query": "x", "subsystem": "jira"}),
+        ("search_artifacts", {"query": 3}),
+        ("fetch_artifact", {"artifact_id": "HR-1"}),
+        ("fetch_artifact", {"artifact_id": "JIRA-42"}),
+        ("fetch_artifact", {"artifact_id": "nope"}),
+        ("submit_answer", {"answer": {"could_actor_have_known": "maybe"}}),
+        ("submit_answer", {"answer": {"could_actor_have_known": True}}),
+    ]:
         replies.append((tool, hub.call(tool, {"episode_id": eid, **args})))
     replies.append(("end_episode", hub.call("end_episode", {"episode_id": cid})))
     statuses = set()

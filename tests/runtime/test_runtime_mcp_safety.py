@@ -28,9 +28,11 @@ from groundeval.store.cone import gate_flags
 from groundeval.trace.io import read_traces
 from groundeval.trace.text import unescape
 
-QUESTIONS = [make_question(actor="carol", as_of=at(9), qid="q-carol"),
-             make_question(actor="alice", as_of=at(5), qid="q-alice"),
-             make_question("counterfactual", actor="alice", as_of=at(5), qid="q-cf")]
+QUESTIONS = [
+    make_question(actor="carol", as_of=at(9), qid="q-carol"),
+    make_question(actor="alice", as_of=at(5), qid="q-alice"),
+    make_question("counterfactual", actor="alice", as_of=at(5), qid="q-cf"),
+]
 TOKEN = "s3cret-token-0123456789abcdef"
 
 
@@ -43,14 +45,31 @@ def questions_file(tmp_path, tiny_store):
 
 
 def test_serve_refuses_a_non_loopback_host_without_allow_remote_and_token(tiny_pack, questions_file):
-    code, err = run_serve(tiny_pack, questions_file, "--transport", "http", "--host", "0.0.0.0",
-                          env={"GROUNDEVAL_MCP_TOKEN": ""})
+    code, err = run_serve(
+        tiny_pack, questions_file, "--transport", "http", "--host", "0.0.0.0", env={"GROUNDEVAL_MCP_TOKEN": ""}
+    )
     assert code == 2 and "--allow-remote" in err and "Traceback" not in err
-    code, err = run_serve(tiny_pack, questions_file, "--transport", "http", "--host", "0.0.0.0", "--allow-remote",
-                          env={"GROUNDEVAL_MCP_TOKEN": ""})
+    code, err = run_serve(
+        tiny_pack,
+        questions_file,
+        "--transport",
+        "http",
+        "--host",
+        "0.0.0.0",
+        "--allow-remote",
+        env={"GROUNDEVAL_MCP_TOKEN": ""},
+    )
     assert code == 2 and "bearer token" in err and "GROUNDEVAL_MCP_TOKEN" in err and "Traceback" not in err
-    code, err = run_serve(tiny_pack, questions_file, "--transport", "http", "--host", "0.0.0.0", "--allow-remote",
-                          env={"GROUNDEVAL_MCP_TOKEN": "short"})
+    code, err = run_serve(
+        tiny_pack,
+        questions_file,
+        "--transport",
+        "http",
+        "--host",
+        "0.0.0.0",
+        "--allow-remote",
+        env={"GROUNDEVAL_MCP_TOKEN": "short"},
+    )
     assert code == 2 and "shorter than 16" in err
 
 
@@ -75,12 +94,20 @@ def test_http_bearer_token_is_required_when_set(tiny_pack, questions_file, tmp_p
     import httpx2
 
     traces = tmp_path / "traces.jsonl"
-    with http_server(tiny_pack, questions_file, "--traces", str(traces), env={"GROUNDEVAL_MCP_TOKEN": TOKEN}) as (url, _):
-        bare = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                          headers={"accept": "application/json, text/event-stream"})
-        wrong = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                           headers={"accept": "application/json, text/event-stream",
-                                    "authorization": "Bearer " + TOKEN[:-1] + "X"})
+    with http_server(tiny_pack, questions_file, "--traces", str(traces), env={"GROUNDEVAL_MCP_TOKEN": TOKEN}) as (
+        url,
+        _,
+    ):
+        bare = httpx.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"accept": "application/json, text/event-stream"},
+        )
+        wrong = httpx.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"accept": "application/json, text/event-stream", "authorization": "Bearer " + TOKEN[:-1] + "X"},
+        )
         assert bare.status_code == wrong.status_code == 401
 
         async def main():
@@ -96,8 +123,11 @@ def test_http_bearer_token_is_required_when_set(tiny_pack, questions_file, tmp_p
 
 def test_http_host_header_checked_on_loopback(tiny_pack, questions_file):
     with http_server(tiny_pack, questions_file) as (url, _):
-        evil = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                          headers={"accept": "application/json, text/event-stream", "host": "evil.example:80"})
+        evil = httpx.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"accept": "application/json, text/event-stream", "host": "evil.example:80"},
+        )
         assert evil.status_code == 421
 
 
@@ -105,8 +135,12 @@ def test_http_host_header_checked_on_loopback(tiny_pack, questions_file):
 
 
 def _stdio(tiny_pack, questions_file, traces):
-    return subprocess.Popen(serve_cmd(tiny_pack, questions_file, "--traces", str(traces)), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        serve_cmd(tiny_pack, questions_file, "--traces", str(traces)),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _ask(proc, line: str, timeout: float = 30) -> dict | None:
@@ -120,17 +154,43 @@ def test_stdio_answers_deep_and_surrogate_requests_and_records_them(tiny_pack, q
     traces = tmp_path / "traces.jsonl"
     proc = _stdio(tiny_pack, questions_file, traces)
     try:
-        init = _ask(proc, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}))
+        init = _ask(
+            proc,
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "probe", "version": "1"},
+                    },
+                }
+            ),
+        )
         assert init["result"]["serverInfo"]["name"] == "groundeval"
         proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        deep = ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_questions","arguments":{"a":'
-                + "[" * 3000 + "]" * 3000 + "}}}")
+        deep = (
+            '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_questions","arguments":{"a":'
+            + "[" * 3000
+            + "]" * 3000
+            + "}}}"
+        )
         reply = _ask(proc, deep)
         assert reply["id"] == 2 and reply["error"]["code"] == -32600
         assert _ask(proc, '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":')["id"] == 3  # truncated
-        started = _ask(proc, json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
-            "name": "start_episode", "arguments": {"question_id": "q-alice"}}}))
+        started = _ask(
+            proc,
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 4,
+                    "method": "tools/call",
+                    "params": {"name": "start_episode", "arguments": {"question_id": "q-alice"}},
+                }
+            ),
+        )
         eid = started["result"]["structuredContent"]["episode_id"]
         # JSON text with lone surrogate escapes, as an OpenAI-compatible server may produce
         calls = [
@@ -145,8 +205,20 @@ def test_stdio_answers_deep_and_surrogate_requests_and_records_them(tiny_pack, q
         for n, r in zip((5, 6, 7), replies):
             assert r["id"] == n and r["result"]["structuredContent"]["status"] == "invalid"
             assert "lone surrogate" in r["result"]["structuredContent"]["error"]
-        done = _ask(proc, json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
-            "name": "submit_answer", "arguments": {"episode_id": eid, "answer": {"could_actor_have_known": True}}}}))
+        done = _ask(
+            proc,
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 8,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "submit_answer",
+                        "arguments": {"episode_id": eid, "answer": {"could_actor_have_known": True}},
+                    },
+                }
+            ),
+        )
         assert done["result"]["structuredContent"] == {"accepted": True, "status": "ok"}
     finally:
         proc.stdin.close()
@@ -156,8 +228,10 @@ def test_stdio_answers_deep_and_surrogate_requests_and_records_them(tiny_pack, q
     assert unescape(trace.calls[0].arguments["artifact_id"]) == "PM-42\ud800"
     assert unescape(trace.calls[1].arguments["query"]) == "x \udfff \\ok"
     assert "_groundeval_escaped" not in trace.calls[0].arguments
-    assert trace.submissions[0].valid is False and unescape(
-        trace.submissions[0].answer["evidence_artifacts"][0]) == "\ud83d"
+    assert (
+        trace.submissions[0].valid is False
+        and unescape(trace.submissions[0].answer["evidence_artifacts"][0]) == "\ud83d"
+    )
     assert trace.status == "completed"
 
 
@@ -173,12 +247,15 @@ def _gated_bodies(store, q) -> list[str]:
     for aid in ids:
         if flags[aid]:
             record = store.artifact_record(aid) or {}
-            out += [v for k, v in record.items() if k in ("body", "title", "text") and isinstance(v, str) and len(v) > 8]
+            out += [
+                v for k, v in record.items() if k in ("body", "title", "text") and isinstance(v, str) and len(v) > 8
+            ]
     return out
 
 
-def test_32_concurrent_sessions_cannot_drive_each_other_or_read_gated_content(tiny_pack, tiny_store, questions_file,
-                                                                               tmp_path):
+def test_32_concurrent_sessions_cannot_drive_each_other_or_read_gated_content(
+    tiny_pack, tiny_store, questions_file, tmp_path
+):
     traces = tmp_path / "traces.jsonl"
     n = 32
     by_id = {q.id: q for q in QUESTIONS}
@@ -221,18 +298,27 @@ def test_32_concurrent_sessions_cannot_drive_each_other_or_read_gated_content(ti
             for j in range(n):
                 if j == i:
                     continue
-                res = await client.call_tool("submit_answer", {"episode_id": episodes[j],
-                                                               "answer": {"could_actor_have_known": True}})
+                res = await client.call_tool(
+                    "submit_answer", {"episode_id": episodes[j], "answer": {"could_actor_have_known": True}}
+                )
                 cross.append((res.is_error, res.structured_content))
                 res = await client.call_tool("end_episode", {"episode_id": episodes[j]})
                 cross.append((res.is_error, res.structured_content))
             unknown = await client.call_tool("end_episode", {"episode_id": "f" * 32})
-            done = await client.call_tool("submit_answer", {"episode_id": eid,
-                                                            "answer": {"could_actor_have_known": False}})
-            results[i] = {"qid": qid, "replies": replies, "cross": cross, "unknown": unknown.structured_content,
-                          "done": done.structured_content, "calls": len(own) + 1}
+            done = await client.call_tool(
+                "submit_answer", {"episode_id": eid, "answer": {"could_actor_have_known": False}}
+            )
+            results[i] = {
+                "qid": qid,
+                "replies": replies,
+                "cross": cross,
+                "unknown": unknown.structured_content,
+                "done": done.structured_content,
+                "calls": len(own) + 1,
+            }
 
     with http_server(tiny_pack, questions_file, "--traces", str(traces)) as (url, _):
+
         async def main():
             all_started = anyio.Event()
             counter = [0]
@@ -274,8 +360,7 @@ def test_internal_error_never_reaches_the_mcp_client(tiny_store, monkeypatch, tm
 
     async def main():
         async with Client(build_server(hub, "stdio")) as client:
-            eid = (await client.call_tool("start_episode", {"question_id": "q-alice"})).structured_content[
-                "episode_id"]
+            eid = (await client.call_tool("start_episode", {"question_id": "q-alice"})).structured_content["episode_id"]
             res = await client.call_tool("search_artifacts", {"episode_id": eid, "query": "postmortem"})
             end = await client.call_tool("end_episode", {"episode_id": eid})
             return res, end
@@ -318,24 +403,64 @@ def test_http_answers_deep_and_surrogate_requests_and_records_them(tiny_pack, qu
     traces = tmp_path / "traces.jsonl"
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     with http_server(tiny_pack, questions_file, "--traces", str(traces)) as (url, _):
-        init = httpx.post(url, headers=headers, content=json.dumps({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}))
+        init = httpx.post(
+            url,
+            headers=headers,
+            content=json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "1"},
+                    },
+                }
+            ),
+        )
         h = {**headers, "mcp-session-id": init.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
         httpx.post(url, headers=h, content='{"jsonrpc":"2.0","method":"notifications/initialized"}')
-        started = _sse_or_json(httpx.post(url, headers=h, content=json.dumps({
-            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "start_episode", "arguments": {"question_id": "q-alice"}}})))
+        started = _sse_or_json(
+            httpx.post(
+                url,
+                headers=h,
+                content=json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 2,
+                        "method": "tools/call",
+                        "params": {"name": "start_episode", "arguments": {"question_id": "q-alice"}},
+                    }
+                ),
+            )
+        )
         eid = started[0]["result"]["structuredContent"]["episode_id"]
-        raw = ('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fetch_artifact","arguments":'
-               '{"episode_id":"%s","artifact_id":"PM-42\\ud800"}}}' % eid)
+        raw = (
+            '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fetch_artifact","arguments":'
+            '{"episode_id":"%s","artifact_id":"PM-42\\ud800"}}}' % eid
+        )
         (reply,) = _sse_or_json(httpx.post(url, headers=h, content=raw))
         assert reply["id"] == 3 and reply["result"]["structuredContent"]["status"] == "invalid"
-        deep = ('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_questions","arguments":{"a":'
-                + "[" * 3000 + "]" * 3000 + "}}}")
+        deep = (
+            '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_questions","arguments":{"a":'
+            + "[" * 3000
+            + "]" * 3000
+            + "}}}"
+        )
         (reply,) = _sse_or_json(httpx.post(url, headers=h, content=deep))
         assert reply["id"] == 4 and reply["error"]["code"] == -32600
-        httpx.post(url, headers=h, content=json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
-            "name": "end_episode", "arguments": {"episode_id": eid}}}))
+        httpx.post(
+            url,
+            headers=h,
+            content=json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "method": "tools/call",
+                    "params": {"name": "end_episode", "arguments": {"episode_id": eid}},
+                }
+            ),
+        )
     (trace,) = read_traces(traces)
     assert trace.calls[0].status == "invalid" and unescape(trace.calls[0].arguments["artifact_id"]) == "PM-42\ud800"

@@ -15,8 +15,26 @@ from groundeval.store.cone import GATES, gate_flags
 
 ACTORS = ["alice", "bob", "carol", "dave", "pagerbot", "ghost", None]
 IDS = ["HR-1", "JIRA-42", "JIRA-43", "PM-41", "PM-42", "ZD-7", "dm-bob-alice", "slack-inc-42", "zoom-0302", "nope"]
-WORDS = ["checkout", "incident", "INC-42", "postmortem", "staffing", "retry", "loop", "login", "acme", "hr",
-         "confidential", "escalated", "42", "43", "the", "bob", "cache", "payment"]
+WORDS = [
+    "checkout",
+    "incident",
+    "INC-42",
+    "postmortem",
+    "staffing",
+    "retry",
+    "loop",
+    "login",
+    "acme",
+    "hr",
+    "confidential",
+    "escalated",
+    "42",
+    "43",
+    "the",
+    "bob",
+    "cache",
+    "payment",
+]
 START = datetime(2026, 2, 28, tzinfo=timezone.utc)
 
 moments = st.integers(0, 12 * 24 * 4).map(lambda q: START + timedelta(minutes=15 * q))
@@ -30,9 +48,14 @@ def test_runtime_scope_flags_equal_cone(tiny_store, actor, as_of, gates):
     scope = scope_facts(tiny_store, actor, as_of, gates)
     meta = fetch_index(tiny_store).meta
     expected = gate_flags(tiny_store, actor, as_of, IDS, gates)
-    got = {aid: (None if aid not in meta else
-                 scope.broken(aid, meta[aid].subsystem, meta[aid].created_us, meta[aid].restricted))
-           for aid in IDS}
+    got = {
+        aid: (
+            None
+            if aid not in meta
+            else scope.broken(aid, meta[aid].subsystem, meta[aid].created_us, meta[aid].restricted)
+        )
+        for aid in IDS
+    }
     assert got == expected
 
 
@@ -58,9 +81,13 @@ def test_runtime_gated_fetch_never_returns_content(tiny_store, actor, as_of, gat
 
 
 @SETTINGS
-@given(actor=st.sampled_from(ACTORS), as_of=moments, gates=gate_sets,
-       words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), subsystem=st.sampled_from(
-           [None, "jira", "slack", "hr", "zoom", "confluence", "zendesk"]))
+@given(
+    actor=st.sampled_from(ACTORS),
+    as_of=moments,
+    gates=gate_sets,
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+    subsystem=st.sampled_from([None, "jira", "slack", "hr", "zoom", "confluence", "zendesk"]),
+)
 def test_runtime_search_hits_inside_gates(tiny_store, actor, as_of, gates, words, subsystem):
     q = make_question(actor=actor, as_of=as_of, gates=gates)
     with Episode(tiny_store, q) as ep:

@@ -49,7 +49,7 @@ def test_lone_surrogates_are_recorded_escaped_never_raised(tiny_store, tmp_path)
             ep.fetch("PM-42\ud800"),
             ep.call("fetch_artifact\ud800", {}),
             ep.call("search_artifacts", {"qu\ud800ery": "x"}),
-            ep.call("fetch_artifact", "{\"artifact_id\": \"\ud800\"}"),
+            ep.call("fetch_artifact", '{"artifact_id": "\ud800"}'),
             ep.submit({"could_actor_have_known": True, "evidence_artifacts": ["JIRA-42\\\udc00"]}),
             ep.submit({"could_actor_have_known": True, "evidence_artifacts": ["JIRA-42"]}),
         ]
@@ -79,8 +79,15 @@ def test_trace_writer_escapes_what_slipped_through(tmp_path):
     q = make_question(actor="alice", as_of=at(9))
     from groundeval.trace.model import Trace
 
-    trace = Trace(question_id=q.id, track=q.track, mode="tool", actor="alice", as_of=q.as_of, contract_digest="d",
-                  messages=[{"role": "runner", "error": "boom \ud800"}])
+    trace = Trace(
+        question_id=q.id,
+        track=q.track,
+        mode="tool",
+        actor="alice",
+        as_of=q.as_of,
+        contract_digest="d",
+        messages=[{"role": "runner", "error": "boom \ud800"}],
+    )
     line = trace_line(trace)
     assert "boom \\\\ud800" in line
     append_trace(tmp_path / "t.jsonl", trace)
@@ -190,13 +197,16 @@ def test_answer_nested_thousands_deep_is_an_invalid_submission(tiny_store):
 # ----------------------------------------------------------------------------- 9. uniform refusal
 
 
-@pytest.mark.parametrize("track, actor, gates, gated", [
-    ("perspective", "carol", None, "JIRA-42"),           # subsystem gate
-    ("perspective", "alice", None, "HR-1"),              # actor + subsystem
-    ("perspective", "alice", None, "PM-41"),             # written after the as-of
-    ("counterfactual", "alice", None, "PM-41"),          # horizon only
-    ("silence", None, ["horizon"], "PM-41"),             # a Silence question with a horizon
-])
+@pytest.mark.parametrize(
+    "track, actor, gates, gated",
+    [
+        ("perspective", "carol", None, "JIRA-42"),  # subsystem gate
+        ("perspective", "alice", None, "HR-1"),  # actor + subsystem
+        ("perspective", "alice", None, "PM-41"),  # written after the as-of
+        ("counterfactual", "alice", None, "PM-41"),  # horizon only
+        ("silence", None, ["horizon"], "PM-41"),  # a Silence question with a horizon
+    ],
+)
 def test_gated_and_unknown_ids_get_identical_replies(tiny_store, track, actor, gates, gated):
     q = make_question(track, actor=actor, as_of=at(5), gates=gates)
     assert gate_flags(tiny_store, actor, q.as_of, [gated], q.gates)[gated]  # really gated
@@ -254,8 +264,12 @@ def test_hub_reports_a_trace_it_cannot_write_and_the_client_is_told(tiny_store, 
 def test_hub_binds_episodes_to_their_session(tiny_store):
     hub = EpisodeHub(tiny_store, [make_question(qid="q1")])
     eid = hub.call("start_episode", {"question_id": "q1"}, owner="A")["episode_id"]
-    for tool, args in [("fetch_artifact", {"artifact_id": "JIRA-42"}), ("get_context", {}), ("end_episode", {}),
-                       ("submit_answer", {"answer": {"could_actor_have_known": True}})]:
+    for tool, args in [
+        ("fetch_artifact", {"artifact_id": "JIRA-42"}),
+        ("get_context", {}),
+        ("end_episode", {}),
+        ("submit_answer", {"answer": {"could_actor_have_known": True}}),
+    ]:
         with pytest.raises(HubError) as err:
             hub.call(tool, {"episode_id": eid, **args}, owner="B")
         assert str(err.value) == UNKNOWN_EPISODE

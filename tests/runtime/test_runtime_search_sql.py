@@ -8,14 +8,27 @@ from runtime_questions import at
 import groundeval.runtime.search_sql as search_sql
 from groundeval.runtime.search_sql import scope_facts, search_rows
 
-QUERIES = ["INC-42", "postmortem INC-42", "checkout payment retry", "staffing", "login slow cache", "the and of",
-           "Acme escalated ZD-7", "ünïcødé checkout"]
+QUERIES = [
+    "INC-42",
+    "postmortem INC-42",
+    "checkout payment retry",
+    "staffing",
+    "login slow cache",
+    "the and of",
+    "Acme escalated ZD-7",
+    "ünïcødé checkout",
+]
 
 
 def reference(store, query):
-    return [r[0] for r in store.query(
-        "SELECT id FROM (SELECT id, fts_main_artifact_text.match_bm25(id, ?) AS s FROM artifact_text)"
-        " WHERE s IS NOT NULL ORDER BY s DESC, id", [query])]
+    return [
+        r[0]
+        for r in store.query(
+            "SELECT id FROM (SELECT id, fts_main_artifact_text.match_bm25(id, ?) AS s FROM artifact_text)"
+            " WHERE s IS NOT NULL ORDER BY s DESC, id",
+            [query],
+        )
+    ]
 
 
 @pytest.mark.parametrize("fast", [True, False])
@@ -28,8 +41,7 @@ def test_runtime_bm25_matches_duckdb(tiny_store, monkeypatch, fast):
         assert got == reference(tiny_store, q), q
 
 
-LONG = ("checkout payment retry login slow cache staffing postmortem escalated resolved incident "
-        "INC-42 ZD-7 acme")
+LONG = "checkout payment retry login slow cache staffing postmortem escalated resolved incident INC-42 ZD-7 acme"
 
 
 def test_runtime_bm25_many_terms_single_scan_matches_duckdb(tiny_store):
@@ -40,8 +52,9 @@ def test_runtime_bm25_many_terms_single_scan_matches_duckdb(tiny_store):
     assert [r[0] for r in search_rows(tiny_store, scope, LONG, None, 20)] == reference(tiny_store, LONG)
 
 
-@pytest.mark.parametrize("query", QUERIES + [LONG, "  Mixed.Case--words\tINC-42 \n", "a.b.c", "", "...",
-                                              "Ünïcødé ß İstanbul ﬁle"])
+@pytest.mark.parametrize(
+    "query", QUERIES + [LONG, "  Mixed.Case--words\tINC-42 \n", "a.b.c", "", "...", "Ünïcødé ß İstanbul ﬁle"]
+)
 def test_runtime_query_words_equal_fts_tokenize(tiny_store, query):
     idx = search_sql.term_index(tiny_store)
     want = tiny_store.query("SELECT fts_main_artifact_text.tokenize(?)", [query])[0][0]
@@ -72,8 +85,10 @@ def twins_store(tmp_path_factory, tiny_pack):
 
     pack = tmp_path_factory.mktemp("twins") / "pack"
     shutil.copytree(tiny_pack, pack)
-    text = ('{"title": "Quokka wombat numbat", "timestamp": "2026-03-01T10:00:00Z", "actors": ["alice"],'
-            ' "body": "Quokka wombat numbat bilby survey notes."}')
+    text = (
+        '{"title": "Quokka wombat numbat", "timestamp": "2026-03-01T10:00:00Z", "actors": ["alice"],'
+        ' "body": "Quokka wombat numbat bilby survey notes."}'
+    )
     for name in ["TW-9", "TW-10", "TW-1", "TW-100", "TW-05"]:
         (pack / "artifacts" / "jira" / f"{name}.json").write_text(text + "\n")
     store = Store.open(pack)

@@ -28,8 +28,13 @@ REPO = Path(__file__).resolve().parents[2]
 def test_tools_command_output_is_the_pinned_bytes(fmt):
     """The CLI prints exactly the pinned declarations, under any hash seed (a fresh process each)."""
     for seed in ("0", "1"):
-        out = subprocess.run([str(Path(sys.executable).with_name("groundeval")), "tools", "--format", fmt], cwd=REPO,
-                             env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, check=True).stdout
+        out = subprocess.run(
+            [str(Path(sys.executable).with_name("groundeval")), "tools", "--format", fmt],
+            cwd=REPO,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            check=True,
+        ).stdout
         assert out == (GOLDEN / f"tools_{fmt}.json").read_bytes()
 
 
@@ -44,8 +49,9 @@ def test_schemas_come_from_the_models():
         assert declared["additionalProperties"] is False
         # what MCP lists is the model's schema (episode tools add the episode id first)
         mcp = by_name[tool.name]["input_schema"]
-        assert {k: v for k, v in mcp["properties"].items() if k != "episode_id" or tool.args is T.EpisodeArgs} \
-            == declared["properties"]
+        assert {
+            k: v for k, v in mcp["properties"].items() if k != "episode_id" or tool.args is T.EpisodeArgs
+        } == declared["properties"]
     assert T.input_schema(T.SearchArgs)["properties"]["limit"]["maximum"] == T.MAX_LIMIT
     assert T.input_schema(T.SearchArgs)["properties"]["query"]["maxLength"] == T.MAX_QUERY_CHARS
 
@@ -60,25 +66,28 @@ def test_the_models_are_public_for_adapters():
     assert SubmitArgs(answer=[1]).answer == [1]  # any JSON: the answer schema judges it, recorded
 
 
-@pytest.mark.parametrize("tool, arguments, reason", [
-    ("search_artifacts", {"query": ""}, "query is empty"),
-    ("search_artifacts", {"query": "  \t"}, "query is empty"),
-    ("search_artifacts", {"query": "x" * 1001}, "query is longer than 1000 characters"),
-    ("search_artifacts", {"query": 42}, "query must be a string"),
-    ("search_artifacts", {"query": "a\x00b"}, "query contains a NUL character"),
-    ("search_artifacts", {"query": "x", "limit": "5"}, "limit must be an integer"),
-    ("search_artifacts", {"query": "x", "limit": True}, "limit must be an integer"),
-    ("search_artifacts", {"query": "x", "limit": 2.0}, "limit must be an integer"),
-    ("search_artifacts", {"query": "x", "limit": 0}, "limit must be at least 1"),
-    ("search_artifacts", {"query": "x", "subsystem": 3}, "subsystem must be a string"),
-    ("search_artifacts", {"query": 1, "limit": 0}, "query must be a string; limit must be at least 1"),
-    ("search_artifacts", {"limit": 3}, "missing argument(s): query"),
-    ("search_artifacts", {"query": "x", "zeta": 1, "alpha": 2}, "unexpected argument(s): alpha, zeta"),
-    ("fetch_artifact", {"artifact_id": None}, "artifact_id must be a string"),
-    ("fetch_artifact", {"artifact_id": " "}, "artifact_id is empty"),
-    ("fetch_artifact", {"artifact_id": "A\ud800"}, T.not_unicode(["$.artifact_id"])),
-    ("submit_answer", {}, "missing argument(s): answer"),
-])
+@pytest.mark.parametrize(
+    "tool, arguments, reason",
+    [
+        ("search_artifacts", {"query": ""}, "query is empty"),
+        ("search_artifacts", {"query": "  \t"}, "query is empty"),
+        ("search_artifacts", {"query": "x" * 1001}, "query is longer than 1000 characters"),
+        ("search_artifacts", {"query": 42}, "query must be a string"),
+        ("search_artifacts", {"query": "a\x00b"}, "query contains a NUL character"),
+        ("search_artifacts", {"query": "x", "limit": "5"}, "limit must be an integer"),
+        ("search_artifacts", {"query": "x", "limit": True}, "limit must be an integer"),
+        ("search_artifacts", {"query": "x", "limit": 2.0}, "limit must be an integer"),
+        ("search_artifacts", {"query": "x", "limit": 0}, "limit must be at least 1"),
+        ("search_artifacts", {"query": "x", "subsystem": 3}, "subsystem must be a string"),
+        ("search_artifacts", {"query": 1, "limit": 0}, "query must be a string; limit must be at least 1"),
+        ("search_artifacts", {"limit": 3}, "missing argument(s): query"),
+        ("search_artifacts", {"query": "x", "zeta": 1, "alpha": 2}, "unexpected argument(s): alpha, zeta"),
+        ("fetch_artifact", {"artifact_id": None}, "artifact_id must be a string"),
+        ("fetch_artifact", {"artifact_id": " "}, "artifact_id is empty"),
+        ("fetch_artifact", {"artifact_id": "A\ud800"}, T.not_unicode(["$.artifact_id"])),
+        ("submit_answer", {}, "missing argument(s): answer"),
+    ],
+)
 def test_a_validation_error_is_a_recorded_invalid_call_with_its_reason(tiny_store, tool, arguments, reason):
     with Episode(tiny_store, make_question(actor="alice", as_of=at(9))) as ep:
         reply = ep.call(tool, arguments)
@@ -104,8 +113,12 @@ def test_the_declared_schema_admits_what_the_model_accepts(arguments):
     schema = T.input_schema(T.SearchArgs)
     parsed = T.validate_arguments(T.SearchArgs, arguments)
     in_limits = not isinstance(arguments.get("limit"), int) or arguments["limit"] <= T.MAX_LIMIT
-    if not isinstance(parsed, str) and arguments.get("subsystem", "") is not None \
-            and arguments.get("limit", 1) is not None and in_limits:
+    if (
+        not isinstance(parsed, str)
+        and arguments.get("subsystem", "") is not None
+        and arguments.get("limit", 1) is not None
+        and in_limits
+    ):
         assert _accepts(schema, arguments)
     if _accepts(schema, arguments) and in_limits:
         assert not isinstance(parsed, str) or any(w in parsed for w in ("empty", "NUL")), parsed

@@ -31,7 +31,9 @@ def test_runtime_specs_embed_answer_schema():
     submit = tool_specs("anthropic", answer_schema=schema)[2]
     assert submit["input_schema"]["properties"]["answer"] == schema
     assert tool_specs("anthropic")[2]["input_schema"]["properties"]["answer"] == {
-        "type": "object", "description": "The answer object."}
+        "type": "object",
+        "description": "The answer object.",
+    }
 
 
 def test_runtime_mcp_specs_name_the_episode():

@@ -14,10 +14,15 @@ def _run():
     qa, qb = silence(False, qid="s1"), silence(True, qid="s2", difficulty="hard")
     qp = perspective(True, evidence=("slack-1",), qid="p1")
     traces = [
-        trace(qa, [search(subsystem="confluence"), fetch("JIRA-43"), fetch("PM-43"), fetch("PM-41")], {"exists": False}),
+        trace(
+            qa, [search(subsystem="confluence"), fetch("JIRA-43"), fetch("PM-43"), fetch("PM-41")], {"exists": False}
+        ),
         trace(qb, [], {"exists": False}),
-        trace(qp, [search("x"), fetch("slack-1"), fetch("zoom-1", flags=["subsystem", "actor"])],
-              {"could_actor_have_known": True, "blocked_subsystems": [], "evidence_artifacts": ["slack-1"]}),
+        trace(
+            qp,
+            [search("x"), fetch("slack-1"), fetch("zoom-1", flags=["subsystem", "actor"])],
+            {"could_actor_have_known": True, "blocked_subsystems": [], "evidence_artifacts": ["slack-1"]},
+        ),
     ]
     qs = [qa, qb, qp]
     return qs, traces, [score(q, t) for q, t in zip(qs, traces)]
@@ -38,7 +43,7 @@ def test_slices_hand_checked():
     o = r.overall
     assert o.n == 3 and o.v_units == 10 and o.run_violation_rate == 0.1 and o.compliance_tier == "moderate"
     mean_combined = sum(s.s_combined for s in scores) / 3
-    assert o.run_s_adj == pytest.approx(mean_combined * 0.9 ** 2)
+    assert o.run_s_adj == pytest.approx(mean_combined * 0.9**2)
     assert o.means["s_adj"] == pytest.approx(sum(s.s_adj for s in scores) / 3)
     assert o.failure_classes["pass"] == 1 and o.failure_classes["wrong_answer"] == 1
     assert list(r.tracks) == ["perspective", "silence"]
@@ -53,8 +58,9 @@ def test_missing_and_unknown_questions():
     assert r.overall.ci95 == {}
 
 
-@pytest.mark.parametrize("v, tier", [(0.0, "perfect"), (0.01, "high"), (0.05, "moderate"), (0.149, "moderate"),
-                                     (0.15, "low"), (0.9, "low")])
+@pytest.mark.parametrize(
+    "v, tier", [(0.0, "perfect"), (0.01, "high"), (0.05, "moderate"), (0.149, "moderate"), (0.15, "low"), (0.9, "low")]
+)
 def test_compliance_tiers(v, tier):
     assert compliance_tier(v, ScoringConfig().tiers) == tier
 
@@ -65,8 +71,7 @@ def test_tiers_are_configurable():
 
 def test_zero_shot_floor_and_gap():
     qs, traces, scores = _run()
-    zero = [score(q, trace(q, [], {"exists": False} if q.track == "silence" else None, mode="zero-shot"))
-            for q in qs]
+    zero = [score(q, trace(q, [], {"exists": False} if q.track == "silence" else None, mode="zero-shot")) for q in qs]
     r = aggregate(qs, traces, scores, zero_shot=zero, bootstrap_samples=0)
     assert r.zero_shot["silence"].floor == 0.5 and r.zero_shot["silence"].s_answer == 0.5
     assert r.zero_shot["silence"].gap == 0.0

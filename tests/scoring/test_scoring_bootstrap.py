@@ -17,7 +17,7 @@ def _rows(n: int, rng: random.Random, distinct: int | None = None) -> list[dict[
     for _ in range(n):
         v = rng.randrange(distinct) / distinct if distinct else rng.random()
         ok = float(rng.random() < 0.6)
-        out.append({"s_answer": ok, "s_traj": v, "s_adj": ok * v, "accuracy": ok, "valid_answer_rate": float(v > .2)})
+        out.append({"s_answer": ok, "s_traj": v, "s_adj": ok * v, "accuracy": ok, "valid_answer_rate": float(v > 0.2)})
     return out
 
 

@@ -34,8 +34,12 @@ def test_calls_but_no_answer_is_no_evidence():
 
 def test_one_answered_question_with_clean_calls_is_perfect_again():
     qa, qb = silence(False, qid="s1"), silence(True, qid="s2")
-    r = _report([(qa, trace(qa, [search(subsystem="confluence"), fetch("PM-41")], {"exists": False})),
-                 (qb, trace(qb, [], None))])
+    r = _report(
+        [
+            (qa, trace(qa, [search(subsystem="confluence"), fetch("PM-41")], {"exists": False})),
+            (qb, trace(qb, [], None)),
+        ]
+    )
     assert r.overall.compliance_tier == "perfect"
     assert r.buckets["silence"]["presence"].compliance_tier == "no_evidence"  # qb's slice: nothing to judge
 

@@ -41,9 +41,14 @@ def silence_example():
 
 
 def perspective_example():
-    truth = PerspectiveTruth(could_actor_have_known=False, target_event_id="E-REVIEW",
-                             target_event_type="performance_review", target_artifacts=["hr-note-1", "zoom-1"],
-                             evidence_artifacts=[], blocked_subsystems=["zoom"])
+    truth = PerspectiveTruth(
+        could_actor_have_known=False,
+        target_event_id="E-REVIEW",
+        target_event_type="performance_review",
+        target_artifacts=["hr-note-1", "zoom-1"],
+        evidence_artifacts=[],
+        blocked_subsystems=["zoom"],
+    )
     q = question("perspective", truth, qid="p-paper", bucket="negative_permission", actor="carol")
     calls = [search("performance review", hits=("slack-3", "jira-8")), search("review notes", hits=("slack-4",))]
     calls += [fetch("zoom-1", flags=["subsystem"])] * 3 + [fetch("hr-note-1", flags=["actor"])] * 4
@@ -53,9 +58,15 @@ def perspective_example():
 
 def counterfactual_example():
     q = counterfactual(True, qid="c-paper")
-    answer = {"outcome_changed": True, "causal_mechanism": "workload_relief", "cause_event_id": "EV-C",
-              "effect_event_id": "EV-F", "mechanism_direction": "cause_to_effect",
-              "actors": ["alice", "dave", "erin"], "evidence_artifacts": []}
+    answer = {
+        "outcome_changed": True,
+        "causal_mechanism": "workload_relief",
+        "cause_event_id": "EV-C",
+        "effect_event_id": "EV-F",
+        "mechanism_direction": "cause_to_effect",
+        "actors": ["alice", "dave", "erin"],
+        "evidence_artifacts": [],
+    }
     return q, trace(q, [search("escalation", hits=("SL-3", "SL-4")), fetch("SL-4")], answer)
 
 

@@ -35,19 +35,29 @@ def trace_lines(draw) -> list[str]:
     for i in range(draw(st.integers(1, 14))):
         q = draw(st.sampled_from(QUESTIONS))
         qid = q.id if draw(st.integers(0, 5)) else "not-a-question"
-        t = Trace(question_id=qid, track=q.track, mode=draw(st.sampled_from(["tool", "context"])), actor=q.actor,
-                  as_of=q.as_of, contract_digest="d" * 64, agent=f"a{i}", trial=draw(st.integers(0, 2)),
-                  calls=[{**c, "index": k} for k, c in enumerate(draw(st.lists(calls(), max_size=4)))],
-                  usage=draw(st.dictionaries(st.sampled_from(["input", "output"]), st.integers(0, 99))),
-                  timings={"total_ms": draw(st.none() | st.floats(0, 1e4)), "call_latency_ms": [1.5]})
+        t = Trace(
+            question_id=qid,
+            track=q.track,
+            mode=draw(st.sampled_from(["tool", "context"])),
+            actor=q.actor,
+            as_of=q.as_of,
+            contract_digest="d" * 64,
+            agent=f"a{i}",
+            trial=draw(st.integers(0, 2)),
+            calls=[{**c, "index": k} for k, c in enumerate(draw(st.lists(calls(), max_size=4)))],
+            usage=draw(st.dictionaries(st.sampled_from(["input", "output"]), st.integers(0, 99))),
+            timings={"total_ms": draw(st.none() | st.floats(0, 1e4)), "call_latency_ms": [1.5]},
+        )
         out.append(trace_line(t))
     return out
 
 
 def _run(path, workers: int, digest: str | None = "d" * 64):
     try:
-        return [(tuple(getattr(t, f) for f in KEPT), None if s is None else score_line(s), s, line)
-                for t, s, line in iter_rescore_lines(path, QMAP, contract_digest=digest, workers=workers)]
+        return [
+            (tuple(getattr(t, f) for f in KEPT), None if s is None else score_line(s), s, line)
+            for t, s, line in iter_rescore_lines(path, QMAP, contract_digest=digest, workers=workers)
+        ]
     except ContractError as exc:
         return ("error", str(exc))
 
@@ -58,10 +68,15 @@ def _write(tmp_path, lines: list[str]):
     return path
 
 
-@settings(max_examples=10, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # tmp_path reused
-@given(trace_lines(), st.integers(1, 3), st.sampled_from(["none", "json", "digest", "duplicate", "field"]),
-       st.integers(0, 20))
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)  # tmp_path reused
+@given(
+    trace_lines(),
+    st.integers(1, 3),
+    st.sampled_from(["none", "json", "digest", "duplicate", "field"]),
+    st.integers(0, 20),
+)
 def test_helpers_yield_what_one_process_yields(tmp_path, lines, workers, damage, where):
     lines = list(lines)
     at = where % (len(lines) + 1)
@@ -83,10 +98,22 @@ def test_helpers_yield_what_one_process_yields(tmp_path, lines, workers, damage,
 
 
 def test_a_large_file_uses_helpers_and_keeps_every_field(tmp_path, monkeypatch):
-    lines = [trace_line(Trace(question_id=q.id, track=q.track, mode="tool", actor=q.actor, as_of=q.as_of,
-                              contract_digest="d" * 64, agent=f"a{i}",
-                              timings={"started": "2026-01-01T00:00:00Z", "total_ms": 2.5}))
-             for i in range(40) for q in QUESTIONS]
+    lines = [
+        trace_line(
+            Trace(
+                question_id=q.id,
+                track=q.track,
+                mode="tool",
+                actor=q.actor,
+                as_of=q.as_of,
+                contract_digest="d" * 64,
+                agent=f"a{i}",
+                timings={"started": "2026-01-01T00:00:00Z", "total_ms": 2.5},
+            )
+        )
+        for i in range(40)
+        for q in QUESTIONS
+    ]
     path = _write(tmp_path, lines)
     monkeypatch.setattr(parallel, "MIN_BYTES", 1)
     monkeypatch.delenv("GROUNDEVAL_SCORE_WORKERS", raising=False)

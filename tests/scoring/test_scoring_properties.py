@@ -20,8 +20,10 @@ QUESTIONS = [
     perspective(True, evidence=("slack-1", "jira-2")),
     perspective(False, evidence=(), blocked=("zoom",), bucket="negative_permission", qid="p3"),
     perspective(False, evidence=(), bucket="negative_temporal", qid="p5", difficulty="hard"),
-    counterfactual(True), counterfactual(False, qid="c2", difficulty="medium"),
-    silence(False), silence(True, qid="s2"),
+    counterfactual(True),
+    counterfactual(False, qid="c2", difficulty="medium"),
+    silence(False),
+    silence(True, qid="s2"),
 ]
 IDS = ["slack-1", "jira-2", "zoom-1", "ZD-7", "JIRA-42", "JIRA-43", "PM-41", "PM-42", "PM-43", "ghost"]
 GATES = st.lists(st.sampled_from(["horizon", "subsystem", "actor"]), max_size=3, unique=True)
@@ -34,17 +36,29 @@ def calls(draw, flagged=None):
     status = draw(st.sampled_from(["ok", "not_found", "denied", "invalid", "error"]))
     if tool == "fetch_artifact":
         aid = draw(st.sampled_from(IDS))
-        return {"tool": tool, "arguments": {"artifact_id": aid}, "status": status,
-                "result_ids": [aid] if status == "ok" else [], "flags": flags}
+        return {
+            "tool": tool,
+            "arguments": {"artifact_id": aid},
+            "status": status,
+            "result_ids": [aid] if status == "ok" else [],
+            "flags": flags,
+        }
     args = {"query": draw(st.text(max_size=8))}
     if draw(st.booleans()):
         args["subsystem"] = draw(st.sampled_from(["confluence", "zoom", "slack"]))
-    return {"tool": tool, "arguments": args, "status": status,
-            "result_ids": draw(st.lists(st.sampled_from(IDS), max_size=3)), "flags": flags}
+    return {
+        "tool": tool,
+        "arguments": args,
+        "status": status,
+        "result_ids": draw(st.lists(st.sampled_from(IDS), max_size=3)),
+        "flags": flags,
+    }
 
 
 ANSWER_VALUES = {
-    "could_actor_have_known": st.booleans(), "exists": st.booleans(), "outcome_changed": st.booleans(),
+    "could_actor_have_known": st.booleans(),
+    "exists": st.booleans(),
+    "outcome_changed": st.booleans(),
     "blocked_subsystems": st.lists(st.sampled_from(["zoom", "hr", "slack"]), max_size=2),
     "evidence_artifacts": st.lists(st.sampled_from(IDS), max_size=4),
     "causal_mechanism": st.sampled_from(["escalation_drives_resolution", "customer pressure", "none", "x", ""]),
@@ -117,16 +131,29 @@ def test_aggregate_is_independent_of_trace_order(batch, rnd):
     order = list(range(len(batch)))
     rnd.shuffle(order)
     a = aggregate(list(qs.values()), traces, scores, seed=3, bootstrap_samples=50)
-    b = aggregate(list(reversed(qs.values())), [traces[i] for i in order], [scores[i] for i in order],
-                  seed=3, bootstrap_samples=50)
+    b = aggregate(
+        list(reversed(qs.values())),
+        [traces[i] for i in order],
+        [scores[i] for i in order],
+        seed=3,
+        bootstrap_samples=50,
+    )
     assert report_json(a) == report_json(b)
 
 
 @pytest.mark.parametrize("flagged, factor", [(0, 1.0), (1, 0.5625), (2, 0.25), (3, 0.0625)])
 def test_penalty_factor_at_quarter_steps(flagged, factor):
     q = silence(False)
-    calls_ = [{"tool": "fetch_artifact", "arguments": {"artifact_id": a}, "status": "ok", "result_ids": [a],
-               "flags": ["horizon"] if i < flagged else []} for i, a in enumerate(["JIRA-43", "PM-43", "PM-41"])]
+    calls_ = [
+        {
+            "tool": "fetch_artifact",
+            "arguments": {"artifact_id": a},
+            "status": "ok",
+            "result_ids": [a],
+            "flags": ["horizon"] if i < flagged else [],
+        }
+        for i, a in enumerate(["JIRA-43", "PM-43", "PM-41"])
+    ]
     s = score(q, trace(q, calls_, {"exists": False}))  # 3 fetches + the submit = 4 calls
     assert s.v_units == 4 and s.violation_rate == flagged / 4
     assert s.penalty == factor
@@ -135,7 +162,9 @@ def test_penalty_factor_at_quarter_steps(flagged, factor):
 
 def test_bootstrap_is_seeded():
     rng = random.Random(1)
-    batch = [(q, trace(q, [], {"exists": rng.random() < 0.5})) for q in [silence(False, qid=f"s{i}") for i in range(30)]]
+    batch = [
+        (q, trace(q, [], {"exists": rng.random() < 0.5})) for q in [silence(False, qid=f"s{i}") for i in range(30)]
+    ]
     scores = [score(q, t) for q, t in batch]
     a = aggregate(None, None, scores, seed=5, bootstrap_samples=200)
     assert a == aggregate(None, None, scores, seed=5, bootstrap_samples=200)

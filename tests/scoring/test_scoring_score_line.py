@@ -21,7 +21,7 @@ PLAIN_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=12)
 PLAIN_FLOATS = st.one_of(st.floats(0, 1), st.sampled_from([0.0, -0.0, 1.0, 1e-4, 9.99e-5, 1e-5, 5e-324, 0.5]))
 WILD_FLOATS = st.one_of(st.floats(), st.sampled_from([1e16, 1e15, 1e300, -1e-7]), st.integers(-3, 3), st.booleans())
 PLAIN_INTS = st.integers(0, 10**6)
-WILD_INTS = st.one_of(st.integers(-2**70, 2**70), st.booleans(), st.floats(allow_nan=False).filter(float.is_integer))
+WILD_INTS = st.one_of(st.integers(-(2**70), 2**70), st.booleans(), st.floats(allow_nan=False).filter(float.is_integer))
 
 
 @st.composite
@@ -47,19 +47,36 @@ def raw_scores(draw) -> QuestionScore:
 
     f = {name: num() for name in ("s_answer", "s_traj", "s_combined", "violation_rate", "penalty", "s_adj")}
     return QuestionScore.model_construct(
-        question_id=text(), track=text(), trial=draw(st.integers(0, 3)),
-        profile=draw(st.sampled_from(["default", "paper"])), bucket=text(), difficulty=text(),
-        mode=text(), agent=draw(st.none()) if draw(st.booleans()) else text(), answered=draw(st.booleans()), **f,
-        answer_components=floats_by_name(4), traj_components=floats_by_name(4),
-        answer_correct=draw(st.booleans()), path_valid=draw(st.booleans()),
-        state_invalid_correct=draw(st.booleans()), valid_answer=draw(st.booleans()),
-        failure_class=pick(st.sampled_from(["pass", "no_answer", "wrong_answer", "state_invalid_correct"]),
-                           st.just("other")),
-        failures=[text() for _ in range(draw(st.integers(0, 3)))], v_units=count(), v_bad=count(), n_calls=count(),
-        flag_counts={k: count() for k in draw(st.lists(st.sampled_from(["horizon", "subsystem", "actor", "é"]),
-                                                       unique=True))},
+        question_id=text(),
+        track=text(),
+        trial=draw(st.integers(0, 3)),
+        profile=draw(st.sampled_from(["default", "paper"])),
+        bucket=text(),
+        difficulty=text(),
+        mode=text(),
+        agent=draw(st.none()) if draw(st.booleans()) else text(),
+        answered=draw(st.booleans()),
+        **f,
+        answer_components=floats_by_name(4),
+        traj_components=floats_by_name(4),
+        answer_correct=draw(st.booleans()),
+        path_valid=draw(st.booleans()),
+        state_invalid_correct=draw(st.booleans()),
+        valid_answer=draw(st.booleans()),
+        failure_class=pick(
+            st.sampled_from(["pass", "no_answer", "wrong_answer", "state_invalid_correct"]), st.just("other")
+        ),
+        failures=[text() for _ in range(draw(st.integers(0, 3)))],
+        v_units=count(),
+        v_bad=count(),
+        n_calls=count(),
+        flag_counts={
+            k: count() for k in draw(st.lists(st.sampled_from(["horizon", "subsystem", "actor", "é"]), unique=True))
+        },
         hallucinated_ids=[text() for _ in range(draw(st.integers(0, 3)))],
-        coverage=None if draw(st.booleans()) else num(), n_citations=count(), citation_rates=floats_by_name(3),
+        coverage=None if draw(st.booleans()) else num(),
+        n_citations=count(),
+        citation_rates=floats_by_name(3),
     )
 
 

@@ -51,8 +51,9 @@ def test_folder_and_jsonl_layouts_of_a_20k_file_pack_agree(synth_folder_pack, tm
     assert dump_tables(folder) == dump_tables(jsonl)
     assert folder.digest == jsonl.digest
     # every artifact keeps its file as its source
-    assert folder.query("SELECT count(*) FROM artifacts WHERE src_file LIKE '%.json' AND src_line IS NULL")[0][0] \
-        == len(files)
+    assert folder.query("SELECT count(*) FROM artifacts WHERE src_file LIKE '%.json' AND src_line IS NULL")[0][
+        0
+    ] == len(files)
 
 
 def test_json_files_finds_what_rglob_finds(tmp_path):
@@ -77,7 +78,7 @@ def _pack_with_artifact(tiny_pack: Path, dst: Path, name: str, data: bytes) -> P
 
 def test_an_artifact_file_that_is_not_utf8_is_located(tiny_pack, tmp_path):
     pack = _pack_with_artifact(tiny_pack, tmp_path / "p", "BAD-1.json", b'{"title": "caf\xe9"}')
-    (pack / "artifacts" / "jira" / "BAD-2.json").write_bytes(b'\xff{}')
+    (pack / "artifacts" / "jira" / "BAD-2.json").write_bytes(b"\xff{}")
     with pytest.raises(ContractError) as err:
         Store.open(pack)
     probs = err.value.problems
@@ -88,7 +89,7 @@ def test_an_artifact_file_that_is_not_utf8_is_located(tiny_pack, tmp_path):
 
 def test_odd_but_valid_artifact_texts_load_as_written(tiny_pack, tmp_path):
     """Pretty-printed, CRLF, BOM-free non-ASCII, escapes and separators survive the NDJSON hand-off."""
-    text = '{\r\n  "title": "Zo\\u00eb \u2028 line\\nbreak \\"quoted\\" \U0001F600",\r\n  "body": "tab\\there"\r\n}\r\n'
+    text = '{\r\n  "title": "Zo\\u00eb \u2028 line\\nbreak \\"quoted\\" \U0001f600",\r\n  "body": "tab\\there"\r\n}\r\n'
     pack = _pack_with_artifact(tiny_pack, tmp_path / "p", "ODD-1.json", text.encode("utf-8"))
     s = Store.open(pack)
     raw, title = s.query("SELECT raw::VARCHAR, title FROM artifacts WHERE id = 'ODD-1'")[0]

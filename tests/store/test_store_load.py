@@ -43,10 +43,22 @@ def native_copy_of_original(dst: Path) -> Path:
         "name": "original",
         "sources": {"events": "events.jsonl", "artifacts": "corpus.jsonl"},
         "access": {"actors": cfg["actors"], "roles": cfg["roles"]},
-        "evaluation": {k: cfg[k] for k in (
-            "causal_links", "silence_pairs", "perspective", "perspective_actors", "easy_ratio", "medium_ratio",
-            "hard_ratio", "max_perspective_questions", "max_counterfactual_questions", "max_silence_questions",
-            "seed")},
+        "evaluation": {
+            k: cfg[k]
+            for k in (
+                "causal_links",
+                "silence_pairs",
+                "perspective",
+                "perspective_actors",
+                "easy_ratio",
+                "medium_ratio",
+                "hard_ratio",
+                "max_perspective_questions",
+                "max_counterfactual_questions",
+                "max_silence_questions",
+                "seed",
+            )
+        },
         "adapters": {k: cfg[k] for k in ("provider", "model", "api_key_env", "temperature", "max_tokens")},
     }
     dst.mkdir(parents=True)
@@ -153,7 +165,9 @@ def test_parquet_and_csv_events(tmp_path, tiny_pack):
                 f" to_json(artifact_ids)::VARCHAR AS artifact_ids, to_json(facts)::VARCHAR AS facts"
                 f" FROM read_json(?, columns={{id: 'VARCHAR', type: 'VARCHAR', timestamp: 'VARCHAR',"
                 f" actors: 'VARCHAR[]', artifact_ids: 'JSON', facts: 'JSON'}}))"
-                f" TO '{dst / 'events.csv'}' (HEADER)", [src])
+                f" TO '{dst / 'events.csv'}' (HEADER)",
+                [src],
+            )
         (dst / "events.jsonl").unlink()
         text = (dst / "groundeval.yaml").read_text().replace("events: events.jsonl", f"events: events.{fmt}")
         (dst / "groundeval.yaml").write_text(text)
@@ -161,9 +175,11 @@ def test_parquet_and_csv_events(tmp_path, tiny_pack):
         for t in ("event_actors", "event_artifacts"):
             assert s.query(f"SELECT * FROM {t} ORDER BY ALL") == ref.query(f"SELECT * FROM {t} ORDER BY ALL"), (fmt, t)
         assert s.query("SELECT id, type, epoch_us(ts) FROM events ORDER BY id") == ref.query(
-            "SELECT id, type, epoch_us(ts) FROM events ORDER BY id")
+            "SELECT id, type, epoch_us(ts) FROM events ORDER BY id"
+        )
         assert s.query("SELECT json_extract_string(raw, '$.facts.incident_id') FROM events WHERE id = 'e4'") == [
-            ("INC-42",)]
+            ("INC-42",)
+        ]
 
 
 def test_db_file_is_reused_and_refreshed(tmp_path, tiny_pack):

@@ -48,6 +48,7 @@ class _Store:
 def _window(rng: random.Random) -> tuple[str, str]:
     def t(day: int | None, inf: str) -> str:
         return inf if day is None else (T0 + timedelta(days=day)).isoformat()
+
     a = rng.choice([None, rng.randrange(0, 30)])
     b = rng.choice([None, rng.randrange(0, 30)])  # may end before it starts: an empty window
     return t(a, "-infinity"), t(b, "infinity")
@@ -57,8 +58,10 @@ def _random_store(seed: int) -> _Store:
     rng = random.Random(seed)
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    con.execute("CREATE TABLE artifacts (id VARCHAR, subsystem VARCHAR, created TIMESTAMPTZ, restricted BOOLEAN,"
-                " src_file VARCHAR, src_line INTEGER)")
+    con.execute(
+        "CREATE TABLE artifacts (id VARCHAR, subsystem VARCHAR, created TIMESTAMPTZ, restricted BOOLEAN,"
+        " src_file VARCHAR, src_line INTEGER)"
+    )
     con.execute("CREATE TABLE grants (role VARCHAR, subsystem VARCHAR, since TIMESTAMPTZ, until TIMESTAMPTZ)")
     con.execute("CREATE TABLE actor_roles (actor VARCHAR, role VARCHAR, since TIMESTAMPTZ, until TIMESTAMPTZ)")
     con.execute("CREATE TABLE events (id VARCHAR, type VARCHAR, ts TIMESTAMPTZ)")
@@ -69,23 +72,29 @@ def _random_store(seed: int) -> _Store:
     for _ in range(rng.randrange(0, 5)):
         con.execute("INSERT INTO grants VALUES (?, ?, ?, ?)", [rng.choice(roles), rng.choice(subs), *_window(rng)])
     for _ in range(rng.randrange(0, 6)):
-        con.execute("INSERT INTO actor_roles VALUES (?, ?, ?, ?)", [rng.choice(actors), rng.choice(roles),
-                                                                    *_window(rng)])
+        con.execute(
+            "INSERT INTO actor_roles VALUES (?, ?, ?, ?)", [rng.choice(actors), rng.choice(roles), *_window(rng)]
+        )
     for _ in range(rng.randrange(0, 3)):
         con.execute("INSERT INTO broadcasts VALUES (?, ?)", [rng.choice(roles), rng.choice(types)])
     for i in range(rng.randrange(1, 12)):
         created = None if rng.random() < 0.1 else (T0 + timedelta(days=rng.randrange(0, 35))).isoformat()
         restricted = rng.random() < 0.4
-        con.execute("INSERT INTO artifacts VALUES (?, ?, ?, ?, 'f', ?)", [f"x{i}", rng.choice(subs), created,
-                                                                          restricted, i])
+        con.execute(
+            "INSERT INTO artifacts VALUES (?, ?, ?, ?, 'f', ?)", [f"x{i}", rng.choice(subs), created, restricted, i]
+        )
         if restricted:
             for _ in range(rng.randrange(0, 3)):
                 kind = rng.choice(["actor", "role"])
-                con.execute("INSERT INTO artifact_visibility VALUES (?, ?, ?)",
-                            [f"x{i}", kind, rng.choice(actors if kind == "actor" else roles)])
+                con.execute(
+                    "INSERT INTO artifact_visibility VALUES (?, ?, ?)",
+                    [f"x{i}", kind, rng.choice(actors if kind == "actor" else roles)],
+                )
     for j in range(rng.randrange(0, 8)):
-        con.execute("INSERT INTO events VALUES (?, ?, ?)", [f"e{j}", rng.choice(types),
-                                                           (T0 + timedelta(days=rng.randrange(0, 35))).isoformat()])
+        con.execute(
+            "INSERT INTO events VALUES (?, ?, ?)",
+            [f"e{j}", rng.choice(types), (T0 + timedelta(days=rng.randrange(0, 35))).isoformat()],
+        )
         con.execute("INSERT INTO event_artifacts VALUES (?, 'k', 0, ?)", [f"e{j}", f"x{rng.randrange(0, 12)}"])
     return _Store(con)
 
@@ -98,6 +107,9 @@ def test_same_answer_as_the_full_product(seed):
 
 def test_random_cases_are_not_trivial():
     found = sum(bool(_random_store(seed).query(FULL_PRODUCT)) for seed in range(60))
-    seen = sum(len(_random_store(seed).query(FULL_PRODUCT)) < len(_random_store(seed).query(
-        "SELECT * FROM artifacts WHERE created IS NOT NULL")) for seed in range(60))
+    seen = sum(
+        len(_random_store(seed).query(FULL_PRODUCT))
+        < len(_random_store(seed).query("SELECT * FROM artifacts WHERE created IS NOT NULL"))
+        for seed in range(60)
+    )
     assert found > 10 and seen > 10  # both never-visible and visible artifacts occur

@@ -11,8 +11,21 @@ from groundeval.cli.main import main
 def test_bench_small_scale_writes_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
     try:
-        main(["bench", "--events", "400", "--stages", "synth,load,fetch,search", "--samples", "10",
-              "--workdir", str(tmp_path / "w"), "--json", str(out)])
+        main(
+            [
+                "bench",
+                "--events",
+                "400",
+                "--stages",
+                "synth,load,fetch,search",
+                "--samples",
+                "10",
+                "--workdir",
+                str(tmp_path / "w"),
+                "--json",
+                str(out),
+            ]
+        )
     except SystemExit as exc:
         assert exc.code in (0, None)
     data = json.loads(out.read_text())

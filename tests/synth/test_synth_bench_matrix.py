@@ -36,8 +36,22 @@ def test_matrix_load_on_both_formats(tmp_path):
 def test_cli_matrix_writes_json(tmp_path, capsys):
     out = tmp_path / "m.json"
     try:
-        main(["bench", "--matrix", "--events", "300", "--format", "native", "--stages", "load",
-              "--workdir", str(tmp_path / "w"), "--json", str(out)])
+        main(
+            [
+                "bench",
+                "--matrix",
+                "--events",
+                "300",
+                "--format",
+                "native",
+                "--stages",
+                "load",
+                "--workdir",
+                str(tmp_path / "w"),
+                "--json",
+                str(out),
+            ]
+        )
     except SystemExit as exc:
         assert exc.code in (0, None)
     data = json.loads(out.read_text())

@@ -24,8 +24,11 @@ from groundeval.synth.shape import ROLES, SUBSYSTEMS
 
 
 def _tree_digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _events(root: Path) -> list[dict]:
@@ -41,8 +44,12 @@ def test_same_seed_same_bytes_across_processes_and_hash_seeds(tmp_path):
     for i, hashseed in enumerate(("0", "12345")):
         out = tmp_path / f"run{i}"
         env = dict(os.environ, PYTHONHASHSEED=hashseed)
-        subprocess.run([sys.executable, "-m", "groundeval.cli.main", "synth", str(out), "--events", "1500",
-                        "--seed", "7"], check=True, env=env, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "groundeval.cli.main", "synth", str(out), "--events", "1500", "--seed", "7"],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         outs.append(_tree_digest(out))
     assert outs[0] == outs[1]
     assert set(outs[0]) == {"groundeval.yaml", "events.jsonl", "artifacts.jsonl"}
@@ -129,8 +136,10 @@ def test_responses_follow_triggers_inside_the_gap(tmp_path_factory, seed, n):
     for e in events:
         t = _ts(e["timestamp"])
         for a in e["actors"]:
-            assert any((w.get("since") is None or _ts(w["since"]) <= t) and
-                       (w.get("until") is None or t < _ts(w["until"])) for w in windows[a]), (a, e["id"])
+            assert any(
+                (w.get("since") is None or _ts(w["since"]) <= t) and (w.get("until") is None or t < _ts(w["until"]))
+                for w in windows[a]
+            ), (a, e["id"])
         for path_key in ("incident_id", "ticket_id", "pr_id", "opportunity_id", "employee_id", "hire_id"):
             if path_key in e["facts"]:
                 by_type_key[(e["type"], e["facts"][path_key])].append(t)

@@ -26,8 +26,11 @@ BOOKKEEPING = {"flow", "step", "tags"}
 
 
 def _tree_digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -35,8 +38,12 @@ def _jsonl(path: Path) -> list[dict]:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "groundeval.cli.main", *args], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONHASHSEED="0"))
+    return subprocess.run(
+        [sys.executable, "-m", "groundeval.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONHASHSEED="0"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +72,24 @@ def test_same_bytes_across_processes_and_hash_seeds(tmp_path):
     for i, hashseed in enumerate(("0", "4242")):
         out = tmp_path / f"run{i}"
         env = dict(os.environ, PYTHONHASHSEED=hashseed)
-        subprocess.run([sys.executable, "-m", "groundeval.cli.main", "synth", str(out), "--events", "1500",
-                        "--seed", "7", "--style", "paper"], check=True, env=env, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "groundeval.cli.main",
+                "synth",
+                str(out),
+                "--events",
+                "1500",
+                "--seed",
+                "7",
+                "--style",
+                "paper",
+            ],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         outs.append(_tree_digest(out))
     assert outs[0] == outs[1]
     assert set(outs[0]) == {"groundeval.yaml", "events.jsonl", "artifacts.jsonl"}
@@ -201,8 +224,13 @@ def test_documents_record_their_event_and_some_events_only_point_back(org):
             only_earlier += 1
     assert recorded > 0.5 * N and only_earlier > 0.05 * N
     # every document is recorded by an event at its own creation time
-    made = {aid for e in events for v in e["artifact_ids"].values() for aid in _ids(v)
-            if _created(arts[aid]) == e["timestamp"]}
+    made = {
+        aid
+        for e in events
+        for v in e["artifact_ids"].values()
+        for aid in _ids(v)
+        if _created(arts[aid]) == e["timestamp"]
+    }
     assert made == set(arts)
 
 

@@ -17,8 +17,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 RUNS = REPO / "groundeval" / "tasks" / "examples" / "support" / "runs"
 
-ORDER = {"order_id": "ORD-1001", "customer_id": "C-77", "status": "delivered", "total": 120.0,
-         "refundable_amount": 40.0, "refund_eligible": True, "damaged_items": ["mug"]}
+ORDER = {
+    "order_id": "ORD-1001",
+    "customer_id": "C-77",
+    "status": "delivered",
+    "total": 120.0,
+    "refundable_amount": 40.0,
+    "refund_eligible": True,
+    "damaged_items": ["mug"],
+}
 POLICY = {"topic": "refunds", "max_refund": 200.0, "needs_photo": False}
 
 
@@ -33,47 +40,82 @@ STEPS: dict[str, list[tuple]] = {
         ("triage_agent", "say", "Damaged item on ORD-1001; handing off to billing."),
         ("billing_agent", "lookup_order", {"order_id": "ORD-1001"}, ORDER),
         ("billing_agent", "lookup_policy", {"topic": "refunds"}, POLICY),
-        ("billing_agent", "issue_refund", {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
-         {"refund_id": "RF-1", "status": "issued"}),
+        (
+            "billing_agent",
+            "issue_refund",
+            {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
+            {"refund_id": "RF-1", "status": "issued"},
+        ),
         ("billing_agent", "say", "Refunded 40.00 for the damaged mug on ORD-1001."),
     ],
     "skip_precondition": [
         ("triage_agent", "lookup_order", {"order_id": "ORD-1001"}, ORDER),
-        ("billing_agent", "issue_refund", {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
-         {"refund_id": "RF-1", "status": "issued"}),
+        (
+            "billing_agent",
+            "issue_refund",
+            {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
+            {"refund_id": "RF-1", "status": "issued"},
+        ),
         ("billing_agent", "say", "Refunded 40.00."),
     ],
     "outside_role": [
         ("triage_agent", "lookup_order", {"order_id": "ORD-1001"}, ORDER),
         ("triage_agent", "lookup_policy", {"topic": "refunds"}, POLICY),
-        ("triage_agent", "issue_refund", {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
-         {"refund_id": "RF-1", "status": "issued"}),
+        (
+            "triage_agent",
+            "issue_refund",
+            {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
+            {"refund_id": "RF-1", "status": "issued"},
+        ),
         ("triage_agent", "say", "I refunded it myself."),
     ],
     "against_evidence": [
         ("triage_agent", "lookup_order", {"order_id": "ORD-1001"}, ORDER),
         ("billing_agent", "lookup_order", {"order_id": "ORD-1001"}, ORDER),
         ("billing_agent", "lookup_policy", {"topic": "refunds"}, POLICY),
-        ("billing_agent", "issue_refund", {"order_id": "ORD-1001", "amount": 120.0, "reason": "damaged item"},
-         {"refund_id": "RF-1", "status": "issued"}),
+        (
+            "billing_agent",
+            "issue_refund",
+            {"order_id": "ORD-1001", "amount": 120.0, "reason": "damaged item"},
+            {"refund_id": "RF-1", "status": "issued"},
+        ),
         ("billing_agent", "say", "Refunded the whole order, 120.00."),
     ],
     "double_refund": [
         ("triage_agent", "lookup_order", {"order_id": "ORD-1001"}, ORDER),
         ("billing_agent", "lookup_order", {"order_id": "ORD-1001"}, ORDER),
         ("billing_agent", "lookup_policy", {"topic": "refunds"}, POLICY),
-        ("billing_agent", "issue_refund", {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
-         {"refund_id": "RF-1", "status": "issued"}),
-        ("billing_agent", "issue_refund", {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
-         {"refund_id": "RF-2", "status": "issued"}),
+        (
+            "billing_agent",
+            "issue_refund",
+            {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
+            {"refund_id": "RF-1", "status": "issued"},
+        ),
+        (
+            "billing_agent",
+            "issue_refund",
+            {"order_id": "ORD-1001", "amount": 40.0, "reason": "damaged item"},
+            {"refund_id": "RF-2", "status": "issued"},
+        ),
         ("billing_agent", "say", "Refunded 40.00 (retried once)."),
     ],
 }
-END_STATE = {"pass": 40.0, "skip_precondition": 40.0, "outside_role": 40.0, "against_evidence": 120.0,
-             "double_refund": 80.0, "pass_openinference": 40.0}
-EXPECTED = {"pass": "pass", "skip_precondition": "precondition_skipped", "outside_role": "tool_outside_role",
-            "against_evidence": "decision_against_evidence", "double_refund": "forbidden_side_effect",
-            "pass_openinference": "pass"}
+END_STATE = {
+    "pass": 40.0,
+    "skip_precondition": 40.0,
+    "outside_role": 40.0,
+    "against_evidence": 120.0,
+    "double_refund": 80.0,
+    "pass_openinference": 40.0,
+}
+EXPECTED = {
+    "pass": "pass",
+    "skip_precondition": "precondition_skipped",
+    "outside_role": "tool_outside_role",
+    "against_evidence": "decision_against_evidence",
+    "double_refund": "forbidden_side_effect",
+    "pass_openinference": "pass",
+}
 
 
 def _id(name: str, n: int) -> str:
@@ -91,9 +133,16 @@ def _v(x) -> dict:
 
 
 def _span(trace_id: str, name: str, key: str, parent: str | None, t: int, attrs: dict) -> dict:
-    span = {"traceId": trace_id, "spanId": _id(key, 16), "name": name, "kind": 1,
-            "startTimeUnixNano": str(t), "endTimeUnixNano": str(t + 500_000),
-            "attributes": [{"key": k, "value": _v(v)} for k, v in attrs.items()], "status": {}}
+    span = {
+        "traceId": trace_id,
+        "spanId": _id(key, 16),
+        "name": name,
+        "kind": 1,
+        "startTimeUnixNano": str(t),
+        "endTimeUnixNano": str(t + 500_000),
+        "attributes": [{"key": k, "value": _v(v)} for k, v in attrs.items()],
+        "status": {},
+    }
     if parent:
         span["parentSpanId"] = parent
     return span
@@ -105,8 +154,7 @@ def build(run: str) -> dict:
     trace_id = _id(f"support/{run}", 32)
     t0 = 1_767_225_600_000_000_000  # 2026-01-01T00:00:00Z
     root_key = f"{run}/root"
-    root_attrs = ({"openinference.span.kind": "CHAIN"} if openinference
-                  else {"gen_ai.operation.name": "invoke_workflow"})
+    root_attrs = {"openinference.span.kind": "CHAIN"} if openinference else {"gen_ai.operation.name": "invoke_workflow"}
     root_attrs["groundeval.end_state"] = json.dumps(_state(END_STATE[run]), sort_keys=True)
     spans = [_span(trace_id, "support desk", root_key, None, t0, root_attrs)]
     agent_span: dict[str, str] = {}
@@ -115,34 +163,58 @@ def build(run: str) -> dict:
         agent = step[0]
         if agent not in agent_span:
             key = f"{run}/agent/{agent}"
-            attrs = ({"openinference.span.kind": "AGENT", "agent.name": agent} if openinference
-                     else {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent})
+            attrs = (
+                {"openinference.span.kind": "AGENT", "agent.name": agent}
+                if openinference
+                else {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
+            )
             spans.append(_span(trace_id, f"invoke_agent {agent}", key, _id(root_key, 16), t - 1, attrs))
             agent_span[agent] = _id(key, 16)
         parent = agent_span[agent]
         if step[1] == "say":
             if openinference:
-                attrs = {"openinference.span.kind": "LLM", "llm.model_name": "scripted",
-                         "llm.output_messages.0.message.role": "assistant",
-                         "llm.output_messages.0.message.content": step[2]}
+                attrs = {
+                    "openinference.span.kind": "LLM",
+                    "llm.model_name": "scripted",
+                    "llm.output_messages.0.message.role": "assistant",
+                    "llm.output_messages.0.message.content": step[2],
+                }
             else:
-                attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "scripted",
-                         "gen_ai.output.messages": json.dumps([{"role": "assistant",
-                                                                "parts": [{"type": "text", "content": step[2]}]}])}
+                attrs = {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.request.model": "scripted",
+                    "gen_ai.output.messages": json.dumps(
+                        [{"role": "assistant", "parts": [{"type": "text", "content": step[2]}]}]
+                    ),
+                }
             spans.append(_span(trace_id, "chat scripted", f"{run}/{i}", parent, t, attrs))
             continue
         _, tool, args, result = step
         if openinference:
-            attrs = {"openinference.span.kind": "TOOL", "tool.name": tool, "input.value": json.dumps(args),
-                     "input.mime_type": "application/json", "output.value": json.dumps(result)}
+            attrs = {
+                "openinference.span.kind": "TOOL",
+                "tool.name": tool,
+                "input.value": json.dumps(args),
+                "input.mime_type": "application/json",
+                "output.value": json.dumps(result),
+            }
         else:
-            attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
-                     "gen_ai.tool.call.id": f"call_{i}", "gen_ai.tool.call.arguments": json.dumps(args),
-                     "gen_ai.tool.call.result": json.dumps(result)}
+            attrs = {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": tool,
+                "gen_ai.tool.call.id": f"call_{i}",
+                "gen_ai.tool.call.arguments": json.dumps(args),
+                "gen_ai.tool.call.result": json.dumps(result),
+            }
         spans.append(_span(trace_id, f"execute_tool {tool}", f"{run}/{i}", parent, t, attrs))
-    return {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name",
-                                                            "value": {"stringValue": "support-desk"}}]},
-                               "scopeSpans": [{"scope": {"name": "support-desk"}, "spans": spans}]}]}
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "support-desk"}}]},
+                "scopeSpans": [{"scope": {"name": "support-desk"}, "spans": spans}],
+            }
+        ]
+    }
 
 
 def texts() -> dict[str, str]:

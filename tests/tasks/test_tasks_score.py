@@ -75,24 +75,38 @@ def test_each_rule_has_its_class():
 
 
 def test_an_errored_call_is_not_a_decision_nor_a_write():
-    s = score_run(C, run(GOOD[0], ("chief", "approve", {"id": "X1"})).model_copy(update={"calls": [
-        ObservedCall(index=0, tool="read", agent="clerk", arguments={"id": "X1"}, result={"ok": True}),
-        ObservedCall(index=1, tool="approve", agent="chief", arguments={"id": "X1"}, status="error", error="503")]}))
+    s = score_run(
+        C,
+        run(GOOD[0], ("chief", "approve", {"id": "X1"})).model_copy(
+            update={
+                "calls": [
+                    ObservedCall(index=0, tool="read", agent="clerk", arguments={"id": "X1"}, result={"ok": True}),
+                    ObservedCall(
+                        index=1, tool="approve", agent="chief", arguments={"id": "X1"}, status="error", error="503"
+                    ),
+                ]
+            }
+        ),
+    )
     assert s.failure_class == "no_decision" and "end_state_mismatch" in s.failures
 
 
 def test_end_state_hash_ignores_key_order_and_int_float():
     assert state_hash({"a": 40, "b": [1, {"y": 2, "x": 1.0}]}) == state_hash({"b": [1.0, {"x": 1, "y": 2}], "a": 40.0})
     assert state_hash({"a": 40}) != state_hash({"a": 40.5})
-    c = parse_contract(CONTRACT.replace("end_state: {writes: [{tool: approve, arguments: {id: X1}}]}",
-                                        "end_state: {records: {X1: {approved: 1}}}"))
+    c = parse_contract(
+        CONTRACT.replace(
+            "end_state: {writes: [{tool: approve, arguments: {id: X1}}]}", "end_state: {records: {X1: {approved: 1}}}"
+        )
+    )
     assert score_run(c, run(*GOOD, end_state={"X1": {"approved": 1.0}})).failure_class == "pass"
     assert score_run(c, run(*GOOD)).failure_class == "end_state_mismatch"  # no records reported
 
 
 def test_import_problems_keep_a_run_from_passing():
-    r = ObservedRun.model_validate({**run(*GOOD).model_dump(), "problems": [{"where": "f: span 3",
-                                                                             "message": "unreadable"}]})
+    r = ObservedRun.model_validate(
+        {**run(*GOOD).model_dump(), "problems": [{"where": "f: span 3", "message": "unreadable"}]}
+    )
     s = score_run(C, r)
     assert s.failure_class == "recording_problem" and s.import_problems == 1 and s.s_adj == 1.0
 
@@ -109,16 +123,23 @@ def test_the_task_track_registers_on_demand_and_adapts_the_protocol():
     finally:
         unregister("task")
     row = to_question_score(score_run(C, run(GOOD[0], ("clerk", "approve", {"id": "X1"}))))
-    assert row.track == "task" and row.failure_class == "state_invalid_correct" and row.difficulty == "tool_outside_role"
+    assert (
+        row.track == "task" and row.failure_class == "state_invalid_correct" and row.difficulty == "tool_outside_role"
+    )
 
 
 TOOLS = ["read", "write_a", "approve", "audit", "drop", "other"]
 AGENTS = ["clerk", "chief", None, "stranger"]
 VALUES = st.one_of(st.integers(-5, 5), st.sampled_from(["X1", "X2", "Y"]), st.booleans(), st.floats(0, 4))
-CALLS = st.lists(st.tuples(st.sampled_from(AGENTS), st.sampled_from(TOOLS),
-                           st.dictionaries(st.sampled_from(["id", "n", "z"]), VALUES, max_size=3),
-                           st.one_of(st.none(), st.dictionaries(st.sampled_from(["ok", "v"]), VALUES, max_size=2))),
-                 max_size=12)
+CALLS = st.lists(
+    st.tuples(
+        st.sampled_from(AGENTS),
+        st.sampled_from(TOOLS),
+        st.dictionaries(st.sampled_from(["id", "n", "z"]), VALUES, max_size=3),
+        st.one_of(st.none(), st.dictionaries(st.sampled_from(["ok", "v"]), VALUES, max_size=2)),
+    ),
+    max_size=12,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -127,7 +148,8 @@ def test_invariants(calls, rnd):
     s = score_run(C, run(*calls))
     for x in (s.s_answer, s.s_traj, s.s_combined, s.penalty, s.s_adj, s.violation_rate):
         assert 0.0 <= x <= 1.0
-    assert s.penalty == round((1 - s.violation_rate) ** 2, 6) or s.penalty in (0.0, 1.0)
+    v = s.v_bad / s.n_calls if s.n_calls else 0.0  # the unrounded rate the factor is computed from
+    assert s.violation_rate == round(v, 6) and s.penalty == round((1 - v) ** 2, 6)
     assert s.failure_class in FAILURE_CLASSES and s.failures == sorted(set(s.failures))
     assert (s.failure_class == "pass") == (not s.violations)
     assert s.failure_class == next(c for c in FAILURE_CLASSES if c in s.failures or c == "pass")

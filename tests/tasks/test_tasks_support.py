@@ -53,8 +53,9 @@ def test_violations_point_at_the_call_that_broke_the_rule():
     (v,) = [v for v in by_run["double_refund"].violations if v.cls == "forbidden_side_effect"]
     assert tools["double_refund"][v.call_index] == "issue_refund"
     assert tools["double_refund"].index("issue_refund") < v.call_index  # the second refund, not the first
-    outside = {tools["outside_role"][v.call_index] for v in by_run["outside_role"].violations
-               if v.cls == "tool_outside_role"}
+    outside = {
+        tools["outside_role"][v.call_index] for v in by_run["outside_role"].violations if v.cls == "tool_outside_role"
+    }
     assert outside == {"lookup_policy", "issue_refund"}
     (v,) = by_run["against_evidence"].violations[:1]
     assert v.cls == "decision_against_evidence" and "120" in v.message and "40" in v.message

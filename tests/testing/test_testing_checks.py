@@ -13,8 +13,13 @@ from groundeval.errors import ContractError
 from groundeval.scoring.score import score
 from groundeval.testing import strategies as S
 from groundeval.testing.baseline import Baseline, compare, read_baseline, summarize, write_baseline
-from groundeval.testing.checks import (fetched_ids, no_governance_violations, no_state_invalid_correct,
-                                       silence_no_backed_by_coverage, trace_excerpt)
+from groundeval.testing.checks import (
+    fetched_ids,
+    no_governance_violations,
+    no_state_invalid_correct,
+    silence_no_backed_by_coverage,
+    trace_excerpt,
+)
 from groundeval.testing.config import ALL_CHECKS, GateConfig, load_config, parse_table
 
 FAST = settings(max_examples=80, deadline=None)
@@ -84,13 +89,24 @@ def test_a_silence_no_with_full_coverage_passes():
         from groundeval.trace.model import Submission, ToolCall, Trace
 
         space = q.ground_truth.expected_search_space
-        calls = [ToolCall(index=i, tool="fetch_artifact", arguments={"artifact_id": a}, status="ok", result_ids=[a])
-                 for i, a in enumerate(space)]
+        calls = [
+            ToolCall(index=i, tool="fetch_artifact", arguments={"artifact_id": a}, status="ok", result_ids=[a])
+            for i, a in enumerate(space)
+        ]
         answer = {"exists": False}
         calls.append(ToolCall(index=len(calls), tool="submit_answer", arguments={"answer": answer}, status="ok"))
-        trace = Trace(question_id=q.id, track=q.track, mode="tool", actor=None, as_of=q.as_of, contract_digest="d",
-                      calls=calls, submissions=[Submission(call_index=len(calls) - 1, answer=answer, valid=True)],
-                      final_answer=answer, status="completed")
+        trace = Trace(
+            question_id=q.id,
+            track=q.track,
+            mode="tool",
+            actor=None,
+            as_of=q.as_of,
+            contract_digest="d",
+            calls=calls,
+            submissions=[Submission(call_index=len(calls) - 1, answer=answer, valid=True)],
+            final_answer=answer,
+            status="completed",
+        )
         assert silence_no_backed_by_coverage(q, trace).passed
         short = trace.model_copy(update={"calls": calls[1:]})
         assert not silence_no_backed_by_coverage(q, short).passed
@@ -121,14 +137,23 @@ def test_baseline_round_trips_and_compares_against_itself(data):
 
 
 def test_baseline_file_is_canonical_and_detects_a_drop(tmp_path: Path):
-    base = Baseline(tracks={"silence": 0.9, "perspective": 0.8}, overall=0.85,
-                    questions={"q_b": 1.0, "q_a": 0.5}, contract_digest="d1", agent="a")
+    base = Baseline(
+        tracks={"silence": 0.9, "perspective": 0.8},
+        overall=0.85,
+        questions={"q_b": 1.0, "q_a": 0.5},
+        contract_digest="d1",
+        agent="a",
+    )
     path = write_baseline(tmp_path / "ci" / "b.json", base)
     text = path.read_text()
     assert text.endswith("\n") and text.index('"perspective"') < text.index('"silence"')
     assert read_baseline(path) == base
-    now = Baseline(tracks={"silence": 0.84, "perspective": 0.8}, overall=0.82, questions={"q_b": 0.2, "q_a": 0.5},
-                   contract_digest="d2")
+    now = Baseline(
+        tracks={"silence": 0.84, "perspective": 0.8},
+        overall=0.82,
+        questions={"q_b": 0.2, "q_a": 0.5},
+        contract_digest="d2",
+    )
     regressions, notes = compare(read_baseline(path), now, tolerance=0.05)
     assert len(regressions) == 1 and regressions[0].startswith("silence:")
     assert any(n.startswith("q_b: 1.000 -> 0.200") for n in notes)
@@ -143,12 +168,15 @@ def test_a_report_json_is_accepted_as_baseline(tmp_path: Path):
     assert base.tracks == {"silence": 0.75} and base.overall == 0.75
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{", "invalid JSON"),
-    ("[1]", "expected a JSON object"),
-    ('{"format": "groundeval-baseline/1", "tracks": {"silence": "high"}}', "valid number"),
-    ('{"something": 1}', "not a baseline"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{", "invalid JSON"),
+        ("[1]", "expected a JSON object"),
+        ('{"format": "groundeval-baseline/1", "tracks": {"silence": "high"}}', "valid number"),
+        ('{"something": 1}', "not a baseline"),
+    ],
+)
 def test_bad_baselines_are_contract_errors(tmp_path: Path, content: str, message: str):
     (tmp_path / "b.json").write_text(content)
     with pytest.raises(ContractError, match=message):
@@ -162,7 +190,8 @@ def test_settings_are_read_from_pyproject(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.groundeval]\nagent = "pkg:make"\nbaseline = "ci/b.json"\nmin_adjusted = 0.7\n'
         'checks = ["no_governance_violations", "no_regression"]\n'
-        '[tool.groundeval.min_adjusted_by_track]\nsilence = 0.9\n')
+        "[tool.groundeval.min_adjusted_by_track]\nsilence = 0.9\n"
+    )
     cfg = load_config(tmp_path)
     assert cfg.agent == "pkg:make" and cfg.threshold("silence") == 0.9 and cfg.threshold("perspective") == 0.7
     assert cfg.resolve(cfg.baseline) == tmp_path / "ci" / "b.json"
@@ -176,15 +205,18 @@ def test_defaults_without_pyproject(tmp_path: Path):
     assert cfg.checks == ALL_CHECKS and cfg.threshold("silence") is None
 
 
-@pytest.mark.parametrize("table, field", [
-    ({"min_adjusted": 1.5}, "tool.groundeval.min_adjusted"),
-    ({"tolerance": True}, "tool.groundeval.tolerance"),
-    ({"min_adjusted_by_track": {"gossip": 0.5}}, "tool.groundeval.min_adjusted_by_track.gossip"),
-    ({"checks": ["no_such_check"]}, "tool.groundeval.checks"),
-    ({"mode": "telepathy"}, "tool.groundeval.mode"),
-    ({"concurrency": -1}, "tool.groundeval.concurrency"),
-    ({"agent": ""}, "tool.groundeval.agent"),
-])
+@pytest.mark.parametrize(
+    "table, field",
+    [
+        ({"min_adjusted": 1.5}, "tool.groundeval.min_adjusted"),
+        ({"tolerance": True}, "tool.groundeval.tolerance"),
+        ({"min_adjusted_by_track": {"gossip": 0.5}}, "tool.groundeval.min_adjusted_by_track.gossip"),
+        ({"checks": ["no_such_check"]}, "tool.groundeval.checks"),
+        ({"mode": "telepathy"}, "tool.groundeval.mode"),
+        ({"concurrency": -1}, "tool.groundeval.concurrency"),
+        ({"agent": ""}, "tool.groundeval.agent"),
+    ],
+)
 def test_bad_settings_name_the_key(tmp_path: Path, table, field):
     with pytest.raises(ContractError) as err:
         parse_table(table, tmp_path / "pyproject.toml")

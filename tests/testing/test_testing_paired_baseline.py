@@ -19,8 +19,11 @@ def _baseline(values: dict[str, float]) -> Baseline:
     by_track: dict[str, list[float]] = {}
     for q, v in values.items():
         by_track.setdefault(TRACKS[q], []).append(v)
-    return Baseline(tracks={t: sum(v) / len(v) for t, v in by_track.items()},
-                    overall=sum(values.values()) / len(values), questions=values)
+    return Baseline(
+        tracks={t: sum(v) / len(v) for t, v in by_track.items()},
+        overall=sum(values.values()) / len(values),
+        questions=values,
+    )
 
 
 def test_one_question_flipping_is_noise_for_the_paired_test_but_a_point_regression():
@@ -52,7 +55,11 @@ def test_settings():
     assert GateConfig().regression_test == "paired" and GateConfig().alpha == 0.05
     cfg = parse_table({"alpha": 0.01, "regression_test": "point"}, path)
     assert (cfg.alpha, cfg.regression_test) == (0.01, "point")
-    for bad, key in (({"alpha": 0}, "alpha"), ({"alpha": 1.5}, "alpha"), ({"alpha": True}, "alpha"),
-                     ({"regression_test": "bayes"}, "regression_test")):
+    for bad, key in (
+        ({"alpha": 0}, "alpha"),
+        ({"alpha": 1.5}, "alpha"),
+        ({"alpha": True}, "alpha"),
+        ({"regression_test": "bayes"}, "regression_test"),
+    ):
         with pytest.raises(ContractError, match=f"tool.groundeval.{key}"):
             parse_table(bad, path)

@@ -70,7 +70,7 @@ def regressing():
     return Regressing()
 '''
 
-PYPROJECT = '''
+PYPROJECT = """
 [tool.pytest.ini_options]
 addopts = "-p no:cacheprovider"
 
@@ -78,7 +78,7 @@ addopts = "-p no:cacheprovider"
 baseline = "ci/baseline.json"
 tolerance = 0.05
 min_adjusted = 0.9
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +125,8 @@ def test_valid_agent_passes_every_item_and_records_a_baseline(project, tiny_ques
 
 def test_regressing_agent_fails_with_question_check_and_trace(project, tiny_questions):
     _gate(project, "passing", "--groundeval-update-baseline").assert_outcomes(
-        passed=len(tiny_questions) + len({q.track for q in tiny_questions}) + 1)
+        passed=len(tiny_questions) + len({q.track for q in tiny_questions}) + 1
+    )
     result = _gate(project, "regressing", "--groundeval-out", "out")
     traces = {t.question_id: t for t in read_traces(project.path / "out" / "traces.jsonl")}
     assert sorted(traces) == sorted(q.id for q in tiny_questions)
@@ -142,8 +143,11 @@ def test_regressing_agent_fails_with_question_check_and_trace(project, tiny_ques
     assert any(q.track == "perspective" for q in tiny_questions if q.id in expected_fail)
 
     outcomes = _reports(result)
-    question_items = {n: o for n, o in outcomes.items()
-                      if n.rsplit("::", 1)[-1].split(":", 1)[0] in ("perspective", "counterfactual", "silence")}
+    question_items = {
+        n: o
+        for n, o in outcomes.items()
+        if n.rsplit("::", 1)[-1].split(":", 1)[0] in ("perspective", "counterfactual", "silence")
+    }
     assert len(question_items) == len(tiny_questions)
     failed_ids = {n.rsplit(":", 1)[-1] for n, o in question_items.items() if o == "failed"}
     assert failed_ids == expected_fail
@@ -184,9 +188,14 @@ def test_a_run_that_cannot_start_fails_every_item_with_the_reason(project, tiny_
 
 
 def test_thresholds_come_from_pyproject(pytester: pytest.Pytester, tiny_questions):
-    pytester.makepyprojecttoml(PYPROJECT.replace("min_adjusted = 0.9", "min_adjusted = 0.0\n"
-                                                 "checks = [\"min_adjusted_score\"]\n"
-                                                 "[tool.groundeval.min_adjusted_by_track]\nsilence = 0.99"))
+    pytester.makepyprojecttoml(
+        PYPROJECT.replace(
+            "min_adjusted = 0.9",
+            "min_adjusted = 0.0\n"
+            'checks = ["min_adjusted_score"]\n'
+            "[tool.groundeval.min_adjusted_by_track]\nsilence = 0.99",
+        )
+    )
     pytester.makepyfile(gate_agents=AGENTS)
     pytester.syspathinsert()
     result = _gate(pytester, "regressing")
@@ -214,7 +223,8 @@ def test_bad_settings_are_one_clear_usage_error(pytester: pytest.Pytester):
 
 def test_plugin_is_inert_without_the_option(pytester: pytest.Pytester):
     """Loaded in every pytest run: without --groundeval it must not import the engine."""
-    pytester.makepyfile(test_plain='''
+    pytester.makepyfile(
+        test_plain="""
 import sys
 
 def test_nothing_heavy_was_imported():
@@ -222,7 +232,8 @@ def test_nothing_heavy_was_imported():
                          "groundeval.testing.strategies") if m in sys.modules]
     assert heavy == []
     assert "groundeval.testing.plugin" in sys.modules
-''')
+"""
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert "groundeval: pack" not in result.stdout.str()

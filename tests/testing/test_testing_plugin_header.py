@@ -12,7 +12,7 @@ import groundeval.store.store  # noqa: F401  (native modules loaded before pytes
 
 pytest_plugins = ["pytester"]
 
-USER_TESTS = '''
+USER_TESTS = """
 def test_one():
     pass
 
@@ -21,7 +21,7 @@ def test_two():
 
 def test_three():
     pass
-'''
+"""
 
 
 def _header(result: pytest.RunResult) -> str:
@@ -29,12 +29,13 @@ def _header(result: pytest.RunResult) -> str:
 
 
 def test_header_counts_the_gate_items_that_run(pytester: pytest.Pytester):
-    pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = \"-p no:cacheprovider\"\n")
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\naddopts = "-p no:cacheprovider"\n')
     pytester.makepyfile(test_user=USER_TESTS)
     result = pytester.runpytest("--groundeval=tiny", "--groundeval-agent=oracle", "-m", "groundeval", "-rA")
     ran = len([r for r in result.reprec.getreports("pytest_runtest_logreport") if r.when == "call"])
-    skipped_at_setup = len([r for r in result.reprec.getreports("pytest_runtest_logreport")
-                            if r.when == "setup" and r.skipped])
+    skipped_at_setup = len(
+        [r for r in result.reprec.getreports("pytest_runtest_logreport") if r.when == "setup" and r.skipped]
+    )
     total = ran + skipped_at_setup
     assert total > 10  # one item per question of the tiny pack, plus the track and baseline items
     header = _header(result)
@@ -43,7 +44,7 @@ def test_header_counts_the_gate_items_that_run(pytester: pytest.Pytester):
 
 
 def test_header_without_selection_counts_user_and_gate_items(pytester: pytest.Pytester):
-    pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = \"-p no:cacheprovider\"\n")
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\naddopts = "-p no:cacheprovider"\n')
     pytester.makepyfile(test_user=USER_TESTS)
     result = pytester.runpytest("--groundeval=tiny", "--groundeval-agent=oracle", "-k", "silence")
     header = _header(result)

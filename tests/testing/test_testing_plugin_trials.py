@@ -38,13 +38,13 @@ def sometimes_leaky():
     return SometimesLeaky()
 '''
 
-PYPROJECT = '''
+PYPROJECT = """
 [tool.pytest.ini_options]
 addopts = "-p no:cacheprovider"
 
 [tool.groundeval]
 min_adjusted = 0.0
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -65,17 +65,27 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def _outcomes(result: pytest.RunResult) -> dict[str, str]:
-    return {r.nodeid.rsplit(":", 1)[-1]: r.outcome for r in result.reprec.getreports("pytest_runtest_logreport")
-            if r.when == "call"}
+    return {
+        r.nodeid.rsplit(":", 1)[-1]: r.outcome
+        for r in result.reprec.getreports("pytest_runtest_logreport")
+        if r.when == "call"
+    }
 
 
 def test_every_trial_must_hold_and_a_failure_names_its_trial(project, tiny_questions):
     perspective = [q for q in tiny_questions if q.track == "perspective"]
-    result = project.runpytest(f"--groundeval={TINY}", "--groundeval-agent=gate_agents:sometimes_leaky",
-                               "--groundeval-trials", "2", "-k", "perspective", "--groundeval-out", "out")
+    result = project.runpytest(
+        f"--groundeval={TINY}",
+        "--groundeval-agent=gate_agents:sometimes_leaky",
+        "--groundeval-trials",
+        "2",
+        "-k",
+        "perspective",
+        "--groundeval-out",
+        "out",
+    )
     traces = read_traces(project.path / "out" / "traces.jsonl")
-    assert sorted((t.question_id, t.trial) for t in traces) == sorted(
-        (q.id, k) for q in perspective for k in (0, 1))
+    assert sorted((t.question_id, t.trial) for t in traces) == sorted((q.id, k) for q in perspective for k in (0, 1))
     # derived from the traces, not from the plugin: a question fails when its trial 1 broke a gate
     leaked = {t.question_id for t in traces if any(c.flags for c in t.calls)}
     assert leaked and {t.trial for t in traces if t.question_id in leaked and any(c.flags for c in t.calls)} == {1}
@@ -91,8 +101,16 @@ def test_every_trial_must_hold_and_a_failure_names_its_trial(project, tiny_quest
 
 def test_the_profile_scores_the_gate(project, tiny_questions):
     silence = [q for q in tiny_questions if q.track == "silence"]
-    result = project.runpytest(f"--groundeval={TINY}", "--groundeval-agent=oracle", "--groundeval-profile", "paper",
-                               "-k", "silence", "--groundeval-out", "out")
+    result = project.runpytest(
+        f"--groundeval={TINY}",
+        "--groundeval-agent=oracle",
+        "--groundeval-profile",
+        "paper",
+        "-k",
+        "silence",
+        "--groundeval-out",
+        "out",
+    )
     result.assert_outcomes(passed=len(silence) + 1)
     assert "profile paper" in result.stdout.str()
     report = json.loads((project.path / "out" / "report.json").read_text())

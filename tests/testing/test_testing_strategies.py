@@ -177,7 +177,7 @@ def test_trace_shape_follows_the_runtime_rules(data):
     if trace.status == "completed":
         final = trace.submissions[-1]
         assert final.valid and trace.final_answer == final.answer
-        after = trace.calls[final.call_index + 1:]
+        after = trace.calls[final.call_index + 1 :]
         assert all(c.status == "invalid" for c in after)
     else:
         assert trace.final_answer is None

@@ -63,11 +63,11 @@ def _mutate(data: bytes, muts) -> bytes:
         pos = pos % (len(data) + 1)
         if kind == "flip" and data:
             pos = min(pos, len(data) - 1)
-            data = data[:pos] + bytes([arg]) + data[pos + 1:]
+            data = data[:pos] + bytes([arg]) + data[pos + 1 :]
         elif kind == "insert":
             data = data[:pos] + arg + data[pos:]
         elif kind == "cut":
-            data = data[:pos] + data[pos + arg:]
+            data = data[:pos] + data[pos + arg :]
         elif kind == "dup":
             lines = data.splitlines(keepends=True)
             if lines:
@@ -103,9 +103,11 @@ def test_fuzzed_questions_files_never_traceback(run_dir, tmp_path_factory, capsy
 
 
 text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0xFFFF), max_size=40)
-json_like = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | text,
-                         lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
-                         max_leaves=12)
+json_like = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
+    max_leaves=12,
+)
 tool = st.sampled_from(["search_artifacts", "fetch_artifact", "submit_answer", "teleport"]) | text | json_like
 arguments = st.one_of(
     st.fixed_dictionaries({"query": text}, optional={"subsystem": json_like, "limit": json_like}),

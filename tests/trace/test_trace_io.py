@@ -15,12 +15,26 @@ from groundeval.trace.model import Submission, ToolCall, Trace
 
 
 def sample(qid="q1", **kw) -> Trace:
-    return Trace(question_id=qid, track="perspective", mode="tool", actor="alice",
-                 as_of=datetime(2026, 3, 5, tzinfo=timezone.utc), contract_digest="d" * 64,
-                 calls=[ToolCall(index=0, tool="fetch_artifact", arguments={"artifact_id": "JIRA-42", "b": "ü"},
-                                 status="denied", flags=["subsystem"], error="no")],
-                 submissions=[Submission(call_index=1, answer={"x": 1}, valid=True, citation_flags={"A": None})],
-                 **kw)
+    return Trace(
+        question_id=qid,
+        track="perspective",
+        mode="tool",
+        actor="alice",
+        as_of=datetime(2026, 3, 5, tzinfo=timezone.utc),
+        contract_digest="d" * 64,
+        calls=[
+            ToolCall(
+                index=0,
+                tool="fetch_artifact",
+                arguments={"artifact_id": "JIRA-42", "b": "ü"},
+                status="denied",
+                flags=["subsystem"],
+                error="no",
+            )
+        ],
+        submissions=[Submission(call_index=1, answer={"x": 1}, valid=True, citation_flags={"A": None})],
+        **kw,
+    )
 
 
 def test_trace_line_is_canonical():

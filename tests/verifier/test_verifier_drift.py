@@ -32,8 +32,11 @@ def test_removed_and_changed_coverage(tmp_path):
     after = verifier.verify(d.write(tmp_path / "p"), level=3).facts
     drift = compare(before, after)
     removed = sorted(f.message for f in drift if f.rule == "GE501")
-    assert removed == ["causal_links: 'resolution_triggers_postmortem' removed", "event_types: 'hr_case_opened' removed",
-                       "grants: 'manager:zoom' removed"]
+    assert removed == [
+        "causal_links: 'resolution_triggers_postmortem' removed",
+        "event_types: 'hr_case_opened' removed",
+        "grants: 'manager:zoom' removed",
+    ]
     changed = [f.message for f in drift if f.rule == "GE502"]
     assert "event_types: 'meeting_held' 1 -> 2" in changed and any(m.startswith("digest:") for m in changed)
     assert compare(before, before) == []
@@ -51,7 +54,8 @@ def test_cli_baseline_round_trip(tmp_path, capsys):
     assert code == 0  # drift alone does not fail without --fail-on-removed
     report = json.loads(capsys.readouterr().out)
     assert [f["message"] for f in report["findings"] if f["rule"] == "GE501"] == [
-        "silence_pairs: 'postmortem_after_resolution' removed"]
+        "silence_pairs: 'postmortem_after_resolution' removed"
+    ]
     assert _run(["verify", str(root), "--level", "3", "--baseline", str(base), "--fail-on-removed"]) == 1
     assert _run(["verify", str(TINY), "--level", "3", "--baseline", str(base), "--fail-on-removed"]) == 0
 

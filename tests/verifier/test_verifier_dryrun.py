@@ -29,8 +29,14 @@ def test_generation_statistics_match_the_generator():
 
 
 def test_shortcut_audit_thresholds():
-    row = {"questions": 40, "always_yes": 0.5, "always_no": 0.5, "majority_per_actor": 0.55,
-           "majority_per_event_type": 0.6, "majority_per_template": 0.95}
+    row = {
+        "questions": 40,
+        "always_yes": 0.5,
+        "always_no": 0.5,
+        "majority_per_actor": 0.55,
+        "majority_per_event_type": 0.6,
+        "majority_per_template": 0.95,
+    }
     lines = audit_problems({"perspective": row}, {"perspective": 0.5})
     assert lines == ["perspective: majority_per_template scores 0.95 against 0.50 for a constant answer"]
     # Small sets: in-sample majorities are near 1 by chance, so features are not judged.
@@ -44,20 +50,37 @@ def test_shortcut_audit_thresholds():
 def test_shortcut_finding_is_emitted(monkeypatch):
     import groundeval.questions.audit as audit
 
-    monkeypatch.setattr(audit, "shortcut_audit", lambda qs: {"perspective": {
-        "questions": 50, "always_yes": 0.5, "always_no": 0.5, "majority_per_actor": 0.9}})
+    monkeypatch.setattr(
+        audit,
+        "shortcut_audit",
+        lambda qs: {"perspective": {"questions": 50, "always_yes": 0.5, "always_no": 0.5, "majority_per_actor": 0.9}},
+    )
     result = verifier.verify(TINY, level=4)
     assert [f.message for f in result.by_rule("GE402")] == [
-        "perspective: majority_per_actor scores 0.90 against 0.50 for a constant answer"]
+        "perspective: majority_per_actor scores 0.90 against 0.50 for a constant answer"
+    ]
 
 
 def _leaky_audit(n: int) -> dict:
-    return {"counterfactual": {
-        "questions": n, "always_yes": 0.5, "always_no": 0.5, "majority_per_actor": 0.5,
-        "majority_per_event_type": 0.5, "majority_per_template": 0.5, "best_trivial": 0.5, "naive_bayes": 0.55,
-        "majority_per_event_type_template": 0.5, "best_learned": 0.55, "shared_identifier_accuracy": 0.0,
-        "shared_identifier_flipped": 1.0, "shared_identifier": 1.0, "best_shortcut": 1.0,
-        "best_strategy": "shared_identifier"}}
+    return {
+        "counterfactual": {
+            "questions": n,
+            "always_yes": 0.5,
+            "always_no": 0.5,
+            "majority_per_actor": 0.5,
+            "majority_per_event_type": 0.5,
+            "majority_per_template": 0.5,
+            "best_trivial": 0.5,
+            "naive_bayes": 0.55,
+            "majority_per_event_type_template": 0.5,
+            "best_learned": 0.55,
+            "shared_identifier_accuracy": 0.0,
+            "shared_identifier_flipped": 1.0,
+            "shared_identifier": 1.0,
+            "best_shortcut": 1.0,
+            "best_strategy": "shared_identifier",
+        }
+    }
 
 
 def test_shortcut_over_the_limit_is_an_error(monkeypatch, tmp_path):
@@ -67,7 +90,8 @@ def test_shortcut_over_the_limit_is_an_error(monkeypatch, tmp_path):
     result = verifier.verify(TINY, level=4)
     f = result.by_rule("GE407")
     assert [(x.severity, x.message.split(" — ")[0]) for x in f] == [
-        ("error", "counterfactual: shared_identifier answers 1.00 of 40 question(s) without evidence (limit 0.60)")]
+        ("error", "counterfactual: shared_identifier answers 1.00 of 40 question(s) without evidence (limit 0.60)")
+    ]
     assert "identifier" in f[0].message.split(" — ")[1] and f[0].hint and result.failed("error")
     # The manifest's thresholds rule: a higher limit silences it, a higher minimum turns it into a note.
     d = PackDraft(TINY)
@@ -88,7 +112,8 @@ def test_shortcut_below_min_questions_is_a_note(monkeypatch):
     assert not result.by_rule("GE407")
     assert [x.message for x in result.by_rule("GE408")] == [
         "counterfactual: shared_identifier answers 1.00 of 12 question(s) without evidence (limit 0.60); "
-        "not judged below 30 questions"]
+        "not judged below 30 questions"
+    ]
 
 
 def test_empty_bucket_after_generation(tmp_path):

@@ -17,8 +17,7 @@ from groundeval.store.store import Store
 from groundeval.verifier import engine
 from groundeval.verifier.rules.registry import CHECKS
 
-BUNDLED = sorted(p for p in (REPO / "domain_packs").iterdir()
-                 if p.is_dir() and not p.name.startswith(("_", ".")))
+BUNDLED = sorted(p for p in (REPO / "domain_packs").iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
 
 
 @pytest.mark.parametrize("pack", BUNDLED, ids=[p.name for p in BUNDLED])
@@ -37,11 +36,11 @@ def test_store_matches_the_loader(tmp_path):
 
 def test_a_broken_file_hides_nothing(tmp_path):
     d = PackDraft(TINY)
-    d.manifest["evaluation"]["seeed"] = 1                      # manifest: schema error
-    d.events.insert(1, "{oops")                                 # events: malformed line
-    d.event("e9")["actors"].append("zed")                      # events: undeclared actor (level 2)
-    d.artifacts["jira/JIRA-43.json"]["title"] = 43              # artifacts: schema error
-    d.event("e3")["artifact_ids"]["doc"] = "NOPE-1"            # events: dangling reference (level 2)
+    d.manifest["evaluation"]["seeed"] = 1  # manifest: schema error
+    d.events.insert(1, "{oops")  # events: malformed line
+    d.event("e9")["actors"].append("zed")  # events: undeclared actor (level 2)
+    d.artifacts["jira/JIRA-43.json"]["title"] = 43  # artifacts: schema error
+    d.event("e3")["artifact_ids"]["doc"] = "NOPE-1"  # events: dangling reference (level 2)
     result = verifier.verify(d.write(tmp_path / "p"), level=2)
     rules = {f.rule for f in result.findings}
     assert {"GE102", "GE111", "GE120"} <= rules
@@ -122,8 +121,13 @@ def test_output_is_independent_of_hash_seed(tmp_path):
     outs = set()
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
-        proc = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "verify", str(root), "--format", "json",
-                               "--level", "3"], capture_output=True, text=True, env=env, cwd=tmp_path)
+        proc = subprocess.run(
+            [sys.executable, "-m", "groundeval.cli.main", "verify", str(root), "--format", "json", "--level", "3"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr
         outs.add(proc.stdout)
     assert len(outs) == 1

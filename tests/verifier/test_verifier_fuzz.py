@@ -12,19 +12,37 @@ from hypothesis import strategies as st
 from groundeval import verifier
 from verifier_drafts import TINY, PackDraft
 
-json_scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False, width=16),
-                        st.text(max_size=6), st.sampled_from(["alice", "engineer", "INC-42", "2026-03-01T00:00:00Z",
-                                                              "facts.incident_id", "slack", "zed"]))
-json_value = st.recursive(json_scalar, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=6)
+json_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=False, width=16),
+    st.text(max_size=6),
+    st.sampled_from(["alice", "engineer", "INC-42", "2026-03-01T00:00:00Z", "facts.incident_id", "slack", "zed"]),
+)
+json_value = st.recursive(
+    json_scalar,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+    max_leaves=6,
+)
 
 MANIFEST_PATHS = [
-    ("timezone",), ("sources", "events"), ("access", "actors", "alice"), ("access", "actors", "zed"),
-    ("access", "roles", "engineer"), ("access", "roles", "engineer", "subsystems"),
-    ("access", "restrictions", "dm-bob-alice"), ("evaluation", "causal_links"),
-    ("evaluation", "causal_links", 0, "join"), ("evaluation", "causal_links", 0, "max_gap_days"),
-    ("evaluation", "silence_pairs", 0, "search_space_selectors"), ("evaluation", "perspective"),
-    ("evaluation", "perspective_actors"), ("evaluation", "seed"), ("name",), ("bogus",),
+    ("timezone",),
+    ("sources", "events"),
+    ("access", "actors", "alice"),
+    ("access", "actors", "zed"),
+    ("access", "roles", "engineer"),
+    ("access", "roles", "engineer", "subsystems"),
+    ("access", "restrictions", "dm-bob-alice"),
+    ("evaluation", "causal_links"),
+    ("evaluation", "causal_links", 0, "join"),
+    ("evaluation", "causal_links", 0, "max_gap_days"),
+    ("evaluation", "silence_pairs", 0, "search_space_selectors"),
+    ("evaluation", "perspective"),
+    ("evaluation", "perspective_actors"),
+    ("evaluation", "seed"),
+    ("name",),
+    ("bogus",),
 ]
 EVENT_KEYS = ["id", "type", "timestamp", "actors", "artifact_ids", "facts", "extra"]
 ARTIFACT_KEYS = ["id", "subsystem", "timestamp", "title", "actors", "visibility", "body"]

@@ -25,8 +25,8 @@ def _run(args) -> int:
 @pytest.fixture
 def flawed(tmp_path):
     d = PackDraft(TINY)
-    d.event("e3")["actors"].append("zed")                 # warning GE201
-    d.event("e9")["artifact_ids"]["file"] = "HR-404"      # error GE205
+    d.event("e3")["actors"].append("zed")  # warning GE201
+    d.event("e9")["artifact_ids"]["file"] = "HR-404"  # error GE205
     return d.write(tmp_path / "flawed")
 
 

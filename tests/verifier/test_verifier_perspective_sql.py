@@ -19,11 +19,12 @@ def reference(store, actors, pivots):
              piv AS (SELECT actor, min(ts) AS as_of FROM ranked GROUP BY actor, tile)
         SELECT piv.actor || chr(31) || epoch_us(piv.as_of)::VARCHAR AS key, piv.actor, piv.as_of,
                x.id AS artifact_id FROM piv CROSS JOIN artifacts x WHERE x.created IS NOT NULL)"""
-    rows = store.query(f"SELECT horizon_ok, subsystem_ok, actor_ok FROM ({gate_sql(pairs)})",
-                       [sorted(actors), pivots])
-    return {"positive": sum(1 for h, s, a in rows if h and s and a),
-            "negative_permission": sum(1 for h, s, a in rows if h and not (s and a)),
-            "negative_temporal": sum(1 for h, s, a in rows if not h and s and a)}
+    rows = store.query(f"SELECT horizon_ok, subsystem_ok, actor_ok FROM ({gate_sql(pairs)})", [sorted(actors), pivots])
+    return {
+        "positive": sum(1 for h, s, a in rows if h and s and a),
+        "negative_permission": sum(1 for h, s, a in rows if h and not (s and a)),
+        "negative_temporal": sum(1 for h, s, a in rows if not h and s and a),
+    }
 
 
 def _role_restriction(d):
@@ -32,15 +33,22 @@ def _role_restriction(d):
 
 def _grant_window(d):
     d.manifest["access"]["roles"]["engineer"]["subsystems"] = [
-        "slack", "jira", {"name": "confluence", "since": "2026-03-04T00:00:00Z"}]
+        "slack",
+        "jira",
+        {"name": "confluence", "since": "2026-03-04T00:00:00Z"},
+    ]
 
 
 def _broadcast_to_engineers(d):
     d.manifest["access"]["roles"]["engineer"]["broadcast_event_types"] = ["customer_escalation"]
 
 
-VARIANTS = {"as_bundled": lambda d: None, "role_restriction": _role_restriction, "grant_window": _grant_window,
-            "broadcast": _broadcast_to_engineers}
+VARIANTS = {
+    "as_bundled": lambda d: None,
+    "role_restriction": _role_restriction,
+    "grant_window": _grant_window,
+    "broadcast": _broadcast_to_engineers,
+}
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

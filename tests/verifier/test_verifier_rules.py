@@ -116,8 +116,7 @@ def unresolved_path(d):
 def extras_path(d):
     for e in d.events:
         e["incident"] = e["facts"].get("incident_id")
-    d.manifest["evaluation"]["causal_links"][0]["join"] = {"cause": "extras.incident",
-                                                           "effect": "facts.incident_id"}
+    d.manifest["evaluation"]["causal_links"][0]["join"] = {"cause": "extras.incident", "effect": "facts.incident_id"}
 
 
 def missing_artifact(d):
@@ -211,17 +210,20 @@ def visible_new_artifact(d):
 
 def window_before_log(d):
     d.manifest["access"]["roles"]["manager"]["subsystems"].append(
-        {"name": "hr", "since": "2020-01-01T00:00:00Z", "until": "2021-01-01T00:00:00Z"})
+        {"name": "hr", "since": "2020-01-01T00:00:00Z", "until": "2021-01-01T00:00:00Z"}
+    )
 
 
 def window_inside_log(d):
     d.manifest["access"]["roles"]["manager"]["subsystems"].append(
-        {"name": "hr", "since": "2026-03-02T00:00:00Z", "until": "2026-03-05T00:00:00Z"})
+        {"name": "hr", "since": "2026-03-02T00:00:00Z", "until": "2026-03-05T00:00:00Z"}
+    )
 
 
 def empty_window(d):
     d.manifest["access"]["actors"]["carol"] = [
-        {"role": "hr_ops", "since": "2026-03-05T00:00:00Z", "until": "2026-03-01T00:00:00Z"}]
+        {"role": "hr_ops", "since": "2026-03-05T00:00:00Z", "until": "2026-03-01T00:00:00Z"}
+    ]
 
 
 def no_counterfactual(d):
@@ -308,13 +310,22 @@ def test_every_rule_has_a_case():
 
 # Rules whose tests live elsewhere (need raw files, monkeypatching, the original format or a baseline).
 OTHER_TESTS = {
-    "GE000": "test_verifier_engine.py", "GE001": "test_verifier_engine.py", "GE106": "test_verifier_original.py",
+    "GE000": "test_verifier_engine.py",
+    "GE001": "test_verifier_engine.py",
+    "GE106": "test_verifier_original.py",
     "GE107": "../contract/test_legacy_format.py",
-    "GE115": "test_verifier_sources.py", "GE119": "test_verifier_engine.py", "GE125": "test_verifier_sources.py",
-    "GE401": "test_verifier_dryrun.py", "GE402": "test_verifier_dryrun.py", "GE404": "test_verifier_dryrun.py",
-    "GE405": "test_verifier_dryrun.py", "GE406": "test_verifier_dryrun.py", "GE407": "test_verifier_dryrun.py",
+    "GE115": "test_verifier_sources.py",
+    "GE119": "test_verifier_engine.py",
+    "GE125": "test_verifier_sources.py",
+    "GE401": "test_verifier_dryrun.py",
+    "GE402": "test_verifier_dryrun.py",
+    "GE404": "test_verifier_dryrun.py",
+    "GE405": "test_verifier_dryrun.py",
+    "GE406": "test_verifier_dryrun.py",
+    "GE407": "test_verifier_dryrun.py",
     "GE408": "test_verifier_dryrun.py",
-    "GE501": "test_verifier_drift.py", "GE502": "test_verifier_drift.py",
+    "GE501": "test_verifier_drift.py",
+    "GE502": "test_verifier_drift.py",
 }
 
 

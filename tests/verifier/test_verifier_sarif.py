@@ -139,8 +139,12 @@ def test_manifest_level_findings_get_a_region(tmp_path, monkeypatch, validator):
     for res, f in zip(doc["runs"][0]["results"], result.findings):
         if f.line is None:
             region = res["locations"][0]["physicalLocation"]["region"]
-            assert region == {"startLine": 1, "startColumn": 1, "endLine": len(manifest_lines),
-                              "endColumn": len(manifest_lines[-1]) + 1}
+            assert region == {
+                "startLine": 1,
+                "startColumn": 1,
+                "endLine": len(manifest_lines),
+                "endColumn": len(manifest_lines[-1]) + 1,
+            }
 
 
 def test_manifest_path_without_a_line_is_placed_on_its_line(tmp_path):

@@ -46,8 +46,11 @@ VARIANTS = {
 
 def _full_empty(store: Store) -> list[tuple[str, str]]:
     g = build_graph(store, search_spaces=False)
-    return sorted((r.spec, r.trigger_event_id) for r in with_search_spaces(store, g.absences, g.events)
-                  if not r.expected_search_space)
+    return sorted(
+        (r.spec, r.trigger_event_id)
+        for r in with_search_spaces(store, g.absences, g.events)
+        if not r.expected_search_space
+    )
 
 
 def _cheap_empty(store: Store) -> list[tuple[str, str]]:

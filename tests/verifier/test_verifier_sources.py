@@ -40,16 +40,26 @@ def test_csv_and_parquet_events_are_checked_per_row(tmp_path):
         w = csv.writer(fh)
         w.writerow(["id", "type", "timestamp", "actors", "artifact_ids", "facts"])
         for e in events:
-            w.writerow([e["id"], e["type"], e["timestamp"], json.dumps(e["actors"]), json.dumps(e["artifact_ids"]),
-                        json.dumps(e["facts"])])
+            w.writerow(
+                [
+                    e["id"],
+                    e["type"],
+                    e["timestamp"],
+                    json.dumps(e["actors"]),
+                    json.dumps(e["artifact_ids"]),
+                    json.dumps(e["facts"]),
+                ]
+            )
     manifest = (root / "groundeval.yaml").read_text()
     (root / "groundeval.yaml").write_text(manifest.replace("events: events.jsonl", "events: events.csv"))
     f = verifier.verify(root, level=2).by_rule("GE113")
     assert len(f) == 1 and f[0].line == 5 and f[0].file.endswith("events.csv")  # header is line 1
 
     con = duckdb.connect()
-    con.execute(f"COPY (SELECT * FROM read_json_auto('{root / 'events.jsonl'}'))"
-                f" TO '{root / 'events.parquet'}' (FORMAT parquet)")
+    con.execute(
+        f"COPY (SELECT * FROM read_json_auto('{root / 'events.jsonl'}'))"
+        f" TO '{root / 'events.parquet'}' (FORMAT parquet)"
+    )
     (root / "groundeval.yaml").write_text(manifest.replace("events: events.jsonl", "events: events.parquet"))
     f = verifier.verify(root, level=2).by_rule("GE113")
     assert len(f) == 1 and f[0].line == 4  # parquet rows count from 1

@@ -14,8 +14,11 @@ LONE = "\ud800"
 
 
 def _errors(result) -> list[tuple[str, str | None, int | None, str | None]]:
-    return [(f.rule, f.file.rsplit("/", 1)[-1] if f.file else None, f.line, f.path)
-            for f in result.findings if f.severity == "error"]
+    return [
+        (f.rule, f.file.rsplit("/", 1)[-1] if f.file else None, f.line, f.path)
+        for f in result.findings
+        if f.severity == "error"
+    ]
 
 
 def test_event_timestamp(draft: PackDraft, tmp_path):
@@ -38,12 +41,15 @@ def test_artifact_creation_time(draft: PackDraft, tmp_path):
     assert errors == [("GE123", "JIRA-42.json", None, "$.timestamp")]
 
 
-@pytest.mark.parametrize("mutate, line, path", [
-    (lambda d: d.event("e4").update(id="e4" + LONE), 4, "$.id"),
-    (lambda d: d.event("e3").update(type="x\udc00"), 3, "$.type"),
-    (lambda d: d.event("e3")["actors"].append(LONE), 3, "$.actors[3]"),
-    (lambda d: d.event("e3")["facts"].update(topic=LONE), 3, "$.facts.topic"),
-])
+@pytest.mark.parametrize(
+    "mutate, line, path",
+    [
+        (lambda d: d.event("e4").update(id="e4" + LONE), 4, "$.id"),
+        (lambda d: d.event("e3").update(type="x\udc00"), 3, "$.type"),
+        (lambda d: d.event("e3")["actors"].append(LONE), 3, "$.actors[3]"),
+        (lambda d: d.event("e3")["facts"].update(topic=LONE), 3, "$.facts.topic"),
+    ],
+)
 def test_other_event_strings(draft: PackDraft, tmp_path, mutate, line, path):
     mutate(draft)
     result = verifier.verify(draft.write(tmp_path / "p"))
@@ -60,6 +66,6 @@ def test_artifact_id(draft: PackDraft, tmp_path):
 
 def test_surrogate_pair_is_clean(draft: PackDraft, tmp_path):
     """Near miss: an escaped pair (an emoji) is valid text."""
-    draft.event("e3")["facts"]["topic"] = "outage \U0001F600"
-    draft.artifacts["jira/JIRA-42.json"]["title"] = "slow \U0001F600"
+    draft.event("e3")["facts"]["topic"] = "outage \U0001f600"
+    draft.artifacts["jira/JIRA-42.json"]["title"] = "slow \U0001f600"
     assert _errors(verifier.verify(draft.write(tmp_path / "p"))) == []

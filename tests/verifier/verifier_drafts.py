@@ -27,15 +27,19 @@ class PackDraft:
         self.events: list[Any] = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
         self.artifacts: dict[str, Any] = {
             p.relative_to(src / "artifacts").as_posix(): json.loads(p.read_text())
-            for p in sorted((src / "artifacts").rglob("*.json"))}
+            for p in sorted((src / "artifacts").rglob("*.json"))
+        }
 
     def event(self, event_id: str) -> dict[str, Any]:
         return next(e for e in self.events if isinstance(e, dict) and e.get("id") == event_id)
 
     def write(self, root: Path) -> Path:
         root.mkdir(parents=True, exist_ok=True)
-        text = self.manifest_text if self.manifest_text is not None else yaml.safe_dump(
-            copy.deepcopy(self.manifest), sort_keys=False)
+        text = (
+            self.manifest_text
+            if self.manifest_text is not None
+            else yaml.safe_dump(copy.deepcopy(self.manifest), sort_keys=False)
+        )
         (root / self.manifest_name).write_text(text)
         lines = [e if isinstance(e, str) else json.dumps(e) for e in self.events]
         (root / "events.jsonl").write_text("".join(line + "\n" for line in lines))

@@ -18,39 +18,92 @@ from groundeval.tracks import is_registered, names, tracks
 from ..context import PackContext
 from .registry import check, define, finding
 
-define("GE401", "dryrun", 4, "info", "generation statistics",
-       "How many questions each track and bucket yields, to compare with what was asked for.",
-       "Nothing to fix; raise the caps or add events if a track is thinner than you want.")
-define("GE402", "dryrun", 4, "warning", "shortcut audit",
-       "Questions answerable without the evidence (from the text alone) measure guessing, not grounding.",
-       "A surface feature predicts the label: vary the templates or the labels so the question text does not "
-       "give the answer away. (A skewed label split gets its own fix, naming what yielded no question.)")
-define("GE403", "dryrun", 4, "warning", "track yields no questions",
-       "A track the contract configures produced no question, so its score would be undefined.",
-       "The message names why each candidate was set aside and what to change; level 3 findings say more.")
-define("GE404", "dryrun", 4, "warning", "Perspective bucket empty after generation",
-       "A requested Perspective bucket has no question, so the balance is not what was asked for.",
-       "Adjust evaluation.perspective shares or the access policy.")
-define("GE405", "dryrun", 4, "info", "dry run unavailable",
-       "The question generator is not installed or not importable here.",
-       "Install groundeval with the question generator to run level 4.")
-define("GE406", "dryrun", 4, "error", "generation failed",
-       "The generator rejected the contract, so `groundeval generate` would fail too.",
-       "Fix the problem the message names.")
-define("GE407", "dryrun", 4, "error", "question text gives the answer away",
-       "An answer-blind strategy (a naive Bayes over the question text, a fixed rule such as 'yes iff the text "
-       "repeats an identifier', or a majority per actor/event type/template) answers a track better than "
-       "evaluation.shortcut_limit: its score measures guessing, not grounding.",
-       "Reword the track's templates or subject references so the named strategy has nothing to read "
-       "(the message says what it reads), then run `groundeval verify --level 4` again.")
-define("GE409", "dryrun", 4, "info", "track below its cap, candidates set aside",
-       "A track yielded fewer questions than its cap while candidates were set aside; the reasons say what "
-       "kept them out.",
-       "The message names the reasons with their counts and the change that would admit them.")
-define("GE408", "dryrun", 4, "info", "shortcut audit not judged (too few questions)",
-       "A track with fewer than evaluation.shortcut_min_questions questions is too small for its shortcut "
-       "accuracy to mean much; one beyond the limit is noted, not judged.",
-       "Add events or raise the track's caps for a judgeable set; or lower evaluation.shortcut_min_questions.")
+define(
+    "GE401",
+    "dryrun",
+    4,
+    "info",
+    "generation statistics",
+    "How many questions each track and bucket yields, to compare with what was asked for.",
+    "Nothing to fix; raise the caps or add events if a track is thinner than you want.",
+)
+define(
+    "GE402",
+    "dryrun",
+    4,
+    "warning",
+    "shortcut audit",
+    "Questions answerable without the evidence (from the text alone) measure guessing, not grounding.",
+    "A surface feature predicts the label: vary the templates or the labels so the question text does not "
+    "give the answer away. (A skewed label split gets its own fix, naming what yielded no question.)",
+)
+define(
+    "GE403",
+    "dryrun",
+    4,
+    "warning",
+    "track yields no questions",
+    "A track the contract configures produced no question, so its score would be undefined.",
+    "The message names why each candidate was set aside and what to change; level 3 findings say more.",
+)
+define(
+    "GE404",
+    "dryrun",
+    4,
+    "warning",
+    "Perspective bucket empty after generation",
+    "A requested Perspective bucket has no question, so the balance is not what was asked for.",
+    "Adjust evaluation.perspective shares or the access policy.",
+)
+define(
+    "GE405",
+    "dryrun",
+    4,
+    "info",
+    "dry run unavailable",
+    "The question generator is not installed or not importable here.",
+    "Install groundeval with the question generator to run level 4.",
+)
+define(
+    "GE406",
+    "dryrun",
+    4,
+    "error",
+    "generation failed",
+    "The generator rejected the contract, so `groundeval generate` would fail too.",
+    "Fix the problem the message names.",
+)
+define(
+    "GE407",
+    "dryrun",
+    4,
+    "error",
+    "question text gives the answer away",
+    "An answer-blind strategy (a naive Bayes over the question text, a fixed rule such as 'yes iff the text "
+    "repeats an identifier', or a majority per actor/event type/template) answers a track better than "
+    "evaluation.shortcut_limit: its score measures guessing, not grounding.",
+    "Reword the track's templates or subject references so the named strategy has nothing to read "
+    "(the message says what it reads), then run `groundeval verify --level 4` again.",
+)
+define(
+    "GE409",
+    "dryrun",
+    4,
+    "info",
+    "track below its cap, candidates set aside",
+    "A track yielded fewer questions than its cap while candidates were set aside; the reasons say what kept them out.",
+    "The message names the reasons with their counts and the change that would admit them.",
+)
+define(
+    "GE408",
+    "dryrun",
+    4,
+    "info",
+    "shortcut audit not judged (too few questions)",
+    "A track with fewer than evaluation.shortcut_min_questions questions is too small for its shortcut "
+    "accuracy to mean much; one beyond the limit is noted, not judged.",
+    "Add events or raise the track's caps for a judgeable set; or lower evaluation.shortcut_min_questions.",
+)
 
 
 def generation_stats(questions: list[Any]) -> dict[str, Any]:
@@ -81,9 +134,9 @@ FEATURES = ("majority_per_actor", "majority_per_event_type", "majority_per_templ
 STRATEGY_FIX = {
     "naive_bayes": "words or id shapes of the text predict the label: use the same wording for yes and no",
     "majority_per_event_type_template": "(event type, template) pairs predict the label: pair yes and no "
-                                        "questions on each template",
+    "questions on each template",
     "shared_identifier": "a repeated identifier (or two with one number) predicts the label: do not let the "
-                         "question name both sides of the link it asks about by one id",
+    "question name both sides of the link it asks about by one id",
     "always_yes": "the label split is skewed: balance the buckets",
     "always_no": "the label split is skewed: balance the buckets",
     "majority_per_actor": "the actor predicts the label: balance labels per actor",
@@ -92,8 +145,14 @@ STRATEGY_FIX = {
 }
 
 
-def shortcut_findings(audit: dict[str, Any], ctx: PackContext | None = None, *, limit: float | None = None,
-                      min_questions: int | None = None, wanted_yes: dict[str, float] | None = None) -> list:
+def shortcut_findings(
+    audit: dict[str, Any],
+    ctx: PackContext | None = None,
+    *,
+    limit: float | None = None,
+    min_questions: int | None = None,
+    wanted_yes: dict[str, float] | None = None,
+) -> list:
     """GE407 (error) for each track whose best shortcut beats the limit with enough questions,
     GE408 (info) when it does with fewer; nothing below the limit. Thresholds come from the
     manifest's evaluation config unless given."""
@@ -101,8 +160,9 @@ def shortcut_findings(audit: dict[str, Any], ctx: PackContext | None = None, *, 
 
     ev = ctx.manifest.evaluation if ctx is not None else None
     limit = limit if limit is not None else (ev.shortcut_limit if ev is not None else 0.60)
-    min_questions = min_questions if min_questions is not None else (
-        ev.shortcut_min_questions if ev is not None else 30)
+    min_questions = (
+        min_questions if min_questions is not None else (ev.shortcut_min_questions if ev is not None else 30)
+    )
     if wanted_yes is None:
         wanted_yes = requested_yes(ctx) if ctx is not None else {}
     floor = {t: max(y, 1 - y) for t, y in wanted_yes.items()}
@@ -111,8 +171,10 @@ def shortcut_findings(audit: dict[str, Any], ctx: PackContext | None = None, *, 
     for track, kind, row in shortcut_problems(audit, limit=limit, min_questions=min_questions, floor=floor):
         s = row["best_strategy"]
         raised = f", raised from {limit:.2f} to the requested label split" if row["bar"] > limit + 1e-9 else ""
-        head = (f"{track}: {s} answers {row[s]:.2f} of {row['questions']} question(s) without evidence "
-                f"(limit {row['bar']:.2f}{raised})")
+        head = (
+            f"{track}: {s} answers {row[s]:.2f} of {row['questions']} question(s) without evidence "
+            f"(limit {row['bar']:.2f}{raised})"
+        )
         if kind == "over":
             out.append(finding("GE407", f"{head} — {STRATEGY_FIX.get(s, 'reword the questions')}", file=file))
         else:
@@ -137,13 +199,16 @@ def audit_problems(audit: dict[str, Any], wanted_yes: dict[str, float]) -> list[
         constant = max(row.get("always_yes", 0), row.get("always_no", 0))
         yes = wanted_yes.get(track, 0.5)
         if constant > max(yes, 1 - yes) + BALANCE_MARGIN:
-            out.append(f"{track}: answering always the same scores {constant:.2f} "
-                       f"(requested balance allows {max(yes, 1 - yes):.2f})")
+            out.append(
+                f"{track}: answering always the same scores {constant:.2f} "
+                f"(requested balance allows {max(yes, 1 - yes):.2f})"
+            )
         if row["questions"] >= MIN_QUESTIONS:
             for feature in FEATURES:
                 if row.get(feature, 0) >= constant + FEATURE_MARGIN:
-                    out.append(f"{track}: {feature} scores {row[feature]:.2f} against {constant:.2f} "
-                               f"for a constant answer")
+                    out.append(
+                        f"{track}: {feature} scores {row[feature]:.2f} against {constant:.2f} for a constant answer"
+                    )
     return out
 
 
@@ -154,22 +219,24 @@ def balance_fix(track: str, questions: list[Any], ev: Any) -> str:
     not shown for it."""
     mine = [q for q in questions if q.track == track]
     fix = get_track(track).balance_fix(mine, ev) if is_registered(track) else None
-    return fix or (f"{track}: one label has too few candidates for the requested split. Add events that yield the "
-                   "missing label (`groundeval verify --level 3` lists the specs and their pairs), or change the "
-                   "requested shares.")
+    return fix or (
+        f"{track}: one label has too few candidates for the requested split. Add events that yield the "
+        "missing label (`groundeval verify --level 3` lists the specs and their pairs), or change the "
+        "requested shares."
+    )
 
 
 # Why a candidate was set aside (``metadata.skipped``) and what would admit it.
 SKIP_FIXES = {
     "ambiguous_reference": "its type, identifiers, actors (and time, where the track shows it) match other events "
-                           "too; give such events a distinguishing fact or artifact reference",
+    "too; give such events a distinguishing fact or artifact reference",
     "never_visible": "no role could ever see the target's records; grant the subsystem to a role or list actors",
     "mixed_horizon": "the target's records straddle the as-of, so neither label is clean (no fix needed)",
     "no_artifacts": "cause or effect references no artifact of the corpus; reference the documents they wrote",
     "no_response_artifacts": "the response references no artifact of the corpus; reference its document",
     "empty_search_space": "an honest 'no' would have nothing to check; add search_space selectors that resolve",
     "leakage": "the question text would contain an answer-side id or a mechanism word; rename the spec's aliases "
-               "or keep answer ids out of the subject's facts",
+    "or keep answer ids out of the subject's facts",
     "duplicate": "two candidates gave the same question (no fix needed)",
 }
 
@@ -182,8 +249,7 @@ def set_aside(skipped) -> str:
     return "; candidates set aside: " + "; ".join(parts)
 
 
-@check("GE401", "GE402", "GE403", "GE404", "GE405", "GE406", "GE407", "GE408", "GE409",
-       needs=("manifest", "store"))
+@check("GE401", "GE402", "GE403", "GE404", "GE405", "GE406", "GE407", "GE408", "GE409", needs=("manifest", "store"))
 def dry_run(ctx: PackContext) -> Iterable:
     try:
         from groundeval.questions.generate import generate
@@ -194,13 +260,15 @@ def dry_run(ctx: PackContext) -> Iterable:
         qs = generate(ctx.store, graph=ctx.graph)  # the graph level 3 built (None: generate builds it)
     except ContractError as exc:
         for p in exc.problems:
-            yield finding("GE406", p.message, file=p.file, line=p.line, record=p.record,
-                          path=f"$.{p.field}" if p.field else None)
+            yield finding(
+                "GE406", p.message, file=p.file, line=p.line, record=p.record, path=f"$.{p.field}" if p.field else None
+            )
         return
     ctx.questions = qs
     stats = generation_stats(qs.questions)
     try:
         from groundeval.questions.audit import shortcut_audit
+
         audit = shortcut_audit(qs.questions)
     except ImportError:
         audit = qs.metadata.shortcut_audit
@@ -218,8 +286,9 @@ def dry_run(ctx: PackContext) -> Iterable:
         if spec.configured(ev) and stats["tracks"][track] == 0:
             yield finding("GE403", f"{track} is configured but generated no question{why}", file=ctx.manifest_file)
         elif spec.configured(ev) and why and stats["tracks"][track] < cap:
-            yield finding("GE409", f"{track}: {stats['tracks'][track]} of at most {cap} question(s){why}",
-                          file=ctx.manifest_file)
+            yield finding(
+                "GE409", f"{track}: {stats['tracks'][track]} of at most {cap} question(s){why}", file=ctx.manifest_file
+            )
     for spec in tracks():
         yield from spec.dry_run_findings(ctx, stats)  # checks only one track knows about (e.g. GE404)
     for line in audit_problems(audit, requested_yes(ctx)):

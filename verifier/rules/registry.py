@@ -38,16 +38,33 @@ def define(id: str, family: str, level: int, severity: str, title: str, rational
 def check(*rule_ids: str, needs: tuple[str, ...] = ()) -> Callable:
     """Register a check emitting ``rule_ids``; ``needs`` names context parts it requires
     (``manifest``, ``store``, ``graph``) — when one is missing the check is skipped."""
+
     def wrap(fn: Callable[..., Iterable[Finding]]) -> Callable[..., Iterable[Finding]]:
         level = max(RULES[r].level for r in rule_ids)
         CHECKS.append(Check(fn.__name__, level, tuple(rule_ids), tuple(needs), fn))
         return fn
+
     return wrap
 
 
-def finding(rule_id: str, message: str, *, severity: str | None = None, file=None, line: int | None = None,
-            record: str | None = None, path: str | None = None) -> Finding:
+def finding(
+    rule_id: str,
+    message: str,
+    *,
+    severity: str | None = None,
+    file=None,
+    line: int | None = None,
+    record: str | None = None,
+    path: str | None = None,
+) -> Finding:
     rule = RULES[rule_id]
-    return Finding(rule=rule_id, severity=severity or rule.severity, message=message,
-                   file=None if file is None else str(file), line=line, record=record, path=path,
-                   hint=rule.fix)
+    return Finding(
+        rule=rule_id,
+        severity=severity or rule.severity,
+        message=message,
+        file=None if file is None else str(file),
+        line=line,
+        record=record,
+        path=path,
+        hint=rule.fix,
+    )

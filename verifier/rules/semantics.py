@@ -13,34 +13,88 @@ from .. import sql
 from ..context import PackContext
 from .registry import check, define, finding
 
-define("GE301", "semantics", 3, "warning", "causal link spec produces no links",
-       "No cause/effect pair joins within the gap, so the spec yields no Counterfactual question.",
-       "Check the join paths, the max_gap_days and the event types against the log.")
-define("GE302", "semantics", 3, "warning", "silence pair has no triggers",
-       "No trigger event matches the pair, so it yields no Silence question.",
-       "Check trigger_event_type and match_field/match_value against the log.")
-define("GE303", "semantics", 3, "error", "empty expected search space",
-       "An absence with nothing to search lets any lazy 'no' score as fully verified.",
-       "Give the pair search_space_selectors or id templates that resolve on its triggers.")
-define("GE304", "semantics", 3, "warning", "role has no subsystems",
-       "A role without subsystems sees nothing; if intended, declare it external.",
-       "Grant the role its subsystems, or set `external: true`.")
-define("GE305", "semantics", 3, "warning", "Perspective bucket cannot be filled",
-       "A requested bucket with no candidate cases makes the requested balance unreachable.",
-       "Adjust evaluation.perspective shares, perspective_actors, or the access policy.")
-define("GE306", "semantics", 3, "warning", "suspect absence",
-       "A response logged before its trigger, just outside the gap, or a trigger without the join key "
-       "would turn into a false 'no' label; the generator sets such triggers aside.",
-       "Fix the response's timestamp, widen max_gap_days, or add the join key to the trigger.")
-define("GE307", "semantics", 3, "warning", "artifact no role can ever see",
-       "No actor ever holds a role that can see it, so it can only ever be a violation.",
-       "Grant its subsystem to a role held by someone after its creation, or fix its restriction.")
-define("GE308", "semantics", 3, "warning", "time window misses the log",
-       "A role or grant window that never overlaps the event log has no effect on any question.",
-       "Fix the since/until dates (since inclusive, until exclusive).")
-define("GE309", "semantics", 3, "error", "empty time window",
-       "A window whose since is not before its until covers no time at all.",
-       "Make since earlier than until, or drop one of them for an open window.")
+define(
+    "GE301",
+    "semantics",
+    3,
+    "warning",
+    "causal link spec produces no links",
+    "No cause/effect pair joins within the gap, so the spec yields no Counterfactual question.",
+    "Check the join paths, the max_gap_days and the event types against the log.",
+)
+define(
+    "GE302",
+    "semantics",
+    3,
+    "warning",
+    "silence pair has no triggers",
+    "No trigger event matches the pair, so it yields no Silence question.",
+    "Check trigger_event_type and match_field/match_value against the log.",
+)
+define(
+    "GE303",
+    "semantics",
+    3,
+    "error",
+    "empty expected search space",
+    "An absence with nothing to search lets any lazy 'no' score as fully verified.",
+    "Give the pair search_space_selectors or id templates that resolve on its triggers.",
+)
+define(
+    "GE304",
+    "semantics",
+    3,
+    "warning",
+    "role has no subsystems",
+    "A role without subsystems sees nothing; if intended, declare it external.",
+    "Grant the role its subsystems, or set `external: true`.",
+)
+define(
+    "GE305",
+    "semantics",
+    3,
+    "warning",
+    "Perspective bucket cannot be filled",
+    "A requested bucket with no candidate cases makes the requested balance unreachable.",
+    "Adjust evaluation.perspective shares, perspective_actors, or the access policy.",
+)
+define(
+    "GE306",
+    "semantics",
+    3,
+    "warning",
+    "suspect absence",
+    "A response logged before its trigger, just outside the gap, or a trigger without the join key "
+    "would turn into a false 'no' label; the generator sets such triggers aside.",
+    "Fix the response's timestamp, widen max_gap_days, or add the join key to the trigger.",
+)
+define(
+    "GE307",
+    "semantics",
+    3,
+    "warning",
+    "artifact no role can ever see",
+    "No actor ever holds a role that can see it, so it can only ever be a violation.",
+    "Grant its subsystem to a role held by someone after its creation, or fix its restriction.",
+)
+define(
+    "GE308",
+    "semantics",
+    3,
+    "warning",
+    "time window misses the log",
+    "A role or grant window that never overlaps the event log has no effect on any question.",
+    "Fix the since/until dates (since inclusive, until exclusive).",
+)
+define(
+    "GE309",
+    "semantics",
+    3,
+    "error",
+    "empty time window",
+    "A window whose since is not before its until covers no time at all.",
+    "Make since earlier than until, or drop one of them for an open window.",
+)
 
 
 def _spec_loc(ctx: PackContext, family: str, key: str) -> tuple[int | None, str]:
@@ -62,8 +116,14 @@ def causal_links(ctx: PackContext) -> Iterable:
     for spec in ctx.manifest.evaluation.causal_links:
         if counts[spec.name] == 0:
             line, path = _spec_loc(ctx, "causal_links", spec.name)
-            yield finding("GE301", f"{spec.name}: no {spec.cause_event_type} -> {spec.effect_event_type} pair "
-                          f"joins within {spec.max_gap_days:g} days", file=ctx.manifest_file, line=line, path=path)
+            yield finding(
+                "GE301",
+                f"{spec.name}: no {spec.cause_event_type} -> {spec.effect_event_type} pair "
+                f"joins within {spec.max_gap_days:g} days",
+                file=ctx.manifest_file,
+                line=line,
+                path=path,
+            )
 
 
 @check("GE302", "GE303", "GE306", needs=("manifest", "store", "graph"))
@@ -73,13 +133,24 @@ def silence_pairs(ctx: PackContext) -> Iterable:
     for spec in ctx.manifest.evaluation.silence_pairs:
         if triggers[spec.key] == 0:
             line, path = _spec_loc(ctx, "silence_pairs", spec.key)
-            yield finding("GE302", f"{spec.key}: no {spec.trigger_event_type} event is a trigger",
-                          file=ctx.manifest_file, line=line, path=path)
-    locs = sql.event_locations(ctx.store, [r.trigger_event_id for r in [*g.absences, *g.ambiguous]]
-                               + [r.response_event_id for r in g.ambiguous if r.response_event_id])
+            yield finding(
+                "GE302",
+                f"{spec.key}: no {spec.trigger_event_type} event is a trigger",
+                file=ctx.manifest_file,
+                line=line,
+                path=path,
+            )
+    locs = sql.event_locations(
+        ctx.store,
+        [r.trigger_event_id for r in [*g.absences, *g.ambiguous]]
+        + [r.response_event_id for r in g.ambiguous if r.response_event_id],
+    )
     for rec in empty_search_spaces(ctx.store, g.absences, g.events):
-            yield finding("GE303", f"{rec.spec}: the absence after trigger {rec.trigger_event_id} has an empty "
-                          "expected search space", **_event_where(locs, rec.trigger_event_id))
+        yield finding(
+            "GE303",
+            f"{rec.spec}: the absence after trigger {rec.trigger_event_id} has an empty expected search space",
+            **_event_where(locs, rec.trigger_event_id),
+        )
     reasons = {
         "response_before_trigger": "response {resp} is logged before trigger {trig}",
         "response_outside_gap": "response {resp} comes just after the gap of trigger {trig}",
@@ -87,7 +158,8 @@ def silence_pairs(ctx: PackContext) -> Iterable:
     }
     for rec in g.ambiguous:
         text = reasons.get(rec.reason, rec.reason + " ({trig})").format(
-            resp=rec.response_event_id or "-", trig=rec.trigger_event_id)
+            resp=rec.response_event_id or "-", trig=rec.trigger_event_id
+        )
         trig, resp = locs.get(rec.trigger_event_id), locs.get(rec.response_event_id)
         if trig is not None and resp is not None:
             delta = resp[2] - trig[2]
@@ -144,23 +216,32 @@ def _duration(delta_us: int) -> str:
     return " ".join(parts) or "0m"
 
 
-define("GE310", "semantics", 3, "warning", "events no artifact records",
-       "No event of this spec's type references an artifact created at or after it (one minute's tolerance): "
-       "documents cannot record what happened after they were written, so Perspective can never ask about it.",
-       "Reference, from these events, the document each one writes (a message, a note, a record created then).")
+define(
+    "GE310",
+    "semantics",
+    3,
+    "warning",
+    "events no artifact records",
+    "No event of this spec's type references an artifact created at or after it (one minute's tolerance): "
+    "documents cannot record what happened after they were written, so Perspective can never ask about it.",
+    "Reference, from these events, the document each one writes (a message, a note, a record created then).",
+)
 
 
 @check("GE310", needs=("manifest", "store"))
 def unwitnessed_types(ctx: PackContext) -> Iterable:
     ev = ctx.manifest.evaluation
-    wanted = sorted({t for s in ev.causal_links for t in (s.cause_event_type, s.effect_event_type)}
-                    | {t for s in ev.silence_pairs for t in (s.trigger_event_type, s.response_event_type)})
+    wanted = sorted(
+        {t for s in ev.causal_links for t in (s.cause_event_type, s.effect_event_type)}
+        | {t for s in ev.silence_pairs for t in (s.trigger_event_type, s.response_event_type)}
+    )
     if not wanted:
         return
     for etype, witnessed in sql.witnessed_counts(ctx.store, wanted):
         if witnessed == 0:
-            yield finding("GE310", f"no {etype!r} event references a document created at or after it",
-                          file=ctx.manifest_file)
+            yield finding(
+                "GE310", f"no {etype!r} event references a document created at or after it", file=ctx.manifest_file
+            )
 
 
 @check("GE304", needs=("manifest",))
@@ -168,8 +249,13 @@ def empty_roles(ctx: PackContext) -> Iterable:
     for role, spec in sorted(ctx.manifest.access.roles.items()):
         if not spec.subsystems and not spec.external:
             line, path = ctx.locate(("access", "roles", role))
-            yield finding("GE304", f"role {role!r} has no subsystems and is not external", file=ctx.manifest_file,
-                          line=line, path=path)
+            yield finding(
+                "GE304",
+                f"role {role!r} has no subsystems and is not external",
+                file=ctx.manifest_file,
+                line=line,
+                path=path,
+            )
 
 
 def perspective_actors(ctx: PackContext) -> list[str]:
@@ -191,15 +277,25 @@ def perspective_buckets(ctx: PackContext) -> Iterable:
         share = getattr(cfg, bucket)
         if share > 0 and n == 0:
             line, path = ctx.locate(("evaluation", "perspective", bucket))
-            yield finding("GE305", f"bucket {bucket} is requested (share {share:g}) but no actor/as-of/artifact "
-                          "case falls into it", file=ctx.manifest_file, line=line, path=path)
+            yield finding(
+                "GE305",
+                f"bucket {bucket} is requested (share {share:g}) but no actor/as-of/artifact case falls into it",
+                file=ctx.manifest_file,
+                line=line,
+                path=path,
+            )
 
 
 @check("GE307", needs=("manifest", "store"))
 def never_visible(ctx: PackContext) -> Iterable:
     for aid, subsystem, file, line in sql.never_visible_artifacts(ctx.store):
-        yield finding("GE307", f"artifact {aid!r} ({subsystem}) is visible to no actor at any time", file=file,
-                      line=line, record=aid)
+        yield finding(
+            "GE307",
+            f"artifact {aid!r} ({subsystem}) is visible to no actor at any time",
+            file=file,
+            line=line,
+            record=aid,
+        )
 
 
 @check("GE308", "GE309", needs=("manifest", "store"))
@@ -214,8 +310,14 @@ def windows(ctx: PackContext) -> Iterable:
             line, path = ctx.locate(("access", "roles", owner, "subsystems", j))
             what = f"role {owner!r} is granted {name!r}"
         if empty:
-            yield finding("GE309", f"{what} in a window whose since is not before its until",
-                          file=ctx.manifest_file, line=line, path=path)
+            yield finding(
+                "GE309",
+                f"{what} in a window whose since is not before its until",
+                file=ctx.manifest_file,
+                line=line,
+                path=path,
+            )
         else:
-            yield finding("GE308", f"{what} only outside the span of the event log", file=ctx.manifest_file,
-                          line=line, path=path)
+            yield finding(
+                "GE308", f"{what} only outside the span of the event log", file=ctx.manifest_file, line=line, path=path
+            )

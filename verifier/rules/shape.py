@@ -27,66 +27,186 @@ from .registry import check, define, finding
 
 MAX_MESSAGE = 300
 
-define("GE101", "shape", 1, "error", "manifest unreadable",
-       "Nothing can be evaluated without a manifest that parses as a YAML mapping.",
-       "Fix the YAML syntax at the reported line; the top level must be a mapping.")
-define("GE102", "shape", 1, "error", "manifest does not match the schema",
-       "Keys and values outside contracts/manifest.schema.json are typos or unsupported settings.",
-       "Rename or remove the key, or give the value the type the schema expects.")
-define("GE103", "shape", 1, "error", "manifest constraint violated",
-       "Some rules span several fields (weights summing to 1, one template per selector).",
-       "Adjust the fields named in the message so the constraint holds.")
-define("GE104", "shape", 1, "error", "unknown timezone",
-       "Naive timestamps are read in the pack's timezone; an unknown name makes every such time wrong.",
-       "Use an IANA timezone name such as UTC or Europe/Berlin.")
-define("GE105", "shape", 1, "error", "source not found",
-       "The events or artifacts path in `sources` does not exist, so that half of the pack is missing.",
-       "Point sources.events / sources.artifacts at existing paths, relative to the manifest.")
-define("GE106", "shape", 1, "warning", "unknown key in an original config.yaml",
-       "The original GroundEval format has no such key (often a typo); it is ignored rather than failing the load.",
-       "Fix the key's spelling (see docs/formats.md for the original keys), or remove it.")
-define("GE107", "shape", 1, "warning", "original setting not honoured",
-       "A key of the original GroundEval format that groundeval cannot honour; the pack loads without it.",
-       "Remove the key, or express the setting as docs/formats.md says (native groundeval.yaml or CLI option).")
-define("GE110", "shape", 1, "error", "event does not match the schema",
-       "Events must carry id, type and timestamp with the types of contracts/event.schema.json.",
-       "Give the record the field with the expected type (see the JSON path).")
-define("GE111", "shape", 1, "error", "event line is not a JSON object",
-       "A line that is not a JSON object cannot be an event.",
-       "Write one JSON object per line (JSONL); remove stray text or trailing commas.")
-define("GE112", "shape", 1, "error", "empty event id",
-       "Questions, traces and causal links refer to events by id.",
-       "Give every event a non-empty, unique id.")
-define("GE113", "shape", 1, "error", "unparseable timestamp",
-       "Every gate compares times; a time that does not parse makes the record unusable.",
-       "Use ISO 8601, e.g. 2026-03-01T09:00:00Z (naive times take the pack timezone).")
-define("GE114", "shape", 1, "error", "duplicate event id",
-       "Two events with one id make causal links and citations ambiguous.",
-       "Give each event a unique id.")
-define("GE115", "shape", 1, "error", "events source unreadable",
-       "The events file could not be read at all (format or encoding).",
-       "Use JSONL, CSV with a header row, or Parquet, encoded as UTF-8.")
-define("GE116", "shape", 1, "error", "empty event log",
-       "Without events there is nothing to derive questions from.",
-       "Point sources.events at a log with at least one event.")
-define("GE119", "shape", 1, "error", "record rejected by the loader",
-       "The store loader refuses this record for a reason the schema does not express.",
-       "Fix the record as the message says; `groundeval info PACK` shows the loader's view.")
-define("GE120", "shape", 1, "error", "artifact does not match the schema",
-       "Artifacts must follow contracts/artifact.schema.json (string id, subsystem, title, times).",
-       "Give the field the expected type (see the JSON path).")
-define("GE121", "shape", 1, "error", "artifact is not a JSON object",
-       "An artifact file or line must be one JSON object.",
-       "Write the artifact as a JSON object; check for syntax errors at the reported position.")
-define("GE122", "shape", 1, "error", "artifact lacks id or subsystem",
-       "An artifact needs an id (field or file name) and a subsystem (field or parent folder).",
-       "Add `id`/`subsystem` fields, or use the artifacts/<subsystem>/<id>.json layout.")
-define("GE123", "shape", 1, "error", "unparseable artifact creation time",
-       "The horizon gate compares creation times; one that does not parse hides the artifact.",
-       "Use ISO 8601 in timestamp / created_at / date, e.g. 2026-03-01T09:00:00Z.")
-define("GE125", "shape", 1, "error", "artifacts source unreadable",
-       "The artifacts folder or file could not be read.",
-       "Use a folder of <subsystem>/<id>.json files or one JSONL file, encoded as UTF-8.")
+define(
+    "GE101",
+    "shape",
+    1,
+    "error",
+    "manifest unreadable",
+    "Nothing can be evaluated without a manifest that parses as a YAML mapping.",
+    "Fix the YAML syntax at the reported line; the top level must be a mapping.",
+)
+define(
+    "GE102",
+    "shape",
+    1,
+    "error",
+    "manifest does not match the schema",
+    "Keys and values outside contracts/manifest.schema.json are typos or unsupported settings.",
+    "Rename or remove the key, or give the value the type the schema expects.",
+)
+define(
+    "GE103",
+    "shape",
+    1,
+    "error",
+    "manifest constraint violated",
+    "Some rules span several fields (weights summing to 1, one template per selector).",
+    "Adjust the fields named in the message so the constraint holds.",
+)
+define(
+    "GE104",
+    "shape",
+    1,
+    "error",
+    "unknown timezone",
+    "Naive timestamps are read in the pack's timezone; an unknown name makes every such time wrong.",
+    "Use an IANA timezone name such as UTC or Europe/Berlin.",
+)
+define(
+    "GE105",
+    "shape",
+    1,
+    "error",
+    "source not found",
+    "The events or artifacts path in `sources` does not exist, so that half of the pack is missing.",
+    "Point sources.events / sources.artifacts at existing paths, relative to the manifest.",
+)
+define(
+    "GE106",
+    "shape",
+    1,
+    "warning",
+    "unknown key in an original config.yaml",
+    "The original GroundEval format has no such key (often a typo); it is ignored rather than failing the load.",
+    "Fix the key's spelling (see docs/formats.md for the original keys), or remove it.",
+)
+define(
+    "GE107",
+    "shape",
+    1,
+    "warning",
+    "original setting not honoured",
+    "A key of the original GroundEval format that groundeval cannot honour; the pack loads without it.",
+    "Remove the key, or express the setting as docs/formats.md says (native groundeval.yaml or CLI option).",
+)
+define(
+    "GE110",
+    "shape",
+    1,
+    "error",
+    "event does not match the schema",
+    "Events must carry id, type and timestamp with the types of contracts/event.schema.json.",
+    "Give the record the field with the expected type (see the JSON path).",
+)
+define(
+    "GE111",
+    "shape",
+    1,
+    "error",
+    "event line is not a JSON object",
+    "A line that is not a JSON object cannot be an event.",
+    "Write one JSON object per line (JSONL); remove stray text or trailing commas.",
+)
+define(
+    "GE112",
+    "shape",
+    1,
+    "error",
+    "empty event id",
+    "Questions, traces and causal links refer to events by id.",
+    "Give every event a non-empty, unique id.",
+)
+define(
+    "GE113",
+    "shape",
+    1,
+    "error",
+    "unparseable timestamp",
+    "Every gate compares times; a time that does not parse makes the record unusable.",
+    "Use ISO 8601, e.g. 2026-03-01T09:00:00Z (naive times take the pack timezone).",
+)
+define(
+    "GE114",
+    "shape",
+    1,
+    "error",
+    "duplicate event id",
+    "Two events with one id make causal links and citations ambiguous.",
+    "Give each event a unique id.",
+)
+define(
+    "GE115",
+    "shape",
+    1,
+    "error",
+    "events source unreadable",
+    "The events file could not be read at all (format or encoding).",
+    "Use JSONL, CSV with a header row, or Parquet, encoded as UTF-8.",
+)
+define(
+    "GE116",
+    "shape",
+    1,
+    "error",
+    "empty event log",
+    "Without events there is nothing to derive questions from.",
+    "Point sources.events at a log with at least one event.",
+)
+define(
+    "GE119",
+    "shape",
+    1,
+    "error",
+    "record rejected by the loader",
+    "The store loader refuses this record for a reason the schema does not express.",
+    "Fix the record as the message says; `groundeval info PACK` shows the loader's view.",
+)
+define(
+    "GE120",
+    "shape",
+    1,
+    "error",
+    "artifact does not match the schema",
+    "Artifacts must follow contracts/artifact.schema.json (string id, subsystem, title, times).",
+    "Give the field the expected type (see the JSON path).",
+)
+define(
+    "GE121",
+    "shape",
+    1,
+    "error",
+    "artifact is not a JSON object",
+    "An artifact file or line must be one JSON object.",
+    "Write the artifact as a JSON object; check for syntax errors at the reported position.",
+)
+define(
+    "GE122",
+    "shape",
+    1,
+    "error",
+    "artifact lacks id or subsystem",
+    "An artifact needs an id (field or file name) and a subsystem (field or parent folder).",
+    "Add `id`/`subsystem` fields, or use the artifacts/<subsystem>/<id>.json layout.",
+)
+define(
+    "GE123",
+    "shape",
+    1,
+    "error",
+    "unparseable artifact creation time",
+    "The horizon gate compares creation times; one that does not parse hides the artifact.",
+    "Use ISO 8601 in timestamp / created_at / date, e.g. 2026-03-01T09:00:00Z.",
+)
+define(
+    "GE125",
+    "shape",
+    1,
+    "error",
+    "artifacts source unreadable",
+    "The artifacts folder or file could not be read.",
+    "Use a folder of <subsystem>/<id>.json files or one JSONL file, encoded as UTF-8.",
+)
 
 
 # --------------------------------------------------------------------------- schemas
@@ -101,13 +221,27 @@ def validator(name: str) -> Draft202012Validator:
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 3] + "..."
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
 
 
 # Keywords whose outcome depends only on a value's JSON type and an object's keys. When a schema
 # uses nothing else, records with one structure share one verdict, so valid structures are cached.
-_STRUCTURAL = {"$defs", "$id", "$ref", "$schema", "additionalProperties", "anyOf", "default", "description",
-               "format", "items", "properties", "required", "title", "type"}
+_STRUCTURAL = {
+    "$defs",
+    "$id",
+    "$ref",
+    "$schema",
+    "additionalProperties",
+    "anyOf",
+    "default",
+    "description",
+    "format",
+    "items",
+    "properties",
+    "required",
+    "title",
+    "type",
+}
 
 
 def _keywords(node: Any, under_properties: bool = False) -> set[str]:
@@ -178,8 +312,9 @@ def jsonable(value: Any) -> Any:
 def reading_problems(ctx: PackContext) -> Iterable:
     """Problems met while reading files at all."""
     for rule_id, p in ctx.problems:
-        yield finding(rule_id, p.message, file=p.file, line=p.line,
-                      path=json_path(p.field.split(".")) if p.field else None)
+        yield finding(
+            rule_id, p.message, file=p.file, line=p.line, path=json_path(p.field.split(".")) if p.field else None
+        )
 
 
 def _prefix(a: tuple, b: tuple) -> bool:
@@ -196,8 +331,13 @@ def manifest_shape(ctx: PackContext) -> Iterable:
         for loc, msg in ctx.legacy_map.errors:
             yield finding("GE102", msg, file=ctx.manifest_file, line=yaml_line(ctx.node, loc), path=json_path(loc))
         for note in ctx.legacy_map.notes:
-            yield finding("GE107" if note.known else "GE106", note.message, file=ctx.manifest_file,
-                          line=key_line(ctx.node, note.loc), path=json_path(note.loc))
+            yield finding(
+                "GE107" if note.known else "GE106",
+                note.message,
+                file=ctx.manifest_file,
+                line=key_line(ctx.node, note.loc),
+                path=json_path(note.loc),
+            )
     for loc, msg in schema_errors("manifest", jsonable(ctx.raw)):
         line, path = ctx.locate(loc)
         seen.append(loc)
@@ -207,12 +347,14 @@ def manifest_shape(ctx: PackContext) -> Iterable:
         if any(_prefix(loc, s) for s in seen):
             continue
         line, path = ctx.locate(loc)
-        yield finding("GE103", _short(str(err.get("msg", "invalid value"))), file=ctx.manifest_file,
-                      line=line, path=path)
+        yield finding(
+            "GE103", _short(str(err.get("msg", "invalid value"))), file=ctx.manifest_file, line=line, path=path
+        )
     if ctx.manifest is not None and not ctx.timezone_ok:
         line, path = ctx.locate(("timezone",))
-        yield finding("GE104", f"unknown timezone {ctx.manifest.timezone!r}", file=ctx.manifest_file,
-                      line=line, path=path)
+        yield finding(
+            "GE104", f"unknown timezone {ctx.manifest.timezone!r}", file=ctx.manifest_file, line=line, path=path
+        )
 
 
 def unparseable_times(ctx: PackContext, texts: Iterable[str]) -> set[str]:
@@ -258,13 +400,21 @@ def event_records(ctx: PackContext) -> Iterable:
         data, error = rec.parsed
         if error is not None or not isinstance(data, dict):
             ctx.mark_bad(rec)
-            yield finding("GE111", f"malformed JSON: {error}" if error else
-                          f"expected a JSON object, got {type(data).__name__}", **_where(rec))
+            yield finding(
+                "GE111",
+                f"malformed JSON: {error}" if error else f"expected a JSON object, got {type(data).__name__}",
+                **_where(rec),
+            )
             continue
         errors = schema_errors("event", _without_null_links(data))
         for loc, msg in errors:
-            yield finding("GE110", msg, record=data.get("id") if isinstance(data.get("id"), str) else None,
-                          path=json_path(loc), **_where(rec))
+            yield finding(
+                "GE110",
+                msg,
+                record=data.get("id") if isinstance(data.get("id"), str) else None,
+                path=json_path(loc),
+                **_where(rec),
+            )
         if errors:
             ctx.mark_bad(rec)
             continue
@@ -278,14 +428,20 @@ def event_records(ctx: PackContext) -> Iterable:
     for rec in good:
         if rec.timestamp in bad_times:
             ctx.mark_bad(rec)
-            yield finding("GE113", f"unparseable timestamp {rec.timestamp!r}", record=rec.ident,
-                          path="$.timestamp", **_where(rec))
+            yield finding(
+                "GE113", f"unparseable timestamp {rec.timestamp!r}", record=rec.ident, path="$.timestamp", **_where(rec)
+            )
             continue
         prev = first.setdefault(rec.ident, rec)
         if prev is not rec:
             ctx.mark_bad(rec)
-            yield finding("GE114", f"duplicate event id {rec.ident!r} (first at {prev.file}:{prev.line})",
-                          record=rec.ident, path="$.id", **_where(rec))
+            yield finding(
+                "GE114",
+                f"duplicate event id {rec.ident!r} (first at {prev.file}:{prev.line})",
+                record=rec.ident,
+                path="$.id",
+                **_where(rec),
+            )
 
 
 CREATED_KEYS = ("timestamp", "created_at", "date")
@@ -306,8 +462,11 @@ def artifact_records(ctx: PackContext) -> Iterable:
         data, error = rec.parsed
         if error is not None or not isinstance(data, dict):
             ctx.mark_bad(rec)
-            yield finding("GE121", f"malformed JSON: {error}" if error else
-                          f"expected a JSON object, got {type(data).__name__}", **_where(rec))
+            yield finding(
+                "GE121",
+                f"malformed JSON: {error}" if error else f"expected a JSON object, got {type(data).__name__}",
+                **_where(rec),
+            )
             continue
         errors = schema_errors("artifact", data)
         for loc, msg in errors:
@@ -318,8 +477,9 @@ def artifact_records(ctx: PackContext) -> Iterable:
         missing = [k for k, v in (("id", rec.ident), ("subsystem", rec.subsystem)) if not (v or "").strip()]
         if missing:
             ctx.mark_bad(rec)
-            yield finding("GE122", "missing " + " and ".join(missing), record=rec.ident,
-                          path=f"$.{missing[0]}", **_where(rec))
+            yield finding(
+                "GE122", "missing " + " and ".join(missing), record=rec.ident, path=f"$.{missing[0]}", **_where(rec)
+            )
             continue
         good.append(rec)
     by_text: dict[str, list[Record]] = defaultdict(list)
@@ -330,5 +490,6 @@ def artifact_records(ctx: PackContext) -> Iterable:
         for rec in by_text[text]:
             ctx.mark_bad(rec)
             key = rec.created[0]
-            yield finding("GE123", f"unparseable creation time {text!r}", record=rec.ident, path=f"$.{key}",
-                          **_where(rec))
+            yield finding(
+                "GE123", f"unparseable creation time {text!r}", record=rec.ident, path=f"$.{key}", **_where(rec)
+            )

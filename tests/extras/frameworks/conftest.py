@@ -36,8 +36,12 @@ def _framework_environment():
     if _HOME is None:
         _HOME = tempfile.mkdtemp(prefix="groundeval-frameworks-home-")
     with pytest.MonkeyPatch.context() as mp:
-        for key, value in {**ENVIRONMENT, "HOME": _HOME, "XDG_DATA_HOME": os.path.join(_HOME, ".local", "share"),
-                           "XDG_CONFIG_HOME": os.path.join(_HOME, ".config")}.items():
+        for key, value in {
+            **ENVIRONMENT,
+            "HOME": _HOME,
+            "XDG_DATA_HOME": os.path.join(_HOME, ".local", "share"),
+            "XDG_CONFIG_HOME": os.path.join(_HOME, ".config"),
+        }.items():
             mp.setenv(key, value)
         yield
 

@@ -29,8 +29,11 @@ class Scenario:
 
 
 def answered(questions) -> Scenario:
-    q = next(q for q in questions.questions if q.track == "perspective" and q.ground_truth.could_actor_have_known
-             and q.ground_truth.evidence_artifacts)
+    q = next(
+        q
+        for q in questions.questions
+        if q.track == "perspective" and q.ground_truth.could_actor_have_known and q.ground_truth.evidence_artifacts
+    )
     evidence = list(q.ground_truth.evidence_artifacts)
     calls = [("search_artifacts", {"query": "postmortem", "limit": 5})]
     calls += [("fetch_artifact", {"artifact_id": a}) for a in evidence]
@@ -39,11 +42,16 @@ def answered(questions) -> Scenario:
 
 
 def misbehaves(questions) -> Scenario:
-    q = next(q for q in questions.questions if q.track == "perspective"
-             and not q.ground_truth.could_actor_have_known and q.ground_truth.target_artifacts)
-    calls = [("search_artifacts", {"query": "escalation", "limit": "five"}),
-             ("fetch_artifact", {"artifact_id": q.ground_truth.target_artifacts[0]}),
-             ("submit_answer", {"answer": {"could_actor_have_known": False}})]
+    q = next(
+        q
+        for q in questions.questions
+        if q.track == "perspective" and not q.ground_truth.could_actor_have_known and q.ground_truth.target_artifacts
+    )
+    calls = [
+        ("search_artifacts", {"query": "escalation", "limit": "five"}),
+        ("fetch_artifact", {"artifact_id": q.ground_truth.target_artifacts[0]}),
+        ("submit_answer", {"answer": {"could_actor_have_known": False}}),
+    ]
     return Scenario(q, calls, ["invalid", "denied", "ok"])
 
 
@@ -97,10 +105,8 @@ def assert_replies_returned(llm, trace) -> None:
     """Every recorded call's reply went back to the model as a tool message, in order."""
     import json
 
-    replies = [json.loads(m["content"]) if isinstance(m["content"], str) else m["content"]
-               for m in llm.tool_messages()]
-    assert [r["status"] for r in replies] == [
-        "not_found" if c.status == "denied" else c.status for c in trace.calls]
+    replies = [json.loads(m["content"]) if isinstance(m["content"], str) else m["content"] for m in llm.tool_messages()]
+    assert [r["status"] for r in replies] == ["not_found" if c.status == "denied" else c.status for c in trace.calls]
 
 
 def check_agent_like_direct_calls(store, questions, make, run) -> None:

@@ -60,15 +60,31 @@ class ScriptedLLM:
 def _message(n: int, turn: Turn) -> dict[str, Any]:
     if turn.tool is None:
         return {"role": "assistant", "content": turn.text}
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": f"call_{n}", "type": "function", "function": {"name": turn.tool, "arguments": turn.arguments}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"call_{n}", "type": "function", "function": {"name": turn.tool, "arguments": turn.arguments}}
+        ],
+    }
 
 
 def _completion(n: int, turn: Turn, model: str) -> dict[str, Any]:
-    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1767225600, "model": model,
-            "choices": [{"index": 0, "message": _message(n, turn), "logprobs": None,
-                         "finish_reason": "stop" if turn.tool is None else "tool_calls"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 1767225600,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": _message(n, turn),
+                "logprobs": None,
+                "finish_reason": "stop" if turn.tool is None else "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
 
 
 def _chunks(n: int, turn: Turn, model: str, usage: bool) -> list[dict[str, Any]]:
@@ -76,15 +92,27 @@ def _chunks(n: int, turn: Turn, model: str, usage: bool) -> list[dict[str, Any]]
     if turn.tool is None:
         delta: dict[str, Any] = {"role": "assistant", "content": turn.text}
     else:
-        delta = {"role": "assistant", "content": None, "tool_calls": [
-            {"index": 0, "id": f"call_{n}", "type": "function",
-             "function": {"name": turn.tool, "arguments": turn.arguments}}]}
-    out = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-           {**base, "choices": [{"index": 0, "delta": {},
-                                 "finish_reason": "stop" if turn.tool is None else "tool_calls"}]}]
+        delta = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": f"call_{n}",
+                    "type": "function",
+                    "function": {"name": turn.tool, "arguments": turn.arguments},
+                }
+            ],
+        }
+    out = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {
+            **base,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop" if turn.tool is None else "tool_calls"}],
+        },
+    ]
     if usage:
-        out.append({**base, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5,
-                                                      "total_tokens": 15}})
+        out.append({**base, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
     return out
 
 

@@ -25,8 +25,9 @@ def test_tool_mode_declares_what_groundeval_serves(store, questions):
     with Episode(store, q) as ep:
         tools = gated_tools(ep)
     served = [s["function"] for s in tool_specs("openai", q.answer_schema)]
-    assert [(t.name, t.description, t.parameters) for t in tools] == \
-        [(s["name"], s["description"], s["parameters"]) for s in served]
+    assert [(t.name, t.description, t.parameters) for t in tools] == [
+        (s["name"], s["description"], s["parameters"]) for s in served
+    ]
     assert tools[2].parameters["properties"]["answer"] == q.answer_schema  # the question's own answer shape
 
 
@@ -63,11 +64,17 @@ def test_empty_argument_text_is_an_empty_object():
     assert parse_arguments([1]) == [1]
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                  max_size=3), max_leaves=8)
-RAW = st.one_of(JSON, st.text(max_size=40), JSON.map(json.dumps),
-                st.fixed_dictionaries({"query": JSON, "limit": JSON, "artifact_id": JSON, "answer": JSON}))
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+RAW = st.one_of(
+    JSON,
+    st.text(max_size=40),
+    JSON.map(json.dumps),
+    st.fixed_dictionaries({"query": JSON, "limit": JSON, "artifact_id": JSON, "answer": JSON}),
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -86,6 +93,9 @@ def test_anything_sent_is_a_recorded_call(store, questions, data):
 
 
 def test_a_missing_framework_names_its_extra():
-    with pytest.raises(ImportError, match=r"needs the 'crewai' extra \(module 'groundeval_no_such_module' is not "
-                                          r"installed\): pip install 'groundeval\[crewai\]'"):
+    with pytest.raises(
+        ImportError,
+        match=r"needs the 'crewai' extra \(module 'groundeval_no_such_module' is not "
+        r"installed\): pip install 'groundeval\[crewai\]'",
+    ):
         require("crewai", "groundeval_no_such_module")

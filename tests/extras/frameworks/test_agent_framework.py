@@ -21,8 +21,12 @@ from groundeval.runtime.episode import Episode  # noqa: E402
 def _run(store, scenario):
     with LLMServer(scenario.script()) as srv, Episode(store, scenario.question, agent="agent-framework") as ep:
         client = OpenAIChatCompletionClient(model=MODEL, api_key="local", base_url=srv.base_url)
-        agent = agent_framework.Agent(client=client, instructions="Answer through the tools.",
-                                      tools=gated_tools(ep), middleware=[GatedMiddleware(ep)])
+        agent = agent_framework.Agent(
+            client=client,
+            instructions="Answer through the tools.",
+            tools=gated_tools(ep),
+            middleware=[GatedMiddleware(ep)],
+        )
         response = asyncio.run(agent.run(ep.question.text))
     assert response.text == "Submitted."
     assert not srv.llm.exhausted

@@ -25,8 +25,13 @@ from docs_blocks import blocks  # noqa: E402
 
 PAGE = REPO / "docs" / "integration.md"
 HERE = "tests/extras/frameworks/test_docs_frameworks.py"
-MODULES = {"openai-agents": "agents", "langgraph": "langgraph", "crewai": "crewai",
-           "agent-framework": "agent_framework", "pydantic-ai": "pydantic_ai"}
+MODULES = {
+    "openai-agents": "agents",
+    "langgraph": "langgraph",
+    "crewai": "crewai",
+    "agent-framework": "agent_framework",
+    "pydantic-ai": "pydantic_ai",
+}
 
 
 def _framework_blocks() -> dict[str, str]:
@@ -60,8 +65,9 @@ def _script(extra: str, scenario: Scenario):
     if extra != "crewai":
         return scenario.script("Done.")
     # CrewAI picks tools by text
-    return [say(f"Thought: next.\nAction: {name}\nAction Input: {json.dumps(args)}") for name, args in scenario.calls] \
-        + [say("Thought: I now know the final answer\nFinal Answer: Done.")]
+    return [
+        say(f"Thought: next.\nAction: {name}\nAction Input: {json.dumps(args)}") for name, args in scenario.calls
+    ] + [say("Thought: I now know the final answer\nFinal Answer: Done.")]
 
 
 @pytest.mark.parametrize("extra", sorted(MODULES))
@@ -74,8 +80,9 @@ def test_framework_section_runs(extra, store, questions, tmp_path):
     script.write_text(BLOCKS[extra], encoding="utf-8")
     with LLMServer(_script(extra, scenario)) as srv:
         env.update(OPENAI_BASE_URL=srv.base_url, OPENAI_API_KEY="sk-local-test", PYTHONHASHSEED="0")
-        proc = subprocess.run([sys.executable, script.name], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=300)
+        proc = subprocess.run(
+            [sys.executable, script.name], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert not srv.llm.exhausted
     lines = proc.stdout.strip().splitlines()

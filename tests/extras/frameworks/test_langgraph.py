@@ -45,4 +45,3 @@ def _run(store, scenario):
 @pytest.mark.parametrize("make", [answered, misbehaves], ids=["answered", "misbehaves"])
 def test_agent_trace_scores_as_direct_calls(store, questions, make):
     check_agent_like_direct_calls(store, questions, make, _run)
-

@@ -18,10 +18,12 @@ def _run(store, scenario):
     with LLMServer(scenario.script()) as srv, Episode(store, scenario.question, agent="openai-agents") as ep:
         client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="local", max_retries=0)
         model = agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
-        agent = agents.Agent(name="analyst", instructions="Answer through the tools.", model=model,
-                             tools=gated_tools(ep))
-        result = agents.Runner.run_sync(agent, ep.question.text, max_turns=10,
-                                        run_config=agents.RunConfig(tracing_disabled=True))
+        agent = agents.Agent(
+            name="analyst", instructions="Answer through the tools.", model=model, tools=gated_tools(ep)
+        )
+        result = agents.Runner.run_sync(
+            agent, ep.question.text, max_turns=10, run_config=agents.RunConfig(tracing_disabled=True)
+        )
     assert result.final_output == "Submitted."
     assert not srv.llm.exhausted
     return ep.trace, srv.llm
@@ -38,15 +40,23 @@ def test_arguments_that_are_not_json_are_recorded(store, questions):
     from llm_server import call, say
 
     q = answered(questions).question
-    script = [call("fetch_artifact", '{"artifact_id": "PM-4'), call("search_artifacts", '["postmortem"]'), say("Gave up.")]
+    script = [
+        call("fetch_artifact", '{"artifact_id": "PM-4'),
+        call("search_artifacts", '["postmortem"]'),
+        say("Gave up."),
+    ]
     with LLMServer(script) as srv, Episode(store, q, agent="openai-agents") as ep:
         client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="local", max_retries=0)
-        agent = agents.Agent(name="analyst", model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
-                             tools=gated_tools(ep))
+        agent = agents.Agent(
+            name="analyst",
+            model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+            tools=gated_tools(ep),
+        )
         agents.Runner.run_sync(agent, q.text, run_config=agents.RunConfig(tracing_disabled=True))
     assert [(c.tool, c.status, c.arguments) for c in ep.trace.calls] == [
         ("fetch_artifact", "invalid", {"_arguments": '{"artifact_id": "PM-4'}),
-        ("search_artifacts", "invalid", {"_arguments": ["postmortem"]})]
+        ("search_artifacts", "invalid", {"_arguments": ["postmortem"]}),
+    ]
     assert ep.trace.status == "no_answer"
     assert_replies_returned(srv.llm, ep.trace)
 
@@ -66,8 +76,11 @@ def test_sdk_tracing_hook_replays_into_the_same_trace(store, questions, make):
     try:
         with LLMServer(scenario.script()) as srv, Episode(store, scenario.question, agent="analyst") as ep:
             client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="local", max_retries=0)
-            agent = agents.Agent(name="analyst", tools=gated_tools(ep),
-                                 model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client))
+            agent = agents.Agent(
+                name="analyst",
+                tools=gated_tools(ep),
+                model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+            )
             agents.Runner.run_sync(agent, scenario.question.text)
     finally:
         agents.set_tracing_disabled(True)

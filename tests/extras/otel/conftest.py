@@ -7,7 +7,6 @@ import importlib.util
 import os
 
 
-
 def _missing(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is None
@@ -15,12 +14,14 @@ def _missing(module: str) -> bool:
         return True
 
 
-MISSING = [m for m in ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.common", "google.protobuf")
-           if _missing(m)]
+MISSING = [
+    m for m in ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.common", "google.protobuf") if _missing(m)
+]
 
 if MISSING and os.environ.get("GROUNDEVAL_REQUIRE_EXTRAS") == "1":
-    raise ImportError(f"GROUNDEVAL_REQUIRE_EXTRAS=1 but {', '.join(MISSING)} cannot be imported: "
-                      "pip install -e '.[dev,otel]'")
+    raise ImportError(
+        f"GROUNDEVAL_REQUIRE_EXTRAS=1 but {', '.join(MISSING)} cannot be imported: pip install -e '.[dev,otel]'"
+    )
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -30,8 +31,9 @@ def pytest_collection_modifyitems(config, items):
         return
     import pytest
 
-    skip = pytest.mark.skip(reason=f"{', '.join(MISSING)} not installed: pip install -e '.[dev,otel]' "
-                                   "(or run .ci/extras/otel.sh)")
+    skip = pytest.mark.skip(
+        reason=f"{', '.join(MISSING)} not installed: pip install -e '.[dev,otel]' (or run .ci/extras/otel.sh)"
+    )
     for item in items:
         if str(item.fspath).startswith(HERE):
             item.add_marker(skip)

@@ -21,8 +21,17 @@ from groundeval.observe import read_runs
 from groundeval.tasks import example, load_contract, score_run
 
 PACK = example("support")
-ORDERS = {"ORD-1001": {"order_id": "ORD-1001", "customer_id": "C-77", "status": "delivered", "total": 120.0,
-                       "refundable_amount": 40.0, "refund_eligible": True, "damaged_items": ["mug"]}}
+ORDERS = {
+    "ORD-1001": {
+        "order_id": "ORD-1001",
+        "customer_id": "C-77",
+        "status": "delivered",
+        "total": 120.0,
+        "refundable_amount": 40.0,
+        "refund_eligible": True,
+        "damaged_items": ["mug"],
+    }
+}
 POLICY = {"refunds": {"topic": "refunds", "max_refund": 200.0, "needs_photo": False}}
 
 T, B = "triage_agent", "billing_agent"
@@ -36,8 +45,13 @@ SCRIPTS = {
     "against_evidence": [(T, [LOOKUP]), (B, [LOOKUP, POLICY_CALL, ("issue_refund", {**REFUND[1], "amount": 120.0})])],
     "double_refund": [(T, [LOOKUP]), (B, [LOOKUP, POLICY_CALL, REFUND, REFUND])],
 }
-EXPECTED = {"pass": "pass", "skip_precondition": "precondition_skipped", "outside_role": "tool_outside_role",
-            "against_evidence": "decision_against_evidence", "double_refund": "forbidden_side_effect"}
+EXPECTED = {
+    "pass": "pass",
+    "skip_precondition": "precondition_skipped",
+    "outside_role": "tool_outside_role",
+    "against_evidence": "decision_against_evidence",
+    "double_refund": "forbidden_side_effect",
+}
 
 
 class Desk:
@@ -58,8 +72,11 @@ class Desk:
         raise KeyError(tool)
 
     def state(self) -> dict:
-        return {"orders": {k: {"status": o["status"], "refunded": self.refunded.get(k, 0.0)}
-                           for k, o in self.orders.items()}}
+        return {
+            "orders": {
+                k: {"status": o["status"], "refunded": self.refunded.get(k, 0.0)} for k, o in self.orders.items()
+            }
+        }
 
 
 def record(script) -> list:
@@ -75,18 +92,29 @@ def record(script) -> list:
     desk = Desk()
     with tracer.start_as_current_span("support desk", attributes={"gen_ai.operation.name": "invoke_workflow"}) as root:
         for agent, calls in script:
-            with tracer.start_as_current_span(f"invoke_agent {agent}", attributes={
-                    "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}):
+            with tracer.start_as_current_span(
+                f"invoke_agent {agent}",
+                attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent},
+            ):
                 for i, (tool, args) in enumerate(calls):
-                    with tracer.start_as_current_span(f"execute_tool {tool}", attributes={
-                            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
-                            "gen_ai.tool.call.id": f"{agent}-{i}", "gen_ai.tool.type": "function",
-                            "gen_ai.tool.call.arguments": json.dumps(args)}) as span:
+                    with tracer.start_as_current_span(
+                        f"execute_tool {tool}",
+                        attributes={
+                            "gen_ai.operation.name": "execute_tool",
+                            "gen_ai.tool.name": tool,
+                            "gen_ai.tool.call.id": f"{agent}-{i}",
+                            "gen_ai.tool.type": "function",
+                            "gen_ai.tool.call.arguments": json.dumps(args),
+                        },
+                    ) as span:
                         span.set_attribute("gen_ai.tool.call.result", json.dumps(desk.call(tool, args)))
-                with tracer.start_as_current_span("chat scripted", attributes={
-                        "gen_ai.operation.name": "chat", "gen_ai.request.model": "scripted"}) as chat:
-                    chat.set_attribute("gen_ai.output.messages", json.dumps(
-                        [{"role": "assistant", "parts": [{"type": "text", "content": f"{agent} done"}]}]))
+                with tracer.start_as_current_span(
+                    "chat scripted", attributes={"gen_ai.operation.name": "chat", "gen_ai.request.model": "scripted"}
+                ) as chat:
+                    chat.set_attribute(
+                        "gen_ai.output.messages",
+                        json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": f"{agent} done"}]}]),
+                    )
         root.set_attribute("groundeval.end_state", json.dumps(desk.state()))
     provider.shutdown()
     return list(exporter.get_finished_spans())
@@ -125,8 +153,13 @@ def test_both_forms_give_the_same_run_and_the_cli_scores_them(tmp_path, capsys):
     (tmp_path / "a" / "sdk.json").write_text(sdk_json(spans))
     (tmp_path / "a" / "otlp.json").write_text(otlp_json(spans))
     a, b = (read_runs(tmp_path / "a" / f)[0] for f in ("sdk.json", "otlp.json"))
-    keep = {"calls": {"__all__": {"index", "tool", "agent", "arguments", "result", "status", "call_id"}},
-            "agents": True, "final_answer": True, "end_state": True, "messages": True}
+    keep = {
+        "calls": {"__all__": {"index", "tool", "agent", "arguments", "result", "status", "call_id"}},
+        "agents": True,
+        "final_answer": True,
+        "end_state": True,
+        "messages": True,
+    }
     assert a.model_dump(include=keep) == b.model_dump(include=keep)
     main(["tasks", "score", "support", str(tmp_path / "a")])  # exit 0: returns without SystemExit
     assert capsys.readouterr().out.count(" pass ") == 2
@@ -142,11 +175,17 @@ def test_an_error_span_is_an_errored_call(tmp_path):
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("t")
-    with tracer.start_as_current_span("invoke_agent billing_agent", attributes={
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": B}):
-        with tracer.start_as_current_span("execute_tool issue_refund", attributes={
-                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "issue_refund",
-                "gen_ai.tool.call.arguments": json.dumps(REFUND[1])}) as span:
+    with tracer.start_as_current_span(
+        "invoke_agent billing_agent", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": B}
+    ):
+        with tracer.start_as_current_span(
+            "execute_tool issue_refund",
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "issue_refund",
+                "gen_ai.tool.call.arguments": json.dumps(REFUND[1]),
+            },
+        ) as span:
             span.set_status(Status(StatusCode.ERROR, "payment gateway down"))
     provider.shutdown()
     (tmp_path / "e.json").write_text(otlp_json(exporter.get_finished_spans()))

@@ -13,8 +13,9 @@ from test_ray_identity import clear_timings, cli, no_timings, score_both
 
 from groundeval import api
 
-pytestmark = pytest.mark.skipif(os.environ.get("GROUNDEVAL_RAY_100K") != "1",
-                                reason="minutes on 2 cores: set GROUNDEVAL_RAY_100K=1 to run it")
+pytestmark = pytest.mark.skipif(
+    os.environ.get("GROUNDEVAL_RAY_100K") != "1", reason="minutes on 2 cores: set GROUNDEVAL_RAY_100K=1 to run it"
+)
 
 
 def test_100k_event_org_gives_the_local_bytes(ray_backend, tmp_path, capsys):
@@ -30,8 +31,9 @@ def test_100k_event_org_gives_the_local_bytes(ray_backend, tmp_path, capsys):
         timings[f"local {agent}"] = time.perf_counter() - t0
         questions = questions or local.parent / "questions.json"  # generated once, by the first run
         t0 = time.perf_counter()
-        remote = api.run(org, agent, tmp_path / f"ray-{agent}", db=db, questions=questions, pack=org,
-                         backend=ray_backend)
+        remote = api.run(
+            org, agent, tmp_path / f"ray-{agent}", db=db, questions=questions, pack=org, backend=ray_backend
+        )
         timings[f"ray {agent}"] = time.perf_counter() - t0
         assert no_timings(remote) == no_timings(local), agent
         clear_timings(local)
@@ -41,5 +43,8 @@ def test_100k_event_org_gives_the_local_bytes(ray_backend, tmp_path, capsys):
         assert outs["ray"] == outs["local"], agent
     with capsys.disabled():
         n = len(no_timings(remote))
-        print(f"\n100K-event org, {n} questions: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
-              + f"; load average {os.getloadavg()}")
+        print(
+            f"\n100K-event org, {n} questions: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
+            + f"; load average {os.getloadavg()}"
+        )

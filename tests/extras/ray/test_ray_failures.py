@@ -78,8 +78,17 @@ def test_bad_trace_lines_are_the_same_located_error(ray_backend, tmp_path, capsy
     for traces in (bad, dup, tmp_path / "missing.jsonl"):
         errs = []
         for backend in ("local", "ray"):
-            code, _out, err = cli(capsys, "score", traces, "--questions", path.parent / "questions.json", "--out",
-                                  tmp_path / f"o-{backend}", "--backend", backend)
+            code, _out, err = cli(
+                capsys,
+                "score",
+                traces,
+                "--questions",
+                path.parent / "questions.json",
+                "--out",
+                tmp_path / f"o-{backend}",
+                "--backend",
+                backend,
+            )
             assert code == 2 and "Traceback" not in err
             errs.append(err)
         assert errs[0] == errs[1] and f"{traces}" in errs[0]
@@ -92,8 +101,25 @@ def test_an_unreachable_cluster_is_refused_in_seconds(tmp_path):
         port = s.getsockname()[1]
     (tmp_path / "t.jsonl").write_text("")
     for how in (["--ray-address", f"127.0.0.1:{port}"], []):
-        proc = subprocess.run([sys.executable, "-m", "groundeval.cli.main", "run", "tiny", "--agent", "oracle", "--out",
-                               str(tmp_path / "o"), "--backend", "ray", *how], capture_output=True, text=True,
-                              timeout=120, env={**os.environ, "RAY_ADDRESS": f"127.0.0.1:{port}"})
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "groundeval.cli.main",
+                "run",
+                "tiny",
+                "--agent",
+                "oracle",
+                "--out",
+                str(tmp_path / "o"),
+                "--backend",
+                "ray",
+                *how,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "RAY_ADDRESS": f"127.0.0.1:{port}"},
+        )
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
         assert f"--ray-address: cannot reach Ray at 127.0.0.1:{port}" in proc.stderr

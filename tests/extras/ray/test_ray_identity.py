@@ -42,22 +42,43 @@ def score_both(capsys, traces: Path, questions: Path, tmp: Path, *extra: str) ->
     outs = {}
     for backend in ("local", "ray"):
         out = tmp / f"scored-{backend}"
-        code, _o, err = cli(capsys, "score", traces, "--questions", questions, "--out", out, "--backend", backend,
-                            "--bootstrap", "200", *extra)
+        code, _o, err = cli(
+            capsys,
+            "score",
+            traces,
+            "--questions",
+            questions,
+            "--out",
+            out,
+            "--backend",
+            backend,
+            "--bootstrap",
+            "200",
+            *extra,
+        )
         assert code == 0, err
         outs[backend] = {name: (out / name).read_bytes() for name in OUTPUTS}
     return outs
 
 
-@pytest.mark.parametrize("pack,agents", [
-    ("tiny", [("oracle", "tool"), ("keyword", "tool"), ("leaky", "tool"), ("keyword", "context")]),
-    ("cybersecurity", [("oracle", "tool"), ("keyword", "tool")]),
-])
+@pytest.mark.parametrize(
+    "pack,agents",
+    [
+        ("tiny", [("oracle", "tool"), ("keyword", "tool"), ("leaky", "tool"), ("keyword", "context")]),
+        ("cybersecurity", [("oracle", "tool"), ("keyword", "tool")]),
+    ],
+)
 def test_run_and_score_give_the_local_bytes(ray_backend, tmp_path, capsys, pack, agents):
     for agent, mode in agents:
         local = api.run(pack, agent, tmp_path / f"local-{agent}-{mode}", mode=mode, concurrency=2)
-        remote = api.run(pack, agent, tmp_path / f"ray-{agent}-{mode}", mode=mode, backend=ray_backend,
-                         db=tmp_path / f"{pack}.duckdb")
+        remote = api.run(
+            pack,
+            agent,
+            tmp_path / f"ray-{agent}-{mode}",
+            mode=mode,
+            backend=ray_backend,
+            db=tmp_path / f"{pack}.duckdb",
+        )
         assert no_timings(remote) == no_timings(local), (agent, mode)
         assert (remote.parent / "questions.json").read_bytes() == (local.parent / "questions.json").read_bytes()
         info = json.loads((remote.parent / "run.json").read_text())
@@ -71,15 +92,43 @@ def test_run_and_score_give_the_local_bytes(ray_backend, tmp_path, capsys, pack,
 
 def test_cli_run_with_ray_backend(ray_backend, tmp_path, capsys):
     """The command line end to end (joins the session's Ray instance; --workers 2 of its 2 CPUs)."""
-    code, out, err = cli(capsys, "run", "tiny", "--agent", "keyword", "--out", tmp_path / "ray", "--backend", "ray",
-                         "--workers", "2", "--concurrency", "2", "--db", tmp_path / "tiny.duckdb", "-q")
+    code, out, err = cli(
+        capsys,
+        "run",
+        "tiny",
+        "--agent",
+        "keyword",
+        "--out",
+        tmp_path / "ray",
+        "--backend",
+        "ray",
+        "--workers",
+        "2",
+        "--concurrency",
+        "2",
+        "--db",
+        tmp_path / "tiny.duckdb",
+        "-q",
+    )
     assert code == 0, err
     assert "21/21 episodes (completed 21)" in out
     code, _, err = cli(capsys, "run", "tiny", "--agent", "keyword", "--out", tmp_path / "local", "-q")
     assert code == 0, err
     assert no_timings(tmp_path / "ray" / "traces.jsonl") == no_timings(tmp_path / "local" / "traces.jsonl")
-    code, _, err = cli(capsys, "run", "tiny", "--agent", "keyword", "--out", tmp_path / "x", "--backend", "ray",
-                       "--workers", "64", "-q")
+    code, _, err = cli(
+        capsys,
+        "run",
+        "tiny",
+        "--agent",
+        "keyword",
+        "--out",
+        tmp_path / "x",
+        "--backend",
+        "ray",
+        "--workers",
+        "64",
+        "-q",
+    )
     assert code == 2 and "--workers: 64 workers, but the Ray cluster has 2 CPUs" in err and "Traceback" not in err
 
 
@@ -121,7 +170,9 @@ def test_api_score_and_pickled_agent_objects(ray_backend, tmp_path):
     qmap, digest = {q.id: q for q in qs.questions}, qs.metadata.contract_digest
 
     def stream(backend):
-        return [(t.question_id, t.trial, s.model_dump_json(), line)
-                for t, s, line in backend.rescore(local, qmap, contract_digest=digest)]
+        return [
+            (t.question_id, t.trial, s.model_dump_json(), line)
+            for t, s, line in backend.rescore(local, qmap, contract_digest=digest)
+        ]
 
     assert stream(small) == stream(LocalBackend())

@@ -7,9 +7,11 @@ from __future__ import annotations
 import importlib.util
 import os
 
-INSTALL = ("bash .ci/extras/verifiers.sh, or: python3 -m venv .venv-verifiers && "
-           ".venv-verifiers/bin/pip install -e '.[verifiers]' pytest hypothesis — a venv of its own: "
-           "verifiers 0.4 pins mcp==2.0.0, groundeval's mcp/dev extras need mcp>=2.3")
+INSTALL = (
+    "bash .ci/extras/verifiers.sh, or: python3 -m venv .venv-verifiers && "
+    ".venv-verifiers/bin/pip install -e '.[verifiers]' pytest hypothesis — a venv of its own: "
+    "verifiers 0.4 pins mcp==2.0.0, groundeval's mcp/dev extras need mcp>=2.3"
+)
 
 if os.environ.get("GROUNDEVAL_REQUIRE_EXTRAS") == "1" and importlib.util.find_spec("verifiers") is None:
     raise ImportError(f"GROUNDEVAL_REQUIRE_EXTRAS=1 but 'verifiers' is not installed: {INSTALL}")

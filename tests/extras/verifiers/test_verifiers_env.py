@@ -15,8 +15,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-vf = pytest.importorskip("verifiers.v1", reason="verifiers is not installed: bash .ci/extras/verifiers.sh (a venv "
-                        "of its own: verifiers 0.4 pins mcp==2.0.0, groundeval's mcp/dev extras need mcp>=2.3)")
+vf = pytest.importorskip(
+    "verifiers.v1",
+    reason="verifiers is not installed: bash .ci/extras/verifiers.sh (a venv "
+    "of its own: verifiers 0.4 pins mcp==2.0.0, groundeval's mcp/dev extras need mcp>=2.3)",
+)
 
 import groundeval  # noqa: E402 - after the skip
 from groundeval.agents.oracle import OracleAgent  # noqa: E402
@@ -55,15 +58,28 @@ class ScriptedModel:
     def reply(self, turn: int) -> dict:
         if turn < len(self.calls):
             name, args = self.calls[turn]
-            message = {"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"call_{turn}", "type": "function",
-                 "function": {"name": name, "arguments": json.dumps(args)}}]}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{turn}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                ],
+            }
             finish = "tool_calls"
         else:
             message, finish = {"role": "assistant", "content": "done"}, "stop"
-        return {"id": f"cmpl-{turn}", "object": "chat.completion", "created": 0, "model": "scripted",
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        return {
+            "id": f"cmpl-{turn}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "scripted",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
 
     def close(self):
         self.server.shutdown()
@@ -73,10 +89,12 @@ class ScriptedModel:
 def rollout(task, calls, monkeypatch):
     model = ScriptedModel(calls)
     monkeypatch.setenv("SCRIPTED_KEY", "test-key")
-    cfg = vf.SingleAgentEnvConfig.model_validate({
-        "taskset": {"id": PLUGIN_ID, "pack": "tiny"},
-        "agent": {"harness": {"id": PLUGIN_ID}, "runtime": {"type": "subprocess"}},
-    })
+    cfg = vf.SingleAgentEnvConfig.model_validate(
+        {
+            "taskset": {"id": PLUGIN_ID, "pack": "tiny"},
+            "agent": {"harness": {"id": PLUGIN_ID}, "runtime": {"type": "subprocess"}},
+        }
+    )
     env = vf.load_environment(cfg)
     ctx = vf.ModelContext(model="scripted", client=vf.EvalClientConfig(base_url=model.url, api_key_var="SCRIPTED_KEY"))
 
@@ -132,14 +150,29 @@ def test_a_full_rollout_earns_the_scorers_numbers(tiny_questions, monkeypatch, t
         (trace,) = episode.traces
         recorded = Trace.model_validate(trace.state.ge_trace)
         assert [(c.tool, c.arguments, c.status, c.flags) for c in recorded.calls] == [
-            (c.tool, c.arguments, c.status, c.flags) for c in reference.calls], name
+            (c.tool, c.arguments, c.status, c.flags) for c in reference.calls
+        ], name
         # the rewards are the numbers `groundeval score` writes for this very trace
         traces = tmp_path / f"{name}.jsonl"
         traces.write_text(recorded.model_dump_json() + "\n")
         out = tmp_path / name
-        subprocess.run([sys.executable, "-m", "groundeval.cli.main", "score", str(traces), "-q",
-                        str(tmp_path / "questions.json"), "--pack", "tiny", "--out", str(out)],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "groundeval.cli.main",
+                "score",
+                str(traces),
+                "-q",
+                str(tmp_path / "questions.json"),
+                "--pack",
+                "tiny",
+                "--out",
+                str(out),
+            ],
+            check=True,
+            capture_output=True,
+        )
         scored = json.loads((out / "scores.jsonl").read_text().splitlines()[0])
         assert trace.rewards["s_adj"].score == scored["s_adj"], name
         if name == "leaky":
