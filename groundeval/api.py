@@ -118,7 +118,9 @@ def open_pack(
     from .store.store import Store
 
     pack = resolve_pack(pack)
-    store = Store.open(pack, db=db)  # a pack that does not load: the loader's located error (--force cannot help)
+    # A pack that does not load: the loader's located error (--force cannot help). The staged
+    # rows are kept for the verifier, which then checks them instead of reading the files again.
+    store = Store.open(pack, db=db, keep_rows=True)
     try:
         verify_pack(pack, level=level, store=store, force=force, on_forced=on_forced)
     except BaseException:
@@ -230,7 +232,6 @@ def run(
     unless ``force`` (see :func:`open_pack`). ``backend="ray"`` (or a backend from
     :func:`groundeval.distributed.get_backend`) runs the episodes on Ray workers, which open
     the store read-only from ``db`` (docs/ray.md); the traces are the same either way."""
-    from .agents.runner import run_questions
 
     out = Path(out_dir)
     saved = out / QUESTIONS
@@ -248,39 +249,59 @@ def run(
                 from .questions.io import write_questions
 
                 write_questions(qs, saved)
-            agent_obj = _agent(agent, agent_options)
-            with be.episodes(
+            return _run_on_backend(
+                be,
                 store,
-                agent_obj,
-                db=db_file,
-                spec=agent if isinstance(agent, str) else None,
-                options=agent_options,
-                concurrency=concurrency,
-            ) as ex:
-                path = run_questions(
-                    ex.store,
-                    qs,
-                    ex.agent,
-                    mode=mode,
-                    out_dir=out,
-                    concurrency=ex.concurrency,
-                    resume=resume,
-                    overwrite=overwrite,
-                    timeout=timeout,
-                    max_steps=max_steps,
-                    pack=pack_path,
-                    questions_source=origin,
-                    on_progress=on_progress,
-                    trials=trials,
-                    execute=ex.execute,
-                )
-            _record_backend(path.parent, be, ex.workers, concurrency)
-            return path
+                qs,
+                agent,
+                _agent(agent, agent_options),
+                agent_options,
+                db_file,
+                concurrency,
+                mode=mode,
+                out_dir=out,
+                resume=resume,
+                overwrite=overwrite,
+                timeout=timeout,
+                max_steps=max_steps,
+                pack=pack_path,
+                questions_source=origin,
+                on_progress=on_progress,
+                trials=trials,
+            )
         finally:
             store.close()
     finally:
         if owned:
             be.close()
+
+
+def _run_on_backend(
+    be: Any,
+    store: Any,
+    qs: QuestionSet,
+    agent: Any,
+    agent_obj: Any,
+    agent_options: Any,
+    db_file: Any,
+    concurrency: int,
+    **run: Any,
+) -> Path:
+    """The questions through the runner on backend ``be`` (its executor, store and agent);
+    the backend used is recorded in the run's ``run.json``. Returns the traces file."""
+    from .agents.runner import run_questions
+
+    with be.episodes(
+        store,
+        agent_obj,
+        db=db_file,
+        spec=agent if isinstance(agent, str) else None,
+        options=agent_options,
+        concurrency=concurrency,
+    ) as ex:
+        path = run_questions(ex.store, qs, ex.agent, concurrency=ex.concurrency, execute=ex.execute, **run)
+    _record_backend(path.parent, be, ex.workers, concurrency)
+    return path
 
 
 def _record_backend(out: Path, be: Backend, workers: int, concurrency: int) -> None:
@@ -416,7 +437,6 @@ def _evaluate(
         stage("generate")
         if store is None:
             store = Store.open(pack, db=db_file)
-        from .agents.runner import run_questions
         from .questions.generate import generate
         from .questions.io import read_questions, write_questions
 
@@ -432,32 +452,26 @@ def _evaluate(
             )
         write_questions(qs, saved)
         stage("run")
-        with be.episodes(
+        traces_path = _run_on_backend(
+            be,
             store,
+            qs,
+            agent,
             agent_obj,
-            db=db_file,
-            spec=agent if isinstance(agent, str) else None,
-            options=agent_options,
-            concurrency=concurrency,
-        ) as ex:
-            traces_path = run_questions(
-                ex.store,
-                qs,
-                ex.agent,
-                mode=mode,
-                out_dir=out,
-                concurrency=ex.concurrency,
-                resume=resume,
-                overwrite=not resume,
-                timeout=timeout,
-                max_steps=max_steps,
-                pack=str(pack),
-                questions_source="generated",
-                on_progress=on_progress,
-                trials=trials,
-                execute=ex.execute,
-            )
-        _record_backend(out, be, ex.workers, concurrency)
+            agent_options,
+            db_file,
+            concurrency,
+            mode=mode,
+            out_dir=out,
+            resume=resume,
+            overwrite=not resume,
+            timeout=timeout,
+            max_steps=max_steps,
+            pack=str(pack),
+            questions_source="generated",
+            on_progress=on_progress,
+            trials=trials,
+        )
     finally:
         if store is not None:
             store.close()
