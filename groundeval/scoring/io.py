@@ -29,44 +29,75 @@ SCORES_FILE = "scores.jsonl"
 _OMITTED = tuple(_OMITTED_AT_DEFAULT.items())
 
 
-def _plain_float(x: object) -> bool:
-    """A float pydantic-core's JSON writer prints as Python's ``repr`` does (it spells floats
-    below 1e-4 positionally, Python with an exponent)."""
-    return type(x) is float and (x == 0.0 or 1e-4 <= abs(x) < 1e16)  # type: ignore[arg-type]
+# How the fast score line checks a field's value (see :func:`_kind`).
+_TYPES, _LITERAL, _FLOAT, _FLOAT_OR_NONE, _STR_LIST, _FLOAT_DICT, _INT_DICT = range(7)
 
 
-def _is(*types: type):
-    return lambda v: type(v) in types
-
-
-def _checker(annotation: Any):
-    """A test that a field's value is what the JSON dump would write unchanged (exact type)."""
-    simple = {
-        str: _is(str),
-        int: _is(int),
-        bool: _is(bool),
-        str | None: _is(str, type(None)),
-        float: _plain_float,
-        float | None: lambda v: v is None or _plain_float(v),
-        list[str]: lambda v: type(v) is list and all(type(x) is str for x in v),
-        dict[str, float]: lambda v: type(v) is dict and all(type(k) is str and _plain_float(x) for k, x in v.items()),
-        dict[str, int]: lambda v: type(v) is dict and all(type(k) is str and type(x) is int for k, x in v.items()),
-    }
-    for ann, check in simple.items():
+def _kind(annotation: Any) -> tuple[int, Any] | None:
+    """How to test that a field's value is what the JSON dump would write unchanged (exact
+    type; a float both writers spell alike); None for a type the fast path does not know."""
+    exact = {str: (str,), int: (int,), bool: (bool,), str | None: (str, type(None))}
+    for ann, types in exact.items():
         if annotation == ann:
-            return check
+            return _TYPES, frozenset(types)
+    known = {
+        float: _FLOAT,
+        float | None: _FLOAT_OR_NONE,
+        list[str]: _STR_LIST,
+        dict[str, float]: _FLOAT_DICT,
+        dict[str, int]: _INT_DICT,
+    }
+    for ann, kind in known.items():
+        if annotation == ann:
+            return kind, None
     if get_origin(annotation) is Literal and all(type(a) is str for a in get_args(annotation)):
-        allowed = frozenset(get_args(annotation))
-        return lambda v: type(v) is str and v in allowed
-    return None  # a field type the fast path does not know: always the reference path
+        return _LITERAL, frozenset(get_args(annotation))
+    return None  # always the reference path
 
 
-# (name, check, is a dict) in sorted order of the names: the order the line writes them
-_FIELDS = tuple(
-    (name, _checker(f.annotation), get_origin(f.annotation) is dict)
-    for name, f in sorted(QuestionScore.model_fields.items())
-)
-_FAST = all(check is not None for _n, check, _d in _FIELDS)
+def _fast_values(values: dict[str, Any]) -> dict[str, Any] | None:
+    """The score's values in sorted key order, dicts sorted, when every one passes its field's
+    test (one inline loop: this runs once per score line); None otherwise."""
+    data = {}
+    for name, kind, arg in _FIELDS:
+        v = values[name]
+        t = type(v)
+        if kind == _TYPES:
+            if t not in arg:
+                return None
+        elif kind == _FLOAT or (kind == _FLOAT_OR_NONE and v is not None):
+            if t is not float or not (v == 0.0 or 1e-4 <= abs(v) < 1e16):
+                return None
+        elif kind == _LITERAL:
+            if t is not str or v not in arg:
+                return None
+        elif kind == _STR_LIST:
+            if t is not list:
+                return None
+            for x in v:
+                if type(x) is not str:
+                    return None
+        elif kind == _FLOAT_DICT or kind == _INT_DICT:
+            if t is not dict:
+                return None
+            for k, x in v.items():
+                if type(k) is not str:
+                    return None
+                if kind == _INT_DICT:
+                    if type(x) is not int:
+                        return None
+                elif type(x) is not float or not (x == 0.0 or 1e-4 <= abs(x) < 1e16):
+                    return None
+            if len(v) > 1:
+                v = dict(sorted(v.items()))
+        data[name] = v
+    return data
+
+
+# (name, kind, its argument) in sorted order of the names: the order the line writes them
+_KINDS = [(name, _kind(f.annotation)) for name, f in sorted(QuestionScore.model_fields.items())]
+_FAST = all(k is not None for _n, k in _KINDS)
+_FIELDS = tuple((name, *k) for name, k in _KINDS if k is not None)
 
 
 def score_line_reference(s: QuestionScore) -> str:
@@ -83,14 +114,9 @@ def score_line(s: QuestionScore) -> str:
     values = s.__dict__
     if not _FAST or type(s) is not QuestionScore or len(values) != len(_FIELDS):
         return score_line_reference(s)
-    data = {}
-    for name, check, is_dict in _FIELDS:
-        v = values[name]
-        if not check(v):  # type: ignore[misc]
-            return score_line_reference(s)
-        if is_dict and len(v) > 1:
-            v = dict(sorted(v.items()))
-        data[name] = v
+    data = _fast_values(values)
+    if data is None:
+        return score_line_reference(s)
     for key, default in _OMITTED:
         if key in data and data[key] == default:
             del data[key]

@@ -109,7 +109,7 @@ def iter_trace_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
         for n, line in enumerate(fh, 1):
             if len(line) > MAX_LINE_BYTES:
                 raise ContractError.single(str(path), f"line longer than {MAX_LINE_BYTES} bytes", line=n)
-            if line.strip():
+            if not line.isspace():  # blank = ASCII whitespace only, as ``strip`` says, without copying the line
                 yield n, line
 
 

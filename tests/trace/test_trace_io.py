@@ -7,10 +7,12 @@ from datetime import datetime, timezone
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groundeval.contract.schemas import schema_for
 from groundeval.errors import ContractError
-from groundeval.trace.io import append_trace, read_traces, trace_line
+from groundeval.trace.io import append_trace, iter_trace_lines, read_traces, trace_line
 from groundeval.trace.model import Submission, ToolCall, Trace
 
 
@@ -75,3 +77,16 @@ def test_trace_lines_validate_against_published_schema(tmp_path):
     jsonschema.Draft202012Validator(schema).validate(json.loads(trace_line(sample())))
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate({**json.loads(trace_line(sample())), "mode": "x"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=6) | st.sampled_from([b" ", b"\t", b"\x0b", b"\x0c", b"\r", b"\xa0", b"\x85"])))
+def test_blank_lines_are_exactly_the_whitespace_only_lines(tmp_path_factory, chunks):
+    """The line reader skips a line exactly when ``strip()`` would leave nothing of it (the
+    reference rule), whatever bytes it holds; every other line comes back whole, numbered."""
+    path = tmp_path_factory.mktemp("lines") / "t.jsonl"
+    path.write_bytes(b"\n".join(chunks))
+    got = list(iter_trace_lines(path))
+    reference = [(n, ln) for n, ln in enumerate(open(path, "rb"), 1) if ln.strip()]
+    assert got == reference
+    assert all(ln.strip() for _n, ln in got)
