@@ -179,6 +179,7 @@ class PackContext:
         self.graph_error: str | None = None
         self.questions: Any = None  # the level 4 dry run's QuestionSet
         self.staged: StagedPack | None = None
+        self.rows_from_store = False  # the records are the offered store's own staged rows
         self._read_manifest()
         self._resolve_sources()
         self._stage()
@@ -254,8 +255,12 @@ class PackContext:
     # ------------------------------------------------------------------ records
 
     def _stage(self) -> None:
-        """Every record of the sources as raw text, through the store's lenient reader."""
-        self.staged = StagedPack(self.events_path, self.artifacts_path)
+        """Every record of the sources as raw text, through the store's lenient reader, or the
+        rows the offered store was built from when it kept them (``Store.open(keep_rows=True)``)
+        and reads the same sources: the same rows, without reading every file a second time."""
+        staged = StagedPack.from_store(self.offered) if self._same_sources(self.offered) else None
+        self.rows_from_store = staged is not None
+        self.staged = staged if staged is not None else StagedPack(self.events_path, self.artifacts_path)
         # The records take over the staged rows' texts; each row is released as its record is
         # made (the store is built from DuckDB's staging tables, not from these rows).
         self.events = _records("event", self.staged, "events")
@@ -295,6 +300,17 @@ class PackContext:
         self.store, leftover = self.staged.load(manifest, paths, drop=drop)
         return leftover
 
+    def _same_sources(self, store: Store | None) -> bool:
+        """Whether ``store`` was loaded from this context's manifest and sources."""
+        if store is None or store.paths is None or self.events_path is None or self.artifacts_path is None:
+            return False
+        same = [
+            (store.paths.manifest_path, self.manifest_path),
+            (store.paths.events_path, self.events_path),
+            (store.paths.artifacts_path, self.artifacts_path),
+        ]
+        return all(Path(a).resolve() == Path(b).resolve() for a, b in same)
+
     def _can_adopt(self) -> bool:
         """Whether the offered store holds exactly what :meth:`build_store` would load:
         same manifest and unchanged sources, every record passed the shape checks, no duplicate ids."""
@@ -303,17 +319,13 @@ class PackContext:
             return False
         if self.bad or self.problems or store.manifest != self.manifest:
             return False
-        same = [
-            (store.paths.manifest_path, self.manifest_path),
-            (store.paths.events_path, self.events_path),
-            (store.paths.artifacts_path, self.artifacts_path),
-        ]
-        if any(Path(a).resolve() != Path(b).resolve() for a, b in same):
+        if not self._same_sources(store):
             return False
         ids = [rec.ident for rec in self.artifacts]
         if None in ids or len(set(ids)) != len(ids):
             return False
-        return store.sources_unchanged()
+        # Rows taken from the store are the records it holds; rows read again must come from unchanged files.
+        return self.rows_from_store or store.sources_unchanged()
 
     # ------------------------------------------------------------------ derived, cached
 

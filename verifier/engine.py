@@ -128,6 +128,8 @@ def verify(pack_path: str | Path, level: int = 4, *, store: Store | None = None)
         stats = dict(getattr(ctx, "stats", {}))
     finally:
         ctx.close()
+        if store is not None:
+            store.drop_rows()  # rows a Store.open(keep_rows=True) kept for a context that did not take them
     return VerificationResult(
         pack=str(pack_path),
         level=level,

@@ -479,13 +479,26 @@ def build_tables(con) -> None:
     )
 
 
-def ingest(con, events_path: Path, artifacts_path: Path) -> None:
-    """Stage, validate (all problems at once) and build the record tables."""
+KEPT_EVENTS, KEPT_ARTIFACTS = "_kept_ev_rows", "_kept_art_rows"
+
+
+def ingest(con, events_path: Path, artifacts_path: Path, *, keep_rows: bool = False) -> None:
+    """Stage, validate (all problems at once) and build the record tables.
+
+    ``keep_rows`` keeps the staged rows (file, line, text; stem and folder of artifact
+    files) in the temporary tables :data:`KEPT_EVENTS` and :data:`KEPT_ARTIFACTS`, as the
+    verifier's lenient reader would stage them, so a verifier run on this store checks
+    these very records instead of reading every source file a second time."""
     stage_events(con, events_path)
     stage_artifacts(con, artifacts_path)
     problems = validate_events(con) + validate_artifacts(con)
     if problems:
         raise ContractError(problems)
     build_tables(con)
+    if keep_rows:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {KEPT_EVENTS} AS SELECT file, line, text FROM ev_x")
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {KEPT_ARTIFACTS} AS SELECT file, line, text, stem, folder FROM art_x"
+        )
     for t in ("ev_x", "art_x"):
         con.execute(f"DROP TABLE IF EXISTS {t}")

@@ -47,6 +47,14 @@ class StagedRow:
         return (self.file, self.line)
 
 
+def _fetch_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[StagedRow]:
+    cur = con.execute(sql)
+    rows: list[StagedRow] = []
+    while batch := cur.fetchmany(65536):  # never every row twice (tuples and StagedRows) at once
+        rows += [StagedRow(*r) for r in batch]
+    return rows
+
+
 class StagedPack:
     """A pack's sources read as raw rows, not validated. ``problems`` holds what could not be
     read, as ``(source, problem)`` with source ``"events"`` or ``"artifacts"``; a source that
@@ -60,6 +68,7 @@ class StagedPack:
         self.artifacts: list[StagedRow] = []
         self.problems: list[tuple[str, Problem]] = []
         self._staged: set[str] = set()
+        self._restage = False  # rows taken from a store: load() reads the sources into this connection first
         if events_path is not None:
             self._stage(
                 "events", events_path, ingest.stage_events, "SELECT file, line, text FROM ev_stage ORDER BY file, line"
@@ -72,13 +81,37 @@ class StagedPack:
                 "SELECT file, line, text, stem, folder FROM art_stage ORDER BY file, line",
             )
 
+    @classmethod
+    def from_store(cls, store: Store) -> StagedPack | None:
+        """The rows a :meth:`Store.open` with ``keep_rows=True`` staged (read from its sources
+        with the same staging functions, so the same rows, and none unreadable: that open
+        succeeded), instead of reading every source again; ``None`` when the store kept none.
+
+        :meth:`load` on such a pack stages the sources again (the store's connection is
+        not this pack's)."""
+        kept = store.take_rows()
+        if kept is None or store.paths is None:
+            return None
+        con, ev_table, art_table = kept
+        self = cls(None, None)
+        self.events_path, self.artifacts_path = store.paths.events_path, store.paths.artifacts_path
+        try:
+            self.events = _fetch_rows(con, f"SELECT file, line, text FROM {ev_table} ORDER BY file, line")
+            con.execute(f"DROP TABLE {ev_table}")  # one copy of the text at a time
+            self.artifacts = _fetch_rows(
+                con, f"SELECT file, line, text, stem, folder FROM {art_table} ORDER BY file, line"
+            )
+        finally:
+            for t in (ev_table, art_table):
+                con.execute(f"DROP TABLE IF EXISTS {t}")
+        self._staged = set(STAGES)
+        self._restage = True
+        return self
+
     def _stage(self, source: str, path: Path, stage, rows_sql: str) -> None:
         try:
             stage(self.con, path)
-            cur = self.con.execute(rows_sql)
-            rows = []
-            while batch := cur.fetchmany(65536):  # never every row twice (tuples and StagedRows) at once
-                rows += [StagedRow(*r) for r in batch]
+            rows = _fetch_rows(self.con, rows_sql)
         except ContractError as exc:
             self.problems += [(source, p) for p in exc.problems]
             return
@@ -102,6 +135,10 @@ class StagedPack:
         if not self.loadable:
             raise ValueError("the pack's sources were not both read; see .problems")
         con = self.con
+        if self._restage:  # the rows came from a store: its sources, staged here as they were there
+            self._restage = False
+            ingest.stage_events(con, self.events_path)
+            ingest.stage_artifacts(con, self.artifacts_path)
         con.execute("SET TimeZone = ?", [manifest.timezone])  # naive times take the pack's timezone
         con.execute("CREATE OR REPLACE TEMP TABLE _bad (file VARCHAR, line INTEGER)")
         drop = sorted(set(drop), key=lambda k: (k[0], k[1] or 0))

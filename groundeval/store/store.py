@@ -34,7 +34,7 @@ from ..contract.manifest import PackPaths, load_manifest
 from ..contract.models import Manifest
 from ..errors import ContractError
 from .digest import canonical_record, records_digest  # noqa: F401 - canonical_record: its old home
-from .ingest import ingest
+from .ingest import KEPT_ARTIFACTS, KEPT_EVENTS, ingest
 
 # DuckDB's Python client tries ``import pandas`` twice for every bound parameter; when
 # pandas is not installed each failed import searches sys.path again (~0.13 ms per
@@ -121,12 +121,17 @@ class Store:
         self._local = threading.local()
         self._fts_lock = threading.Lock()
         self._fts_ready = False
+        self._kept_rows = False  # Store.open(keep_rows=True) left the staged rows for take_rows()
 
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, pack: str | Path, db: str | Path | None = None) -> "Store":
-        """Load a pack (folder or manifest file). With ``db``, reuse or create a database file."""
+    def open(cls, pack: str | Path, db: str | Path | None = None, *, keep_rows: bool = False) -> "Store":
+        """Load a pack (folder or manifest file). With ``db``, reuse or create a database file.
+
+        ``keep_rows`` (in memory only, without ``db``): keep the staged record rows until
+        :meth:`take_rows`, for a verifier run on this store (it then checks the records
+        this store was built from, without reading the sources again)."""
         paths = load_manifest(pack)
         try:
             ZoneInfo(paths.manifest.timezone)
@@ -160,8 +165,10 @@ class Store:
             os.replace(tmp, db)  # nothing half-written: the file appears only when complete
             return cls(duckdb.connect(str(db)), paths.manifest, paths)
         con = duckdb.connect()
-        cls._load(con, paths, stamp)
-        return cls(con, paths.manifest, paths)
+        cls._load(con, paths, stamp, keep_rows=keep_rows)
+        store = cls(con, paths.manifest, paths)
+        store._kept_rows = keep_rows
+        return store
 
     @classmethod
     def open_db(cls, db: str | Path) -> "Store":
@@ -173,12 +180,28 @@ class Store:
         return cls(con, manifest, None)
 
     @staticmethod
-    def _load(con: duckdb.DuckDBPyConnection, paths: PackPaths, stamp: str) -> None:
+    def _load(con: duckdb.DuckDBPyConnection, paths: PackPaths, stamp: str, keep_rows: bool = False) -> None:
         m = paths.manifest
         con.execute("SET enable_progress_bar = false")
         con.execute("SET TimeZone = ?", [m.timezone])  # naive times take the pack's timezone
-        ingest(con, paths.events_path, paths.artifacts_path)
+        ingest(con, paths.events_path, paths.artifacts_path, keep_rows=keep_rows)
         finish_load(con, m, stamp)
+
+    def take_rows(self) -> tuple[duckdb.DuckDBPyConnection, str, str] | None:
+        """The staged rows kept by ``Store.open(keep_rows=True)``, once: ``(connection,
+        events table, artifacts table)``, temporary tables the caller reads and drops;
+        ``None`` when none were kept (or they were taken or dropped)."""
+        if not self._kept_rows:
+            return None
+        self._kept_rows = False
+        return self.con, KEPT_EVENTS, KEPT_ARTIFACTS
+
+    def drop_rows(self) -> None:
+        """Release the kept staged rows, if any are still held (see :meth:`take_rows`)."""
+        kept = self.take_rows()
+        if kept is not None:
+            for t in kept[1:]:
+                self.con.execute(f"DROP TABLE IF EXISTS {t}")
 
     # ------------------------------------------------------------------ access
 

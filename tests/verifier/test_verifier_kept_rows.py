@@ -1,0 +1,71 @@
+"""A store opened with ``keep_rows=True`` (as every command that reads a pack opens it) hands
+the verifier the rows it was built from: the verifier checks them instead of reading the
+sources again, and reports exactly what it reports when it reads them itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundeval import verifier
+from groundeval.store.ingest import KEPT_ARTIFACTS, KEPT_EVENTS
+from groundeval.store.store import Store
+
+from verifier_drafts import TINY, PackDraft
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _kept_tables(store: Store) -> set[str]:
+    rows = store.con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
+    return {r[0] for r in rows} & {KEPT_EVENTS, KEPT_ARTIFACTS}
+
+
+def _verify_on_kept(pack, level: int):
+    store = Store.open(pack, keep_rows=True)
+    try:
+        assert _kept_tables(store) == {KEPT_EVENTS, KEPT_ARTIFACTS}
+        result = verifier.verify(pack, level=level, store=store)
+        assert _kept_tables(store) == set() and store.take_rows() is None  # taken once, then released
+        assert store.query("SELECT count(*) FROM events")[0][0] > 0  # the owner's store is intact
+    finally:
+        store.close()
+    return result
+
+
+@pytest.mark.parametrize("pack", [TINY, REPO / "domain_packs" / "finance"], ids=["tiny-folder", "finance"])
+@pytest.mark.parametrize("level", [2, 4])
+def test_clean_pack_same_findings_from_kept_rows(pack, level):
+    kept = _verify_on_kept(pack, level)
+    assert kept.shared_store
+    assert kept.to_dict() == verifier.verify(pack, level=level).to_dict()
+
+
+def test_kept_rows_report_a_shape_finding_and_the_store_is_rebuilt_from_the_sources(tmp_path):
+    d = PackDraft(TINY)
+    d.artifacts["jira/JIRA-42.json"]["title"] = 5  # the loader takes it; the verifier sets it aside
+    d.events[0]["timestamp_note"] = ["not", "allowed"]  # whatever the event schema says of it, both agree
+    pack = d.write(tmp_path / "p")
+    kept = _verify_on_kept(pack, 3)
+    assert not kept.shared_store and kept.by_rule("GE120")
+    assert kept.to_dict() == verifier.verify(pack, level=3).to_dict()
+
+
+def test_rows_of_another_pack_are_not_checked(tmp_path):
+    store = Store.open(REPO / "domain_packs" / "finance", keep_rows=True)
+    try:
+        result = verifier.verify(TINY, level=2, store=store)
+        assert _kept_tables(store) == set()  # released even though not taken
+    finally:
+        store.close()
+    assert not result.shared_store
+    assert result.to_dict() == verifier.verify(TINY, level=2).to_dict()
+
+
+def test_without_keep_rows_nothing_is_kept(tmp_path):
+    store = Store.open(TINY)
+    try:
+        assert _kept_tables(store) == set() and store.take_rows() is None
+    finally:
+        store.close()
