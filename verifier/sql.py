@@ -84,6 +84,24 @@ def path_coverage(store, event_type: str, path: str) -> tuple[int, int]:
     return row[0][0], row[0][1]
 
 
+def path_coverages(store, pairs: list[tuple[str, list[str]]]) -> list[tuple[int, int]]:
+    """:func:`path_coverage` of every ``(event type, DuckDB JSON paths)`` pair, in one pass over
+    the events (a query per pair scanned the events once each); ``(0, 0)`` for a type with no events."""
+    if not pairs:
+        return []
+    rows = store.query(
+        f"""WITH specs AS (SELECT unnest(range(len(?::VARCHAR[]))) AS i, unnest(?::VARCHAR[]) AS etype,
+                                 unnest(?::VARCHAR[][]) AS paths)
+            SELECT s.i, count(*), count(*) FILTER (WHERE {_resolved().replace("?::VARCHAR[]", "s.paths")})
+            FROM specs s JOIN events e ON e.type = s.etype GROUP BY s.i""",
+        [[t for t, _ in pairs], [t for t, _ in pairs], [p for _, p in pairs]],
+    )
+    out = [(0, 0)] * len(pairs)
+    for i, total, hits in rows:
+        out[i] = (total, hits)
+    return out
+
+
 def events_of_type(store, event_type: str) -> list[tuple[str, int, str, str, int | None]]:
     """(id, epoch_us, raw JSON text, file, line) of every event of a type, by time then id."""
     return store.query(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from groundeval.contract.paths import json_paths
+
 from .. import sql
 from ..context import PackContext
 from .registry import check, define, finding
@@ -264,15 +266,23 @@ def spec_references(ctx: PackContext) -> Iterable:
                 line=line,
                 path=path,
             )
+    specs, pairs = [], {}  # every distinct (type, path) counted in one query
     for loc, etype, dotted, label in spec_paths(ctx):
         if etype not in types:
             continue
-        line, path = ctx.locate(loc)
         try:
-            total, hits = sql.path_coverage(ctx.store, etype, dotted)
+            paths = json_paths(dotted)
         except ValueError as exc:
-            yield finding("GE204", f"{label}: {exc}", file=ctx.manifest_file, line=line, path=path)
+            specs.append((loc, etype, dotted, label, exc))
             continue
+        specs.append((loc, etype, dotted, label, pairs.setdefault((etype, tuple(paths)), len(pairs))))
+    counts = sql.path_coverages(ctx.store, [(t, list(p)) for t, p in pairs])
+    for loc, etype, dotted, label, k in specs:
+        line, path = ctx.locate(loc)
+        if isinstance(k, ValueError):
+            yield finding("GE204", f"{label}: {k}", file=ctx.manifest_file, line=line, path=path)
+            continue
+        total, hits = counts[k]
         if hits == 0:
             yield finding(
                 "GE204",
