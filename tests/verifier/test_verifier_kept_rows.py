@@ -69,3 +69,15 @@ def test_without_keep_rows_nothing_is_kept(tmp_path):
         assert _kept_tables(store) == set() and store.take_rows() is None
     finally:
         store.close()
+
+
+def test_a_second_verify_after_the_rows_were_taken_reads_the_sources(tmp_path):
+    store = Store.open(TINY, keep_rows=True)
+    try:
+        first = verifier.verify(TINY, level=2, store=store)
+        assert not store.sources_unchanged()  # no fingerprint: the kept rows stood for it
+        second = verifier.verify(TINY, level=2, store=store)
+    finally:
+        store.close()
+    assert first.shared_store and not second.shared_store  # read again, so its own store
+    assert first.to_dict() == second.to_dict() == verifier.verify(TINY, level=2).to_dict()
