@@ -298,8 +298,10 @@ def finish_load(con: duckdb.DuckDBPyConnection, m: Manifest, fingerprint: str = 
     digest = _digest(con, m)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("CREATE OR REPLACE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
-    con.executemany(
-        "INSERT INTO meta VALUES (?, ?)",
+    _insert(
+        con,
+        "meta",
+        ["?", "?"],
         [
             ["schema_version", SCHEMA_VERSION],
             ["digest", digest],
@@ -308,6 +310,16 @@ def finish_load(con: duckdb.DuckDBPyConnection, m: Manifest, fingerprint: str = 
             ["name", m.name],
         ],
     )
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: list[str], rows: list[list[Any]]) -> None:
+    """Insert ``rows`` in order with one statement (``executemany`` runs one per row: 1 ms each).
+    ``columns``: each column's SQL with ``?`` for its values (e.g. ``?::TIMESTAMPTZ``)."""
+    if not rows:
+        return
+    values = [list(col) for col in zip(*rows)]
+    select = ", ".join(c.replace("?", f"unnest(${i + 1}::VARCHAR[])", 1) for i, c in enumerate(columns))
+    con.execute(f"INSERT INTO {table} SELECT {select}", values)
 
 
 def _load_policy(con: duckdb.DuckDBPyConnection, m: Manifest) -> None:
@@ -324,38 +336,42 @@ def _load_policy(con: duckdb.DuckDBPyConnection, m: Manifest) -> None:
     con.execute("CREATE OR REPLACE TABLE broadcasts (role VARCHAR, event_type VARCHAR)")
     con.execute("CREATE OR REPLACE TABLE artifact_visibility (artifact_id VARCHAR, kind VARCHAR, principal VARCHAR)")
     lo, hi = "-infinity", "infinity"
-    if a.actors:
-        con.executemany(
-            "INSERT INTO actors VALUES (?, ?, ?)", [[k, v.display_name, v.system] for k, v in sorted(a.actors.items())]
-        )
-        con.executemany(
-            "INSERT INTO actor_roles VALUES (?, ?, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ)",
-            [
-                [k, w.role, _ts_param(w.since, tz) or lo, _ts_param(w.until, tz) or hi]
-                for k, v in sorted(a.actors.items())
-                for w in v.roles
-            ],
-        )
-    if a.roles:
-        con.executemany(
-            "INSERT INTO roles VALUES (?, ?, ?)", [[k, v.external, v.description] for k, v in sorted(a.roles.items())]
-        )
+    window = ["?", "?", "?::TIMESTAMPTZ", "?::TIMESTAMPTZ"]
+    _insert(
+        con,
+        "actors",
+        ["?", "?", "?::BOOLEAN"],
+        [[k, v.display_name, v.system] for k, v in sorted(a.actors.items())],
+    )
+    _insert(
+        con,
+        "actor_roles",
+        window,
+        [
+            [k, w.role, _ts_param(w.since, tz) or lo, _ts_param(w.until, tz) or hi]
+            for k, v in sorted(a.actors.items())
+            for w in v.roles
+        ],
+    )
+    _insert(
+        con,
+        "roles",
+        ["?", "?::BOOLEAN", "?"],
+        [[k, v.external, v.description] for k, v in sorted(a.roles.items())],
+    )
     grants = [
         [r, g.name, _ts_param(g.since, tz) or lo, _ts_param(g.until, tz) or hi]
         for r, v in sorted(a.roles.items())
         for g in v.subsystems
     ]
-    if grants:
-        con.executemany("INSERT INTO grants VALUES (?, ?, ?::TIMESTAMPTZ, ?::TIMESTAMPTZ)", grants)
+    _insert(con, "grants", window, grants)
     bc = sorted({(r, t) for r, v in a.roles.items() for t in v.broadcast_event_types})
-    if bc:
-        con.executemany("INSERT INTO broadcasts VALUES (?, ?)", [list(x) for x in bc])
+    _insert(con, "broadcasts", ["?", "?"], [list(x) for x in bc])
     vis = sorted(
         {(aid, "actor", p) for aid, v in a.restrictions.items() for p in v.actors}
         | {(aid, "role", p) for aid, v in a.restrictions.items() for p in v.roles}
     )
-    if vis:
-        con.executemany("INSERT INTO artifact_visibility VALUES (?, ?, ?)", [list(x) for x in vis])
+    _insert(con, "artifact_visibility", ["?", "?", "?"], [list(x) for x in vis])
     con.execute("""INSERT INTO artifact_visibility
                    SELECT id, 'actor', unnest(coalesce(json_extract_string(raw, '$.visibility.actors[*]'), []))
                    FROM artifacts WHERE restricted_inline
