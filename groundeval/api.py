@@ -427,8 +427,8 @@ def _evaluate(
     stage("verify")
     # One load serves every stage: the verifier runs on this store when the pack's records
     # all pass its shape checks, and its dry run's questions are the ones generated here.
-    try:
-        store = Store.open(pack, db=db_file)
+    try:  # the staged rows are kept for the verifier, which checks them instead of reading the files again
+        store = Store.open(pack, db=db_file, keep_rows=True)
     except ContractError:
         store = None  # the verifier reports every problem, not just the first
     try:
