@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ContractError, GroundevalError
+from ..scoring.parallel import TraceHead
 
 
 def prepare_store_file(store: Any) -> str:
@@ -120,28 +121,6 @@ class EpisodeWorker:
         )
 
 
-class TraceHead:
-    """The fields of a trace the report and the duplicate check read (``scoring.io.TraceRef``
-    keeps the same ones): what a scoring worker sends back instead of the parsed trace."""
-
-    FIELDS = ("question_id", "track", "mode", "agent", "trial", "contract_digest", "usage", "timings")
-    __slots__ = FIELDS
-
-    def __init__(self, trace: Any):
-        for f in self.FIELDS:
-            setattr(self, f, getattr(trace, f))
-
-    def __reduce__(self):
-        return (_head, tuple(getattr(self, f) for f in self.FIELDS))
-
-
-def _head(*values: Any) -> TraceHead:
-    head = TraceHead.__new__(TraceHead)
-    for f, v in zip(TraceHead.FIELDS, values):
-        setattr(head, f, v)
-    return head
-
-
 @dataclass
 class LinesResult:
     """A scored chunk of trace lines: ``rows`` = (line number, head, score or None) for every line
@@ -187,7 +166,7 @@ class ScoreWorker:
                 trace = check_trace_line(self.path, n, line, self.digest)
             except GroundevalError as exc:
                 return LinesResult(rows, exc)
-            rows.append((n, TraceHead(trace), rescore_trace(trace, self.questions, self.config, self.profile)))
+            rows.append((n, TraceHead.of(trace), rescore_trace(trace, self.questions, self.config, self.profile)))
         return LinesResult(rows)
 
 

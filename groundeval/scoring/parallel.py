@@ -32,9 +32,25 @@ TIMING_FIELDS = ("started", "ended", "total_ms", "call_latency_ms")
 
 class TraceHead:
     """What the caller keeps of a re-scored trace (the fields :class:`~groundeval.scoring.io.TraceRef`
-    copies); the line, kept by the caller, holds the rest."""
+    copies); the line, kept by the caller, holds the rest. Helper processes and Ray's scoring
+    workers send it back instead of the parsed trace."""
 
-    __slots__ = (*HEAD_FIELDS, "timings")
+    FIELDS = (*HEAD_FIELDS, "timings")
+    __slots__ = FIELDS
+
+    @classmethod
+    def of(cls, trace: Any) -> TraceHead:
+        return _rebuild_head(*(getattr(trace, f) for f in cls.FIELDS))
+
+    def __reduce__(self):
+        return (_rebuild_head, tuple(getattr(self, f) for f in self.FIELDS))
+
+
+def _rebuild_head(*values: Any) -> TraceHead:
+    head = TraceHead.__new__(TraceHead)
+    for f, v in zip(TraceHead.FIELDS, values):
+        setattr(head, f, v)
+    return head
 
 
 def workers_wanted(path: Path) -> int:
