@@ -33,6 +33,16 @@ class PackType(click.ParamType):
 
 PACK = PackType()
 
+answered_questions_option = click.option(
+    "--questions",
+    "-q",
+    "questions_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The questions.json the traces answer.",
+)
+"""``--questions`` of the commands that read saved traces (``score``, ``rl diagnose``)."""
+
 force_option = click.option(
     "--force",
     is_flag=True,

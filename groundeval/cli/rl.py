@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .options import PACK, force_option
+from .options import PACK, answered_questions_option, force_option
 
 
 @click.group()
@@ -129,14 +129,7 @@ def _print_table(table) -> None:
 
 @rl.command()
 @click.argument("traces", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--questions",
-    "-q",
-    "questions_path",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The questions.json the traces answer.",
-)
+@answered_questions_option
 @click.option("--pack", type=PACK, default=None, help="Take the scoring config from this pack (as score --pack).")
 @click.option("--shaped", is_flag=True, help="Also report the shaped reward S_adj * (1 - lam * (1 - P)).")
 @click.option("--lam", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True, help="The shaped reward's lam.")

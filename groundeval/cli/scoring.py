@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import ContractError, UsageError
-from .options import PACK, backend_options, make_backend
+from .options import PACK, answered_questions_option, backend_options, make_backend
 
 QUESTIONS_FILE, TRACES_FILE, REPORT_FILE = "questions.json", "traces.jsonl", "report.json"
 
@@ -92,14 +92,7 @@ def load_run(path: str | Path, *, config=None, samples: int = 1000, seed: int = 
 
 @click.command()
 @click.argument("traces", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--questions",
-    "-q",
-    "questions_path",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The questions.json the traces answer.",
-)
+@answered_questions_option
 @click.option(
     "--out",
     "-o",
