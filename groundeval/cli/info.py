@@ -109,3 +109,8 @@ def packs(name: str | None, as_json: bool) -> None:
         table.add_row(r["name"], r["description"])
     console.print(table)
     console.print(f"folder: {Path(rows[0]['path']).parent}")
+    from ..tasks import examples  # task contracts for an agent's own tools are another kind of pack
+
+    tasks = ", ".join(examples())
+    if tasks:
+        console.print(f"task-contract examples (groundeval tasks example NAME; docs/tasks.md): {tasks}")
