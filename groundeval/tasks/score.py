@@ -211,31 +211,9 @@ def _call_rules(contract: TaskContract, calls: list[ObservedCall], found: list[V
     prev_role: str | None = None
     bad_calls = 0
     for c in calls:
-        mine: list[Violation] = []
         role = contract.role_of(c.agent)
         spec = contract.tools.get(c.tool)
-        if c.tool in contract.forbidden_tools:
-            mine.append(Violation(cls="forbidden_tool", call_index=c.index, message=f"{c.tool} is forbidden"))
-        elif role is None:
-            mine.append(
-                Violation(
-                    cls="tool_outside_role",
-                    call_index=c.index,
-                    message=f"agent {c.agent!r} acts in no role of the contract",
-                )
-            )
-        elif c.tool not in contract.roles[role].tools:
-            mine.append(
-                Violation(cls="tool_outside_role", call_index=c.index, message=f"role {role} may not call {c.tool}")
-            )
-            if spec is not None and spec.write:
-                mine.append(
-                    Violation(
-                        cls="forbidden_side_effect",
-                        call_index=c.index,
-                        message=f"write {c.tool} outside the role {role}",
-                    )
-                )
+        mine = _role_violations(contract, c, role, spec)
         if role is not None and prev_role is not None and role != prev_role:
             ok = (prev_role, role) in allowed_handoffs
             transitions.append(ok)
@@ -250,28 +228,7 @@ def _call_rules(contract: TaskContract, calls: list[ObservedCall], found: list[V
         if role is not None:
             prev_role = role
         if spec is not None:
-            for msg in check_arguments(spec.arguments, c.arguments):
-                mine.append(Violation(cls="argument_violation", call_index=c.index, message=f"{c.tool}: {msg}"))
-            if c.status == "ok" and (spec.max_calls is not None or spec.once_per):
-                writes[c.tool] = writes.get(c.tool, 0) + 1
-                if spec.max_calls is not None and writes[c.tool] > spec.max_calls:
-                    mine.append(
-                        Violation(
-                            cls="forbidden_side_effect",
-                            call_index=c.index,
-                            message=f"{c.tool} succeeded {writes[c.tool]} times (at most {spec.max_calls})",
-                        )
-                    )
-                if spec.once_per:
-                    key = (c.tool, canonical_json([c.arguments.get(k) for k in spec.once_per]))
-                    if key in seen_keys:
-                        vals = ", ".join(f"{k}={c.arguments.get(k)!r}" for k in spec.once_per)
-                        mine.append(
-                            Violation(
-                                cls="forbidden_side_effect", call_index=c.index, message=f"{c.tool} repeated for {vals}"
-                            )
-                        )
-                    seen_keys.add(key)
+            mine.extend(_tool_violations(c, spec, writes, seen_keys))
         for rule in contract.order:
             if rule.after == c.tool and rule.before not in done:
                 mine.append(
@@ -288,12 +245,70 @@ def _call_rules(contract: TaskContract, calls: list[ObservedCall], found: list[V
     return bad_calls, transitions
 
 
-def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
-    """Score one observed run against the contract. Pure and deterministic."""
-    calls = list(run.calls)
-    found: list[Violation] = []
-    bad_calls, transitions = _call_rules(contract, calls, found)
+def _role_violations(contract: TaskContract, c: ObservedCall, role: str | None, spec: Any) -> list[Violation]:
+    """Whether the call's tool may be called at all, and by this agent's role (a write outside
+    the role is also a side effect); apart from :func:`_call_rules` to keep that loop short."""
+    mine: list[Violation] = []
+    if c.tool in contract.forbidden_tools:
+        mine.append(Violation(cls="forbidden_tool", call_index=c.index, message=f"{c.tool} is forbidden"))
+    elif role is None:
+        mine.append(
+            Violation(
+                cls="tool_outside_role",
+                call_index=c.index,
+                message=f"agent {c.agent!r} acts in no role of the contract",
+            )
+        )
+    elif c.tool not in contract.roles[role].tools:
+        mine.append(
+            Violation(cls="tool_outside_role", call_index=c.index, message=f"role {role} may not call {c.tool}")
+        )
+        if spec is not None and spec.write:
+            mine.append(
+                Violation(
+                    cls="forbidden_side_effect",
+                    call_index=c.index,
+                    message=f"write {c.tool} outside the role {role}",
+                )
+            )
+    return mine
 
+
+def _tool_violations(
+    c: ObservedCall, spec: Any, writes: dict[str, int], seen_keys: set[tuple[str, str]]
+) -> list[Violation]:
+    """The rules of the call's own tool spec: its arguments, and how often it may succeed
+    (``max_calls``, ``once_per``), counted in ``writes`` and ``seen_keys`` across the run."""
+    mine = [
+        Violation(cls="argument_violation", call_index=c.index, message=f"{c.tool}: {msg}")
+        for msg in check_arguments(spec.arguments, c.arguments)
+    ]
+    if c.status == "ok" and (spec.max_calls is not None or spec.once_per):
+        writes[c.tool] = writes.get(c.tool, 0) + 1
+        if spec.max_calls is not None and writes[c.tool] > spec.max_calls:
+            mine.append(
+                Violation(
+                    cls="forbidden_side_effect",
+                    call_index=c.index,
+                    message=f"{c.tool} succeeded {writes[c.tool]} times (at most {spec.max_calls})",
+                )
+            )
+        if spec.once_per:
+            key = (c.tool, canonical_json([c.arguments.get(k) for k in spec.once_per]))
+            if key in seen_keys:
+                vals = ", ".join(f"{k}={c.arguments.get(k)!r}" for k in spec.once_per)
+                mine.append(
+                    Violation(cls="forbidden_side_effect", call_index=c.index, message=f"{c.tool} repeated for {vals}")
+                )
+            seen_keys.add(key)
+    return mine
+
+
+def _decision_rules(
+    contract: TaskContract, calls: list[ObservedCall], found: list[Violation]
+) -> tuple[list[float], list[float], list[float]]:
+    """Each decision: was it made (when required), and did each successful decision call meet
+    its preconditions and rest on its evidence; returns those three lists of 1.0/0.0."""
     made_required: list[float] = []
     pre_ok: list[float] = []
     ev_ok: list[float] = []
@@ -310,95 +325,122 @@ def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
         for dc in made:
             earlier = [c for c in calls if c.index < dc.index]
             for p in d.preconditions:
-                ok = any(
-                    c.tool == p.tool
-                    and (p.status == "any" or c.status == "ok")
-                    and not check_arguments(p.arguments, c.arguments, dc.arguments)
-                    for c in earlier
-                )
-                pre_ok.append(1.0 if ok else 0.0)
-                if not ok:
-                    found.append(
-                        Violation(
-                            cls="precondition_skipped",
-                            call_index=dc.index,
-                            message=f"{dc.tool} without a prior {p.tool} that meets its constraints",
-                        )
-                    )
+                bad = _precondition_violation(p, dc, earlier)
+                pre_ok.append(0.0 if bad else 1.0)
+                if bad:
+                    found.append(bad)
             for e in d.evidence:
-                source = [
-                    c
-                    for c in earlier
-                    if c.tool == e.from_
-                    and c.status == "ok"
-                    and not check_arguments(e.match, c.arguments, dc.arguments)
-                ]
-                if not source:
-                    ev_ok.append(0.0)
-                    found.append(
-                        Violation(
-                            cls="decision_unsupported",
-                            call_index=dc.index,
-                            message=f"{dc.tool} rests on no {e.from_} result",
-                        )
-                    )
-                    continue
-                cited = source[-1]
-                has, value = _path(cited.result, e.path)
-                if not has:
-                    ev_ok.append(0.0)
-                    found.append(
-                        Violation(
-                            cls="decision_unsupported",
-                            call_index=dc.index,
-                            message=f"the {e.from_} result (call {cited.index}) has no {e.path!r}",
-                        )
-                    )
-                    continue
-                if e.field is not None:
-                    if e.field not in dc.arguments:
-                        ok = False
-                        why = f"{dc.tool} has no argument {e.field!r}"
-                    else:
-                        ok = _relation(e.relation, dc.arguments[e.field], value)
-                        why = (
-                            f"{e.field}={dc.arguments[e.field]!r} is not {_SYMBOL[e.relation]} {e.path}={value!r} "
-                            f"(call {cited.index})"
-                        )
-                else:
-                    ok = _canonical(value) == _canonical(e.equals)
-                    why = f"{e.path}={value!r} (call {cited.index}), the decision needs {e.equals!r}"
-                ev_ok.append(1.0 if ok else 0.0)
-                if not ok:
-                    found.append(Violation(cls="decision_against_evidence", call_index=dc.index, message=why))
+                bad = _evidence_violation(e, dc, earlier)
+                ev_ok.append(0.0 if bad else 1.0)
+                if bad:
+                    found.append(bad)
+    return made_required, pre_ok, ev_ok
+
+
+def _precondition_violation(p: Any, dc: ObservedCall, earlier: list[ObservedCall]) -> Violation | None:
+    """The violation when no call before the decision ``dc`` meets precondition ``p``."""
+    ok = any(
+        c.tool == p.tool
+        and (p.status == "any" or c.status == "ok")
+        and not check_arguments(p.arguments, c.arguments, dc.arguments)
+        for c in earlier
+    )
+    if ok:
+        return None
+    return Violation(
+        cls="precondition_skipped",
+        call_index=dc.index,
+        message=f"{dc.tool} without a prior {p.tool} that meets its constraints",
+    )
+
+
+def _evidence_violation(e: Any, dc: ObservedCall, earlier: list[ObservedCall]) -> Violation | None:
+    """The violation when the decision ``dc`` does not rest on evidence ``e``: no source call,
+    no value at the path in the last one, or a value the decision's argument contradicts."""
+    source = [
+        c
+        for c in earlier
+        if c.tool == e.from_ and c.status == "ok" and not check_arguments(e.match, c.arguments, dc.arguments)
+    ]
+    if not source:
+        return Violation(
+            cls="decision_unsupported",
+            call_index=dc.index,
+            message=f"{dc.tool} rests on no {e.from_} result",
+        )
+    cited = source[-1]
+    has, value = _path(cited.result, e.path)
+    if not has:
+        return Violation(
+            cls="decision_unsupported",
+            call_index=dc.index,
+            message=f"the {e.from_} result (call {cited.index}) has no {e.path!r}",
+        )
+    if e.field is not None:
+        if e.field not in dc.arguments:
+            ok = False
+            why = f"{dc.tool} has no argument {e.field!r}"
+        else:
+            ok = _relation(e.relation, dc.arguments[e.field], value)
+            why = (
+                f"{e.field}={dc.arguments[e.field]!r} is not {_SYMBOL[e.relation]} {e.path}={value!r} "
+                f"(call {cited.index})"
+            )
+    else:
+        ok = _canonical(value) == _canonical(e.equals)
+        why = f"{e.path}={value!r} (call {cited.index}), the decision needs {e.equals!r}"
+    return None if ok else Violation(cls="decision_against_evidence", call_index=dc.index, message=why)
+
+
+def _end_state_rule(
+    contract: TaskContract,
+    run: ObservedRun,
+    calls: list[ObservedCall],
+    answer: dict[str, float],
+    found: list[Violation],
+) -> dict[str, str]:
+    """Whether the run's successful writes and final records hash as the contract expects: sets
+    ``answer["end_state"]`` when the contract names one; returns want/got hash prefixes."""
+    end_state: dict[str, str] = {}
+    if contract.end_state is None:
+        return end_state
+    parts_ok = []
+    if contract.end_state.writes is not None:
+        actual = [
+            {"tool": c.tool, "arguments": c.arguments}
+            for c in calls
+            if c.status == "ok" and c.tool in contract.tools and contract.tools[c.tool].write
+        ]
+        want, got = state_hash(contract.end_state.writes), state_hash(actual)
+        end_state["writes"] = f"{want[:16]}/{got[:16]}"
+        parts_ok.append(want == got)
+    if contract.end_state.records is not None:
+        want = state_hash(contract.end_state.records)
+        got = state_hash(run.end_state) if run.end_state is not None else "none"
+        end_state["records"] = f"{want[:16]}/{got[:16]}"
+        parts_ok.append(want == got)
+    answer["end_state"] = 1.0 if all(parts_ok) else 0.0
+    if not all(parts_ok):
+        found.append(
+            Violation(
+                cls="end_state_mismatch",
+                message="the run's writes or records differ from the "
+                "expected end state (" + ", ".join(f"{k} {v}" for k, v in end_state.items()) + ")",
+            )
+        )
+    return end_state
+
+
+def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
+    """Score one observed run against the contract. Pure and deterministic."""
+    calls = list(run.calls)
+    found: list[Violation] = []
+    bad_calls, transitions = _call_rules(contract, calls, found)
+
+    made_required, pre_ok, ev_ok = _decision_rules(contract, calls, found)
 
     answer = {"decision": _mean(made_required), "evidence": _mean(ev_ok)}
-    end_state: dict[str, str] = {}
-    if contract.end_state is not None:
-        parts_ok = []
-        if contract.end_state.writes is not None:
-            actual = [
-                {"tool": c.tool, "arguments": c.arguments}
-                for c in calls
-                if c.status == "ok" and c.tool in contract.tools and contract.tools[c.tool].write
-            ]
-            want, got = state_hash(contract.end_state.writes), state_hash(actual)
-            end_state["writes"] = f"{want[:16]}/{got[:16]}"
-            parts_ok.append(want == got)
-        if contract.end_state.records is not None:
-            want = state_hash(contract.end_state.records)
-            got = state_hash(run.end_state) if run.end_state is not None else "none"
-            end_state["records"] = f"{want[:16]}/{got[:16]}"
-            parts_ok.append(want == got)
-        answer["end_state"] = 1.0 if all(parts_ok) else 0.0
-        if not all(parts_ok):
-            found.append(
-                Violation(
-                    cls="end_state_mismatch",
-                    message="the run's writes or records differ from the "
-                    "expected end state (" + ", ".join(f"{k} {v}" for k, v in end_state.items()) + ")",
-                )
-            )
+    end_state = _end_state_rule(contract, run, calls, answer, found)
     n_order = sum(1 for c in calls for r in contract.order if r.after == c.tool)
     order_bad = sum(1 for v in found if v.cls == "call_order_violation")
     traj = {
