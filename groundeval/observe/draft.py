@@ -38,7 +38,7 @@ from ..tasks.model import (
     TaskContract,
     ToolSpec,
 )
-from .model import ObservedRun
+from .model import ObservedCall, ObservedRun
 
 __all__ = ["WRITE_VERBS", "draft_contract", "review_checklist"]
 
@@ -108,6 +108,27 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
     if not calls:
         where = "; ".join(p.where for r in runs for p in r.problems[:1]) or ", ".join(r.run_id for r in runs)
         raise ContractError.single(where or "runs", "no tool calls were observed: there is nothing to draft from")
+    roles = _draft_roles(runs, calls, inferred)
+    tools = _draft_tools(runs, calls, inferred)
+    decisions = _draft_decisions(runs, tools, inferred)
+    handoffs = _draft_handoffs(runs, inferred)
+    end_state = _draft_end_state(runs, tools, inferred)
+    return TaskContract(
+        task=task,
+        description=f"Drafted from {n} observed run(s): " + ", ".join(r.run_id for r in runs),
+        reviewed=False,
+        roles=roles,
+        tools=tools,
+        handoffs=handoffs,
+        decisions=decisions,
+        end_state=end_state,
+        inferred=inferred,
+    )
+
+
+def _draft_roles(runs: Sequence[ObservedRun], calls: list[ObservedCall], inferred: list[Inference]) -> dict[str, Role]:
+    """One role per agent (in order of first appearance) with the tools it was seen calling."""
+    n = len(runs)
     agents: list[str] = []
     for r in runs:
         for c in r.calls:
@@ -124,6 +145,14 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
                 "did not, remove any it should not have called",
             )
         )
+    return roles
+
+
+def _draft_tools(
+    runs: Sequence[ObservedRun], calls: list[ObservedCall], inferred: list[Inference]
+) -> dict[str, ToolSpec]:
+    """Each tool's argument rules (required when always given, a type when only one was seen)
+    and, for a writing tool, whether it looks once-per its ``*_id`` arguments."""
     tools: dict[str, ToolSpec] = {}
     for name in sorted({c.tool for c in calls}):
         mine = [c for c in calls if c.tool == name]
@@ -135,32 +164,51 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
             rules[k] = ArgRule(required=required, type=types.pop() if len(types) == 1 else None)
         spec = ToolSpec(write=_is_write(name), arguments=rules)
         if spec.write:
-            inferred.append(
-                Inference(
-                    item=f"{name} writes records",
-                    confidence="low",
-                    why="its name has a writing verb; the recording cannot show side effects",
-                )
-            )
-            keys = [k for k in arg_names if k.endswith("_id") and all(k in c.arguments for c in mine)]
-            once = all(
-                len([c for c in r.calls if c.tool == name and c.status == "ok"])
-                == len(
-                    {str([c.arguments.get(k) for k in keys]) for c in r.calls if c.tool == name and c.status == "ok"}
-                )
-                for r in runs
-            )
-            if keys and once:
-                spec.once_per = keys
-                inferred.append(
-                    Inference(
-                        item=f"{name} at most once per {', '.join(keys)}",
-                        confidence="medium",
-                        why="no observed run repeated it for the same value",
-                    )
-                )
+            _draft_write(runs, name, mine, arg_names, spec, inferred)
         tools[name] = spec
+    return tools
 
+
+def _draft_write(
+    runs: Sequence[ObservedRun],
+    name: str,
+    mine: list[ObservedCall],
+    arg_names: list[str],
+    spec: ToolSpec,
+    inferred: list[Inference],
+) -> None:
+    """A writing tool's inferences: that it writes, and ``once_per`` its always-given ``*_id``
+    arguments when no run repeated it for the same values (set on ``spec``)."""
+    inferred.append(
+        Inference(
+            item=f"{name} writes records",
+            confidence="low",
+            why="its name has a writing verb; the recording cannot show side effects",
+        )
+    )
+    keys = [k for k in arg_names if k.endswith("_id") and all(k in c.arguments for c in mine)]
+    once = all(
+        len([c for c in r.calls if c.tool == name and c.status == "ok"])
+        == len({str([c.arguments.get(k) for k in keys]) for c in r.calls if c.tool == name and c.status == "ok"})
+        for r in runs
+    )
+    if keys and once:
+        spec.once_per = keys
+        inferred.append(
+            Inference(
+                item=f"{name} at most once per {', '.join(keys)}",
+                confidence="medium",
+                why="no observed run repeated it for the same value",
+            )
+        )
+
+
+def _draft_decisions(
+    runs: Sequence[ObservedRun], tools: dict[str, ToolSpec], inferred: list[Inference]
+) -> list[Decision]:
+    """The decision: the tool most often the last successful write of a run (else its last call),
+    with the preconditions and evidence the runs that made it share."""
+    n = len(runs)
     decisions: list[Decision] = []
     last_writes = []
     for r in runs:
@@ -170,59 +218,8 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
     if chosen:
         tool = max(sorted(set(chosen)), key=chosen.count)
         agree = chosen.count(tool)
-        pre: list[Precondition] = []
-        before_all: list[str] | None = None
-        for r, dc in zip(runs, last_writes):
-            if dc is None or dc.tool != tool:
-                continue
-            seen = [c.tool for c in r.calls if c.index < dc.index and c.status == "ok" and not tools[c.tool].write]
-            before_all = [t for t in dict.fromkeys(seen) if before_all is None or t in before_all]
-        for p_tool in before_all or []:
-            rules = {}
-            for r, dc in zip(runs, last_writes):
-                if dc is None or dc.tool != tool:
-                    continue
-                prior = [c for c in r.calls if c.index < dc.index and c.tool == p_tool]
-                for k, v in dc.arguments.items():
-                    if prior and all(c.arguments.get(k) == v for c in prior[-1:]):
-                        rules.setdefault(k, ArgRule(same_as=k))
-            pre.append(Precondition(tool=p_tool, arguments=dict(sorted(rules.items()))))
-            inferred.append(
-                Inference(
-                    item=f"check {p_tool} before {tool}",
-                    confidence="medium",
-                    why=f"called before every observed {tool}"
-                    + (f", with the same {', '.join(sorted(rules))}" if rules else ""),
-                )
-            )
-        evidence: list[Evidence] = []
-        sample = next((dc for dc in last_writes if dc is not None and dc.tool == tool), None)
-        if sample is not None:
-            run = next(r for r in runs if sample in r.calls)
-            for k, v in sorted(sample.arguments.items()):
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    continue
-                for c in reversed([c for c in run.calls if c.index < sample.index and c.status == "ok"]):
-                    hit = next((p for p, x in _fields(c.result) if not isinstance(x, bool) and x == v), None)
-                    if hit is not None:
-                        match = {
-                            a: ArgRule(same_as=a)
-                            for a in sorted(c.arguments)
-                            if sample.arguments.get(a) == c.arguments[a]
-                        }
-                        evidence.append(
-                            Evidence.model_validate(
-                                {"from": c.tool, "match": match, "path": hit, "field": k, "relation": "le"}
-                            )
-                        )
-                        inferred.append(
-                            Inference(
-                                item=f"{tool}.{k} <= {c.tool} result {hit}",
-                                confidence="low",
-                                why="the observed value equals that result field; check the relation (equal? at most?)",
-                            )
-                        )
-                        break
+        pre = _draft_preconditions(runs, tools, last_writes, tool, inferred)
+        evidence = _draft_evidence(runs, last_writes, tool, inferred)
         decisions.append(Decision(tool=tool, preconditions=pre, evidence=evidence))
         inferred.append(
             Inference(
@@ -231,7 +228,81 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
                 why=f"the last write in {agree} of {n} run(s)",
             )
         )
+    return decisions
 
+
+def _draft_preconditions(
+    runs: Sequence[ObservedRun],
+    tools: dict[str, ToolSpec],
+    last_writes: list[ObservedCall | None],
+    tool: str,
+    inferred: list[Inference],
+) -> list[Precondition]:
+    """The reading tools called (successfully) before every observed decision call, each with
+    the decision arguments its last prior call always shared."""
+    pre: list[Precondition] = []
+    before_all: list[str] | None = None
+    for r, dc in zip(runs, last_writes):
+        if dc is None or dc.tool != tool:
+            continue
+        seen = [c.tool for c in r.calls if c.index < dc.index and c.status == "ok" and not tools[c.tool].write]
+        before_all = [t for t in dict.fromkeys(seen) if before_all is None or t in before_all]
+    for p_tool in before_all or []:
+        rules = {}
+        for r, dc in zip(runs, last_writes):
+            if dc is None or dc.tool != tool:
+                continue
+            prior = [c for c in r.calls if c.index < dc.index and c.tool == p_tool]
+            for k, v in dc.arguments.items():
+                if prior and all(c.arguments.get(k) == v for c in prior[-1:]):
+                    rules.setdefault(k, ArgRule(same_as=k))
+        pre.append(Precondition(tool=p_tool, arguments=dict(sorted(rules.items()))))
+        inferred.append(
+            Inference(
+                item=f"check {p_tool} before {tool}",
+                confidence="medium",
+                why=f"called before every observed {tool}"
+                + (f", with the same {', '.join(sorted(rules))}" if rules else ""),
+            )
+        )
+    return pre
+
+
+def _draft_evidence(
+    runs: Sequence[ObservedRun], last_writes: list[ObservedCall | None], tool: str, inferred: list[Inference]
+) -> list[Evidence]:
+    """For each numeric argument of the first decision call, the latest earlier result field
+    holding the same value (relation ``le`` as a guess for the reviewer to check)."""
+    evidence: list[Evidence] = []
+    sample = next((dc for dc in last_writes if dc is not None and dc.tool == tool), None)
+    if sample is None:
+        return evidence
+    run = next(r for r in runs if sample in r.calls)
+    for k, v in sorted(sample.arguments.items()):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        for c in reversed([c for c in run.calls if c.index < sample.index and c.status == "ok"]):
+            hit = next((p for p, x in _fields(c.result) if not isinstance(x, bool) and x == v), None)
+            if hit is not None:
+                match = {
+                    a: ArgRule(same_as=a) for a in sorted(c.arguments) if sample.arguments.get(a) == c.arguments[a]
+                }
+                evidence.append(
+                    Evidence.model_validate({"from": c.tool, "match": match, "path": hit, "field": k, "relation": "le"})
+                )
+                inferred.append(
+                    Inference(
+                        item=f"{tool}.{k} <= {c.tool} result {hit}",
+                        confidence="low",
+                        why="the observed value equals that result field; check the relation (equal? at most?)",
+                    )
+                )
+                break
+    return evidence
+
+
+def _draft_handoffs(runs: Sequence[ObservedRun], inferred: list[Inference]) -> list[Handoff]:
+    """Every change of agent seen between consecutive calls of a run, in order of first sight."""
     handoffs = []
     for r in runs:
         prev = None
@@ -241,32 +312,28 @@ def draft_contract(runs: Sequence[ObservedRun], task: str = "observed-task") -> 
                 handoffs.append(Handoff.model_validate({"from": prev, "to": a}))
                 inferred.append(Inference(item=f"handoff {prev} -> {a}", confidence="medium", why="observed"))
             prev = a
-    end_state = None
-    if n == 1:
-        writes = [
-            {"tool": c.tool, "arguments": c.arguments}
-            for c in runs[0].calls
-            if tools[c.tool].write and c.status == "ok"
-        ]
-        end_state = EndState(writes=writes, records=runs[0].end_state)
-        inferred.append(
-            Inference(
-                item="the expected end state is this run's writes",
-                confidence="low",
-                why="one run shows one outcome; confirm it is the right one",
-            )
+    return handoffs
+
+
+def _draft_end_state(
+    runs: Sequence[ObservedRun], tools: dict[str, ToolSpec], inferred: list[Inference]
+) -> EndState | None:
+    """With a single run, its successful writes and final records as the expected end state (a
+    guess: one run shows one outcome); with several, none."""
+    if len(runs) != 1:
+        return None
+    writes = [
+        {"tool": c.tool, "arguments": c.arguments} for c in runs[0].calls if tools[c.tool].write and c.status == "ok"
+    ]
+    end_state = EndState(writes=writes, records=runs[0].end_state)
+    inferred.append(
+        Inference(
+            item="the expected end state is this run's writes",
+            confidence="low",
+            why="one run shows one outcome; confirm it is the right one",
         )
-    return TaskContract(
-        task=task,
-        description=f"Drafted from {n} observed run(s): " + ", ".join(r.run_id for r in runs),
-        reviewed=False,
-        roles=roles,
-        tools=tools,
-        handoffs=handoffs,
-        decisions=decisions,
-        end_state=end_state,
-        inferred=inferred,
     )
+    return end_state
 
 
 def review_checklist(contract: TaskContract, runs: Sequence[ObservedRun]) -> str:
