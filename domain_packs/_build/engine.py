@@ -183,14 +183,20 @@ class PackBuilder:
             self._build_extra(ex)
         self.events.sort(key=lambda e: (e["timestamp"], e["id"]))
 
+    def _dropped_steps(self, case: Case) -> set[str]:
+        """The case's dropped steps and every step that requires one (in step order, so a drop
+        carries down the chain); apart from :meth:`_build_case` to keep it short."""
+        dropped = set(case.drop)
+        for step in self.d.steps:
+            if any(r in dropped for r in step.requires):
+                dropped.add(step.key)
+        return dropped
+
     def _build_case(self, ci: int, case: Case) -> None:
         d = self.d
         case_id = f"{d.case_prefix}{case.no}"
         values: dict[str, Any] = {"case_no": case.no, "case_id": case_id, **case.subject}
-        dropped = set(case.drop)
-        for step in d.steps:
-            if any(r in dropped for r in step.requires):
-                dropped.add(step.key)
+        dropped = self._dropped_steps(case)
         times: dict[str, datetime] = {}
         arts: dict[str, str] = {}
         actors_of: dict[str, list[str]] = {}
@@ -300,11 +306,22 @@ class PackBuilder:
 
     def check(self) -> list[str]:
         """Problems a verifier would report; the build refuses to write when any exist."""
-        d, out = self.d, []
-        types = {e["type"] for e in self.events}
+        out = []
         ids = [e["id"] for e in self.events]
         if len(ids) != len(set(ids)):
             out.append("duplicate event ids")
+        out += self._check_events()
+        out += self._check_grants()
+        by_case: dict[str, dict[str, dict]] = {}
+        for cid, evs in self.case_events.items():
+            by_case[cid] = {e["type"]: e for e in evs.values()}
+        out += self._check_silence(by_case)
+        out += self._check_causal_gaps(by_case)
+        return out
+
+    def _check_events(self) -> list[str]:
+        """Each event's actors are declared and hold a role then; its artifacts exist by then."""
+        d, out = self.d, []
         for e in self.events:
             ts = _parse(e["timestamp"])
             for a in e["actors"]:
@@ -318,6 +335,13 @@ class PackBuilder:
                         out.append(f"{e['id']}: references unknown artifact {aid}")
                     elif _parse(self.artifacts[aid]["timestamp"]) > ts + timedelta(minutes=5):
                         out.append(f"{e['id']}: references {aid} before it exists")
+        return out
+
+    def _check_grants(self) -> list[str]:
+        """Every role grants something, every artifact's subsystem is granted, and every causal
+        spec's event types occur."""
+        d, out = self.d, []
+        types = {e["type"] for e in self.events}
         for role, spec in d.roles.items():
             if not spec.get("subsystems") and not spec.get("external"):
                 out.append(f"role {role} has no subsystems")
@@ -329,10 +353,13 @@ class PackBuilder:
             for t in (spec["cause"], spec["effect"]):
                 if t not in types:
                     out.append(f"causal {spec['name']}: event type {t} never occurs")
-        by_case: dict[str, dict[str, dict]] = {}
-        for cid, evs in self.case_events.items():
-            by_case[cid] = {e["type"]: e for e in evs.values()}
-        for spec in d.silence:
+        return out
+
+    def _check_silence(self, by_case: dict[str, dict[str, dict]]) -> list[str]:
+        """Each silence spec: responses within the gap, and at least two cases with and two
+        without a response (else the pack cannot ask about it)."""
+        out = []
+        for spec in self.d.silence:
             present = absent = 0
             for cid, evs in by_case.items():
                 trig, resp = evs.get(spec["trigger"]), evs.get(spec["response"])
@@ -347,7 +374,12 @@ class PackBuilder:
                 present += 1
             if present < 2 or absent < 2:
                 out.append(f"silence {spec['name']}: {present} present / {absent} absent (need >= 2 each)")
-        for spec in d.causal:
+        return out
+
+    def _check_causal_gaps(self, by_case: dict[str, dict[str, dict]]) -> list[str]:
+        """Each causal spec: effects within the gap after their cause, in at least two cases."""
+        out = []
+        for spec in self.d.causal:
             n = 0
             for cid, evs in by_case.items():
                 c, e = evs.get(spec["cause"]), evs.get(spec["effect"])

@@ -272,6 +272,101 @@ def _cell(r: dict[str, Any], events: int) -> dict[str, Any]:
     return cell
 
 
+def _load_stage(
+    stage: Callable[[str, list[str]], dict[str, Any]],
+    res: dict[str, Any],
+    pack: Path,
+    events: int,
+    timeout: float,
+) -> None:
+    """Opening the store, ``groundeval info``, and the load floor (reading the files alone);
+    apart from :func:`run_matrix` to keep its loop short."""
+    r = stage("load", _probe("store-open", str(pack)))
+    res["load"].update(_json_out(r))
+    stage("info", _groundeval("info", str(pack), "--json"))
+    f = measure(_probe("load-floor", str(pack)), timeout=timeout)
+    res["load_floor"] = {**_cell(f, events), **_json_out(f)}
+
+
+def _generate_stage(
+    stage: Callable[[str, list[str]], dict[str, Any]], res: dict[str, Any], pack: Path, questions: Path
+) -> None:
+    """``groundeval generate`` into ``questions``, with how many it wrote when it wrote the file;
+    apart from :func:`run_matrix` to keep its loop short."""
+    stage("generate", _groundeval("generate", str(pack), "--out", str(questions), "--force"))
+    if questions.is_file():
+        res["generate"]["questions"] = len(json.loads(questions.read_text())["questions"])
+
+
+def _search_stage(
+    stage: Callable[[str, list[str]], dict[str, Any]],
+    res: dict[str, Any],
+    pack: Path,
+    eval_dir: Path,
+    samples: int,
+    seed: int,
+) -> None:
+    """The search stage, over the eval's questions when there are any; apart from
+    :func:`run_matrix` to keep its loop short."""
+    args = [str(pack), str(samples), str(seed)]
+    if (eval_dir / "questions.json").is_file():
+        args.append(str(eval_dir / "questions.json"))
+    r = stage("search", _probe("search", *args))
+    res["search"].update(_json_out(r))
+
+
+def _rescore_stage(
+    stage: Callable[[str, list[str]], dict[str, Any]],
+    res: dict[str, Any],
+    pack: Path,
+    run_dir: Path,
+    eval_dir: Path,
+    rescore_traces: int,
+    events: int,
+    timeout: float,
+) -> None:
+    """The rescore stage and its floor: the oracle's and a keyword run's traces replicated to
+    ``rescore_traces`` lines, re-scored by ``groundeval score``, then just parsed."""
+    kw = run_dir / "keyword"
+    measure(
+        _groundeval(
+            "run",
+            str(eval_dir / "questions.json"),
+            "--pack",
+            str(pack),
+            "--agent",
+            "keyword",
+            "--out",
+            str(kw),
+            "-q",
+        ),
+        timeout=timeout,
+    )
+    traces = run_dir / "rescore-traces.jsonl"
+    n = _replicate_traces([eval_dir / "traces.jsonl", kw / "traces.jsonl"], traces, rescore_traces)
+    r = stage(
+        "rescore",
+        _groundeval(
+            "score",
+            str(traces),
+            "--questions",
+            str(eval_dir / "questions.json"),
+            "--out",
+            str(run_dir / "rescored"),
+        ),
+    )
+    res["rescore"]["traces"] = n
+    res["rescore"]["traces_per_s"] = round(n / r["seconds"]) if r["seconds"] else None
+    f = measure(_probe("traces-floor", str(traces)), timeout=timeout)
+    fl = _json_out(f)
+    res["rescore_floor"] = {
+        **_cell(f, events),
+        **fl,
+        "traces_per_s": round(n / fl["json_loads_s"]) if fl.get("json_loads_s") else None,
+    }
+    traces.unlink(missing_ok=True)
+
+
 def run_matrix(
     *,
     scales: list[int],
@@ -321,11 +416,7 @@ def run_matrix(
                     return r
 
                 if "load" in stages:
-                    r = stage("load", _probe("store-open", str(pack)))
-                    res["load"].update(_json_out(r))
-                    stage("info", _groundeval("info", str(pack), "--json"))
-                    f = measure(_probe("load-floor", str(pack)), timeout=timeout)
-                    res["load_floor"] = {**_cell(f, events), **_json_out(f)}
+                    _load_stage(stage, res, pack, events, timeout)
                 for level in (1, 2, 3, 4):
                     if f"verify{level}" in stages:
                         stage(
@@ -343,9 +434,7 @@ def run_matrix(
                         )
                 questions = run_dir / "questions.json"
                 if "generate" in stages:
-                    r = stage("generate", _groundeval("generate", str(pack), "--out", str(questions), "--force"))
-                    if questions.is_file():
-                        res["generate"]["questions"] = len(json.loads(questions.read_text())["questions"])
+                    _generate_stage(stage, res, pack, questions)
                 eval_dir = run_dir / "eval"
                 if "eval" in stages or "rescore" in stages:
                     stage(
@@ -353,50 +442,9 @@ def run_matrix(
                         _groundeval("eval", str(pack), "--agent", "oracle", "--out", str(eval_dir), "-q", "--force"),
                     )
                 if "search" in stages:
-                    args = [str(pack), str(samples), str(seed)]
-                    if (eval_dir / "questions.json").is_file():
-                        args.append(str(eval_dir / "questions.json"))
-                    r = stage("search", _probe("search", *args))
-                    res["search"].update(_json_out(r))
+                    _search_stage(stage, res, pack, eval_dir, samples, seed)
                 if "rescore" in stages and (eval_dir / "traces.jsonl").is_file():
-                    kw = run_dir / "keyword"
-                    measure(
-                        _groundeval(
-                            "run",
-                            str(eval_dir / "questions.json"),
-                            "--pack",
-                            str(pack),
-                            "--agent",
-                            "keyword",
-                            "--out",
-                            str(kw),
-                            "-q",
-                        ),
-                        timeout=timeout,
-                    )
-                    traces = run_dir / "rescore-traces.jsonl"
-                    n = _replicate_traces([eval_dir / "traces.jsonl", kw / "traces.jsonl"], traces, rescore_traces)
-                    r = stage(
-                        "rescore",
-                        _groundeval(
-                            "score",
-                            str(traces),
-                            "--questions",
-                            str(eval_dir / "questions.json"),
-                            "--out",
-                            str(run_dir / "rescored"),
-                        ),
-                    )
-                    res["rescore"]["traces"] = n
-                    res["rescore"]["traces_per_s"] = round(n / r["seconds"]) if r["seconds"] else None
-                    f = measure(_probe("traces-floor", str(traces)), timeout=timeout)
-                    fl = _json_out(f)
-                    res["rescore_floor"] = {
-                        **_cell(f, events),
-                        **fl,
-                        "traces_per_s": round(n / fl["json_loads_s"]) if fl.get("json_loads_s") else None,
-                    }
-                    traces.unlink(missing_ok=True)
+                    _rescore_stage(stage, res, pack, run_dir, eval_dir, rescore_traces, events, timeout)
                 if not keep:
                     shutil.rmtree(run_dir, ignore_errors=True)
                 cells.append(

@@ -127,12 +127,9 @@ def rescore_parallel(
     try:
         try:
             helpers = [_Helper() for _ in range(workers)]  # all started first: their imports overlap
-            for h in helpers:
-                h.send(setup)
         except OSError:
-            for h in helpers:
-                h.close()
             helpers = []
+        helpers = _send_setup(helpers, setup)
         idle = deque(helpers)
         pending: deque[tuple[_Helper | None, list[tuple[int, bytes]]]] = deque()
 
@@ -169,6 +166,19 @@ def rescore_parallel(
     finally:
         for h in helpers:
             h.close()
+
+
+def _send_setup(helpers: list[_Helper], setup: tuple) -> list[_Helper]:
+    """``helpers`` once each has the setup; none (all closed) when a send fails: then every
+    chunk is scored in this process, as when no helper could be started."""
+    try:
+        for h in helpers:
+            h.send(setup)
+    except OSError:
+        for h in helpers:
+            h.close()
+        return []
+    return helpers
 
 
 def _serve() -> None:

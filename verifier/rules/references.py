@@ -153,30 +153,7 @@ def policy_names(ctx: PackContext) -> Iterable:
                     path=f"{path}.roles[{i}].role",
                 )
     artifacts = sql.artifact_ids(ctx.store)
-    for aid, vis in sorted(access.restrictions.items()):
-        line, path = ctx.locate(("access", "restrictions", aid))
-        if aid not in artifacts:
-            yield finding(
-                "GE212", f"restriction for unknown artifact {aid!r}", file=ctx.manifest_file, line=line, path=path
-            )
-        for role in vis.roles:
-            if role not in roles:
-                yield finding(
-                    "GE202",
-                    f"restriction of {aid!r} names undefined role {role!r}",
-                    file=ctx.manifest_file,
-                    line=line,
-                    path=f"{path}.roles",
-                )
-        for actor in vis.actors:
-            if actor not in access.actors:
-                yield finding(
-                    "GE213",
-                    f"restriction of {aid!r} names undeclared actor {actor!r}",
-                    file=ctx.manifest_file,
-                    line=line,
-                    path=f"{path}.actors",
-                )
+    yield from _restriction_names(ctx, roles, artifacts)
     for aid, role, file, line in sql.inline_visibility_roles(ctx.store):
         if role not in roles:
             yield finding(
@@ -205,6 +182,36 @@ def policy_names(ctx: PackContext) -> Iterable:
             yield finding(
                 "GE210", f"Perspective actor {actor!r} {problem}", file=ctx.manifest_file, line=line, path=path
             )
+
+
+def _restriction_names(ctx: PackContext, roles: set[str], artifacts: set[str]) -> Iterable:
+    """GE212/GE202/GE213 of the manifest's restrictions: each names a known artifact, defined
+    roles and declared actors (part of :func:`policy_names`, apart to keep it short)."""
+    access = ctx.manifest.access
+    for aid, vis in sorted(access.restrictions.items()):
+        line, path = ctx.locate(("access", "restrictions", aid))
+        if aid not in artifacts:
+            yield finding(
+                "GE212", f"restriction for unknown artifact {aid!r}", file=ctx.manifest_file, line=line, path=path
+            )
+        for role in vis.roles:
+            if role not in roles:
+                yield finding(
+                    "GE202",
+                    f"restriction of {aid!r} names undefined role {role!r}",
+                    file=ctx.manifest_file,
+                    line=line,
+                    path=f"{path}.roles",
+                )
+        for actor in vis.actors:
+            if actor not in access.actors:
+                yield finding(
+                    "GE213",
+                    f"restriction of {aid!r} names undeclared actor {actor!r}",
+                    file=ctx.manifest_file,
+                    line=line,
+                    path=f"{path}.actors",
+                )
 
 
 def spec_paths(ctx: PackContext) -> Iterable[tuple[tuple, str, str, str]]:
