@@ -358,11 +358,16 @@ def _search_spaces(
         for qid, aid in gs.bm25_batch(queries):
             wanted[query_owner[qid]].add(aid)
     info = gs.artifacts_info({a for s in wanted.values() for a in s})
+    # A subsystem the pack does not have (GE209) cannot be searched — the runtime refuses it as
+    # unknown — so it is not expected either: an honest path must be able to score 1.
+    from ..runtime.search_sql import known_subsystems
+
+    searchable = known_subsystems(store)
     out = {}
     for (i, t), ids in wanted.items():
         spec = ev.silence_pairs[i]
         subs = set(spec.search_space_subsystems) | {s.subsystem for s in spec.search_space_selectors}
-        subs |= {info[a][0] for a in ids if a in info}
+        subs = (subs & searchable) | {info[a][0] for a in ids if a in info}
         out[(i, t)] = (tuple(sorted(a for a in ids if a in info)), tuple(sorted(subs)))
     return out
 
