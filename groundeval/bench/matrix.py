@@ -463,15 +463,31 @@ def run_matrix(
     }
 
 
-def _fmt_stage(name: str, r: dict[str, Any] | None) -> str:
+def _stage_name(label: str, key: str) -> str:
+    """What a row's cells show: its stage key, except the floors (one key serves search and its floor)."""
+    if label == "search floor":
+        return "search floor"
+    return {"load_floor": "load floor", "rescore_floor": "rescore floor"}.get(key, key)
+
+
+def _shared_cell(name: str, r: dict[str, Any] | None, empty: str) -> str | None:
+    """The cells the terminal table and the Markdown table write alike (None: the caller's own)."""
     if not r:
-        return "-"
+        return empty
     if r.get("status") == "error":
         return "error"
     if name == "search":
         return f"{r.get('p50_ms', 0):.2f} / {r.get('p99_ms', 0):.2f} ms"
     if name == "search floor":
         return f"{r.get('floor_p50_ms', 0):.2f} / {r.get('floor_p99_ms', 0):.2f} ms"
+    return None
+
+
+def _fmt_stage(name: str, r: dict[str, Any] | None) -> str:
+    shared = _shared_cell(name, r, "-")
+    if shared is not None:
+        return shared
+    assert r is not None  # _shared_cell answers every empty cell
     base = f"{r['seconds']:.2f} s · {r['cpu_seconds']:.1f} cpu · {r['peak_rss_mb']:,.0f} MB"
     if name == "rescore":
         return f"{r.get('traces_per_s', 0):,}/s · {base}"
@@ -519,7 +535,7 @@ def render_matrix(result: dict[str, Any]) -> None:
     for label, key in ROWS:
         if not any(key in c["stages"] for c in result["matrix"]):
             continue
-        name = "search floor" if label == "search floor" else label.split(" p50")[0]
+        name = _stage_name(label, key)
         table.add_row(label, *[_fmt_stage(name, c["stages"].get(key)) for c in result["matrix"]])
     table.add_row(
         "load avg (start of load)", *[str(c["stages"].get("load", {}).get("load_avg", "-")) for c in result["matrix"]]
@@ -532,14 +548,10 @@ def render_matrix(result: dict[str, Any]) -> None:
 
 
 def _md_cell(name: str, r: dict[str, Any] | None) -> str:
-    if not r:
-        return "–"
-    if r.get("status") == "error":
-        return "error"
-    if name == "search":
-        return f"{r.get('p50_ms', 0):.2f} / {r.get('p99_ms', 0):.2f} ms"
-    if name == "search floor":
-        return f"{r.get('floor_p50_ms', 0):.2f} / {r.get('floor_p99_ms', 0):.2f} ms"
+    shared = _shared_cell(name, r, "–")
+    if shared is not None:
+        return shared
+    assert r is not None  # _shared_cell answers every empty cell
     if name == "rescore floor":
         return f"{r.get('traces_per_s', 0):,} traces/s"
     if name == "load floor":
@@ -563,9 +575,7 @@ def matrix_markdown(result: dict[str, Any]) -> str:
     for label, key in ROWS:
         if not any(key in c["stages"] for c in cells):
             continue
-        name = {"load_floor": "load floor", "rescore_floor": "rescore floor"}.get(key, key)
-        if label == "search floor":
-            name = "search floor"
+        name = _stage_name(label, key)
         lines.append(f"| {label} | " + " | ".join(_md_cell(name, c["stages"].get(key)) for c in cells) + " |")
     loads = [c["stages"].get("load", {}).get("load_avg") for c in cells]
     lines.append("| load average at start | " + " | ".join(str(x) for x in loads) + " |")
