@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import pytest
 from pydantic import Field
+from toy_tracks import every_event
 
 from groundeval import tracks
 from groundeval.agents import playbook as P
@@ -20,7 +21,7 @@ from groundeval.questions.balance import Candidate
 from groundeval.questions.generate import generate
 from groundeval.scoring import answers as A
 from groundeval.scoring.score import score
-from groundeval.store.store import Store, to_utc
+from groundeval.store.store import Store
 from groundeval.trace.io import read_traces
 
 TOY = "echo"
@@ -55,39 +56,16 @@ class Echo(tracks.BaseTrack):
         return [truth.event_id, *truth.artifacts]
 
     def candidates(self, ctx: tracks.GenerationContext, pool: Any) -> tuple[list[Candidate], dict[str, int]]:
-        out = []
-        for eid, etype, ts_us, _raw, _actors, arts, _subs, _mc in ctx.sql.events_info(
-            [r[0] for r in ctx.sql.q("SELECT id FROM events ORDER BY id")]
-        ):
-            truth = EchoTruth(
-                several=len(arts) > 1,
+        def truth(eid: str, arts) -> EchoTruth:
+            several = len(arts) > 1
+            return EchoTruth(
+                several=several,
                 event_id=eid,
                 artifacts=sorted(arts),
-                evidence_artifacts=sorted(arts) if len(arts) > 1 else [],
+                evidence_artifacts=sorted(arts) if several else [],
             )
-            payload = {
-                "truth": truth,
-                "actor": None,
-                "as_of": to_utc(ts_us),
-                "gates": [],
-                "context_subsystems": [],
-                "names": [eid],
-                "event_type": etype,
-                "refs": [f"event {eid}"],
-                "subjects": [{"event": eid}],
-                "slots": {"event": f"event {eid}"},
-            }
-            out.append(
-                Candidate(
-                    key=f"{TOY}|{eid}",
-                    bucket="several" if truth.several else "one",
-                    label=truth.several,
-                    difficulty="easy",
-                    event_type=etype,
-                    payload=payload,
-                )
-            )
-        return out, {}
+
+        return every_event(ctx, self, truth), {}
 
     def score(self, question, truth, answer, path, v, config) -> tracks.TrackScore:
         said = A.boolean(answer, "several")

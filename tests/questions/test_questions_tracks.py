@@ -12,6 +12,7 @@ from typing import Any, Literal
 import pytest
 from groundeval.verifier import verify
 from pydantic import Field
+from toy_tracks import every_event
 
 from groundeval import tracks
 from groundeval.agents.runner import run_questions
@@ -24,7 +25,7 @@ from groundeval.report.render import write_reports
 from groundeval.scoring import answers as A
 from groundeval.scoring.aggregate import aggregate
 from groundeval.scoring.score import score
-from groundeval.store.store import Store, to_utc
+from groundeval.store.store import Store
 from groundeval.trace.io import read_traces
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,35 +59,10 @@ class Provenance(tracks.BaseTrack):
     max_questions = 6
 
     def candidates(self, ctx: tracks.GenerationContext, pool: Any) -> tuple[list[Candidate], dict[str, int]]:
-        out = []
-        for eid, etype, ts_us, _raw, _actors, arts, _subs, _mc in ctx.sql.events_info(
-            [r[0] for r in ctx.sql.q("SELECT id FROM events ORDER BY id")]
-        ):
-            truth = ProvenanceTruth(recorded=len(arts) > 1, event_id=eid, artifacts=list(arts))
-            bucket = "several" if truth.recorded else "one"
-            payload = {
-                "truth": truth,
-                "actor": None,
-                "as_of": to_utc(ts_us),
-                "gates": [],
-                "context_subsystems": [],
-                "names": [eid],
-                "event_type": etype,
-                "refs": [f"event {eid}"],
-                "subjects": [{"event": eid}],
-                "slots": {"event": f"event {eid}"},
-            }
-            out.append(
-                Candidate(
-                    key=f"{TOY}|{eid}",
-                    bucket=bucket,
-                    label=truth.recorded,
-                    difficulty="easy",
-                    event_type=etype,
-                    payload=payload,
-                )
-            )
-        return out, {}
+        def truth(eid: str, arts) -> ProvenanceTruth:
+            return ProvenanceTruth(recorded=len(arts) > 1, event_id=eid, artifacts=list(arts))
+
+        return every_event(ctx, self, truth), {}
 
     def score(self, question, truth, answer, path, v, config) -> tracks.TrackScore:
         said = A.boolean(answer, "recorded")
