@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from groundeval.questions.generate import generate
-from groundeval.store.store import Store
 from groundeval.trace.io import read_traces
 
 pytest_plugins = ["pytester"]
@@ -79,15 +77,6 @@ baseline = "ci/baseline.json"
 tolerance = 0.05
 min_adjusted = 0.9
 """
-
-
-@pytest.fixture(scope="module")
-def tiny_questions():
-    store = Store.open(TINY)
-    try:
-        return generate(store).questions
-    finally:
-        store.close()
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from groundeval.questions.generate import generate
-from groundeval.store.store import Store
 from groundeval.trace.io import read_traces
 
 pytest_plugins = ["pytester"]
@@ -45,15 +43,6 @@ addopts = "-p no:cacheprovider"
 [tool.groundeval]
 min_adjusted = 0.0
 """
-
-
-@pytest.fixture(scope="module")
-def tiny_questions():
-    store = Store.open(TINY)
-    try:
-        return generate(store).questions
-    finally:
-        store.close()
 
 
 @pytest.fixture
