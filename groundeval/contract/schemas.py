@@ -25,6 +25,10 @@ SCHEMAS: dict[str, str] = {
     "report": "groundeval.scoring.model:RunReport",
     "run": "groundeval.agents.runinfo:RunInfo",
     "gate_baseline": "groundeval.testing.baseline:Baseline",
+    # task contracts for an agent's own tools (docs/tasks.md): the contract, a run, its score
+    "task_contract": "groundeval.tasks.model:TaskContract",
+    "observed_run": "groundeval.observe.model:ObservedRun",
+    "task_score": "groundeval.tasks.score:TaskScore",
 }
 # one answer format per built-in track: ``answer_<track>``
 SCHEMAS.update({f"answer_{t.name}": f"{t.answer_model.__module__}:{t.answer_model.__name__}" for t in builtin_tracks()})

@@ -148,3 +148,22 @@ def test_docs_page_contract_and_output_are_current(capsys):
     shown = re.search(r"```text\n(run .*?)```", page, re.S).group(1)
     code, out, _ = _cli(["tasks", "score", "support", str(RUNS)], capsys)
     assert code == 1 and out == shown
+
+
+def test_example_files_validate_against_the_checked_in_schemas():
+    """contracts/ describes these formats: the example contract as written, its runs as
+    imported and their scores as written all validate against the checked-in schemas."""
+    import jsonschema
+
+    contracts = Path(__file__).resolve().parents[2] / "contracts"
+
+    def schema(name: str) -> dict:
+        return json.loads((contracts / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+    jsonschema.validate(yaml.safe_load((PACK / "task.yaml").read_text(encoding="utf-8")), schema("task_contract"))
+    contract = load_contract(PACK / "task.yaml")
+    runs = [r for path in sorted((PACK / "runs").glob("*.json")) for r in read_runs(path)]
+    assert runs
+    for run in runs:
+        jsonschema.validate(run.model_dump(mode="json"), schema("observed_run"))
+        jsonschema.validate(score_run(contract, run).model_dump(mode="json"), schema("task_score"))
