@@ -22,6 +22,7 @@ from typing import Any, Iterable, Sequence
 from ..contract.paths import json_paths
 
 US_PER_DAY = 86_400_000_000
+_SEP = "\x1f"  # separates the values of a column in a small put (``chr(31)`` in SQL)
 
 # One scalar JSON value -> its join-key text (NULL for JSON null).
 _NORM_MACRO = """
@@ -70,29 +71,44 @@ class GraphSQL:
     def q(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         return self.cur.execute(sql, list(params)).fetchall()
 
+    SPLIT_ROWS = 2000  # up to this many rows, one text parameter per column (no file)
+
     def put(self, table: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Any]]) -> None:
-        """Load Python rows into a temp table through a CSV file.
+        """Load Python rows into a temp table: a few rows as one separated text per
+        column (one statement), many through a CSV file. Either way a value goes in as
+        its ``str`` (``None`` as empty text), cast to the column's type by DuckDB.
 
         Passing long Python lists as query parameters costs DuckDB a failed
-        ``import pandas`` per element (seconds at 10K ids); its CSV reader is linear."""
+        ``import pandas`` per element (seconds at 10K ids); its CSV reader is linear,
+        but a file costs a few milliseconds even for one row."""
+        rows = rows if isinstance(rows, list) else list(rows)
         decl = ", ".join(f"{n} {t}" for n, t in columns)
+        if not rows:
+            self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({decl})")
+            return
+        if len(rows) <= self.SPLIT_ROWS:
+            texts = ["" if v is None else str(v) for row in rows for v in row]
+            if all(_SEP not in t for t in texts):
+                width = len(columns)
+                params = [_SEP.join(texts[i::width]) for i in range(width)]
+                select = ", ".join(f"unnest(string_split(?, chr(31)))::{t} AS {n}" for n, t in columns)
+                self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT {select}", params)
+                return
+        self._put_csv(table, columns, rows, decl)
+
+    def _put_csv(self, table: str, columns: Sequence[tuple[str, str]], rows: list[Sequence[Any]], decl: str) -> None:
         spec = "{" + ", ".join(f"'{n}': '{t}'" for n, t in columns) + "}"
         with tempfile.TemporaryDirectory(prefix="groundeval-") as tmp:
             path = os.path.join(tmp, "rows.csv")
             with open(path, "w", newline="", encoding="utf-8") as f:
-                n = 0
-                writer = csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n")
-                for row in rows:
-                    writer.writerow(row)
-                    n += 1
+                csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
             self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({decl})")
-            if n:
-                self.cur.execute(
-                    f"INSERT INTO {table} SELECT * FROM read_csv(?, header = false, columns = {spec},"
-                    " delim = ',', quote = '\"', escape = '\"', auto_detect = false,"
-                    " allow_quoted_nulls = false)",
-                    [path],
-                )
+            self.cur.execute(
+                f"INSERT INTO {table} SELECT * FROM read_csv(?, header = false, columns = {spec},"
+                " delim = ',', quote = '\"', escape = '\"', auto_detect = false,"
+                " allow_quoted_nulls = false)",
+                [path],
+            )
 
     # ------------------------------------------------------------------ loading
 
