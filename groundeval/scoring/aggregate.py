@@ -12,6 +12,7 @@ import operator
 import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import groupby
 from typing import Any
 
 from ..contract.models import ScoringConfig
@@ -50,20 +51,40 @@ def _sort_key(s: QuestionScore) -> tuple:
 def _canonical_order(scores: Sequence[QuestionScore]) -> list[QuestionScore]:
     """``sorted(scores, key=_sort_key)`` without serialising every score: the JSON tie-break
     is computed only for scores that share everything before it in the key."""
+    scores = list(scores)
+    heads = list(map(_HEAD, scores))
+    return list(_gather(scores, _order(scores, [(t, q, a or "", m, tr) for t, q, a, m, tr in heads])))
 
-    def head(s: QuestionScore) -> tuple:
-        return s.track, s.question_id, s.agent or "", s.mode, s.trial
 
-    out = sorted(scores, key=head)
-    i = 0
-    while i < len(out):
-        j, key = i + 1, head(out[i])
-        while j < len(out) and head(out[j]) == key:
+_HEAD = operator.attrgetter("track", "question_id", "agent", "mode", "trial")
+
+
+def _order(scores: Sequence[QuestionScore], heads: list[tuple]) -> list[int]:
+    """The positions of ``scores`` in canonical order (:func:`_sort_key`), given each score's
+    head (the key without the JSON tie-break): a stable sort of the heads, then each run of
+    equal heads sorted by the scores' JSON."""
+    order = sorted(range(len(heads)), key=heads.__getitem__)
+    try:
+        if len(set(heads)) == len(heads):
+            return order
+    except TypeError:  # an unhashable value in a constructed score: look for ties one by one
+        pass
+    i, n = 0, len(order)
+    while i < n:
+        j, key = i + 1, heads[order[i]]
+        while j < n and heads[order[j]] == key:
             j += 1
         if j - i > 1:
-            out[i:j] = sorted(out[i:j], key=_sort_key)
+            order[i:j] = sorted(order[i:j], key=lambda k: scores[k].model_dump_json())
         i = j
-    return out
+    return order
+
+
+def _gather(seq: Sequence[Any], idx: Sequence[int]) -> tuple:
+    """``tuple(seq[i] for i in idx)``, in C."""
+    if len(idx) > 1:
+        return operator.itemgetter(*idx)(seq)
+    return (seq[idx[0]],) if idx else ()
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:
@@ -147,7 +168,14 @@ def _bootstrap_columns(columns: Sequence[Sequence[float]], samples: int, rng: ra
     n = len(columns[0]) if columns else 0
     if n == 0 or samples <= 0:
         return {}
-    counts = Counter(zip(*columns))
+    return _bootstrap_counts(Counter(zip(*columns)), n, samples, rng)
+
+
+def _bootstrap_counts(counts: Counter, n: int, samples: int, rng: random.Random) -> dict[str, list[float]]:
+    """:func:`_bootstrap_columns` from the count of each distinct tuple of CI fields (in the
+    order of their first row, each kept as its first row holds it) over ``n`` rows."""
+    if n == 0 or samples <= 0:
+        return {}
     cats = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     weights = [w for _, w in cats]
     cols = [[key[i] for key, _ in cats] for i in range(len(CI_FIELDS))]
@@ -174,8 +202,10 @@ def _bootstrap_columns(columns: Sequence[Sequence[float]], samples: int, rng: ra
     return out
 
 
-# The fields of a score that the aggregate reads, pulled out once per score: reading them
-# from 140K pydantic objects once per statistic and slice cost more than the bootstrap.
+# The fields of a score that the aggregate reads, pulled out of every score in one pass
+# (one tuple per score, then one column per field): reading them once per statistic and
+# slice cost more than the bootstrap.
+_KEYS = ("track", "question_id", "agent", "mode", "trial", "bucket", "difficulty", "profile")
 _ROW = (
     "s_answer",
     "s_traj",
@@ -196,66 +226,123 @@ _ROW = (
     "hallucinated_ids",
     "failure_class",
 )
-_I = {f: i for i, f in enumerate(_ROW)}
+_READ = (*_KEYS, *_ROW)
+_BY_KEY = operator.itemgetter(*_READ)  # a score's __dict__ -> its values of _READ
+_BY_ATTR = operator.attrgetter(*_READ)
+_RATES = ("answer_correct", "answered", "valid_answer", "path_valid", "state_invalid_correct")
 
 
-_row = operator.attrgetter(*_ROW)  # QuestionScore -> the tuple of _ROW fields
+def _read(scores: Sequence[QuestionScore]) -> dict[str, tuple]:
+    """Every field of :data:`_READ` as a column, in the order of ``scores``."""
+    if not scores:
+        return {f: () for f in _READ}
+    try:
+        rows = list(map(_BY_KEY, map(vars, scores)))  # a field lookup in the dict: ~2x faster than attributes
+    except (KeyError, TypeError):
+        rows = list(map(_BY_ATTR, scores))
+    return dict(zip(_READ, zip(*rows)))
+
+
+def _stat_columns(cols: dict[str, Sequence[Any]]) -> dict[str, Sequence[Any]]:
+    """The columns the statistics sum, derived once for all slices: each holds, per score,
+    exactly the value the per-slice sums of :func:`_group_stats` add (same objects, same order)."""
+    out = {f: cols[f] for f in (*MEAN_FIELDS, "coverage", "n_calls", "v_units", "v_bad", "failure_class")}
+    out["answered_raw"] = cols["answered"]
+    for f in _RATES:
+        out[f] = list(map(float, cols[f]))
+    flags = cols["flag_counts"]
+    for k in FLAG_KINDS:
+        out["flag:" + k] = list(map(operator.methodcaller("get", k, 0), flags))
+    out["hallucinated"] = list(map(len, cols["hallucinated_ids"]))
+    return out
+
+
+def _ci_counts(cols: dict[str, Sequence[Any]]) -> Counter:
+    """Each distinct tuple of CI fields (in :data:`CI_FIELDS` order) with its count."""
+    return Counter(zip(cols["s_answer"], cols["s_traj"], cols["s_adj"], cols["answer_correct"], cols["valid_answer"]))
 
 
 def group_stats(
     scores: Sequence[QuestionScore], config: ScoringConfig, *, samples: int = 0, rng: random.Random | None = None
 ) -> GroupStats:
-    return _group_stats([_row(s) for s in scores], config, samples=samples, rng=rng)
+    cols = _stat_columns(_read(scores))
+    return _group_stats(cols, len(scores), config, samples=samples, rng=rng)
 
 
 def _group_stats(
-    rows: Sequence[tuple], config: ScoringConfig, *, samples: int = 0, rng: random.Random | None = None
+    cols: dict[str, Sequence[Any]],
+    n: int,
+    config: ScoringConfig,
+    *,
+    samples: int = 0,
+    rng: random.Random | None = None,
+    counts: Counter | None = None,
 ) -> GroupStats:
-    """:func:`group_stats` over score rows (:func:`_row`); every sum runs in row order, so the
-    figures are the same floats as summing over the scores."""
-    n = len(rows)
-    cols = list(zip(*rows)) if rows else [()] * len(_ROW)
-
-    def col(f: str) -> Sequence[Any]:
-        return cols[_I[f]]
+    """:func:`group_stats` over the slice's columns (:func:`_stat_columns`) of ``n`` scores;
+    every sum runs in row order, so the figures are the same floats as summing over the
+    scores. ``counts`` are the slice's :func:`_ci_counts` when already known."""
 
     def mean(xs: Sequence[float]) -> float:
         return _r(sum(xs) / len(xs)) if xs else 0.0
 
-    units = sum(col("v_units"))
-    bad = sum(col("v_bad"))
+    units = sum(cols["v_units"])
+    bad = sum(cols["v_bad"])
     v = bad / units if units else 0.0
-    combined = sum(col("s_combined")) / n if n else 0.0
-    flag_counts = col("flag_counts")
-    kinds = {k: sum(map(operator.methodcaller("get", k, 0), flag_counts)) for k in FLAG_KINDS}
-    covs = [c for c in col("coverage") if c is not None]
-    means: dict[str, float | None] = {f: mean(col(f)) for f in MEAN_FIELDS}
+    combined = sum(cols["s_combined"]) / n if n else 0.0
+    kinds = {k: sum(cols["flag:" + k]) for k in FLAG_KINDS}
+    covs = [c for c in cols["coverage"] if c is not None]
+    means: dict[str, float | None] = {f: mean(cols[f]) for f in MEAN_FIELDS}
     means["coverage"] = mean(covs) if covs else None
-    correct = list(map(float, col("answer_correct")))
-    valid = list(map(float, col("valid_answer")))
-    ci_cols = [col("s_answer"), col("s_traj"), col("s_adj"), correct, valid]  # in CI_FIELDS order
-    failure = col("failure_class")
+    failure = cols["failure_class"]
     classes = {c: failure.count(c) for c in FAILURE_CLASSES}
+    ci95: dict[str, list[float]] = {}
+    if rng is not None and n and samples > 0:
+        ci95 = _bootstrap_counts(_ci_counts(cols) if counts is None else counts, n, samples, rng)
     return GroupStats(
         n=n,
         means=means,
-        accuracy=mean(correct),
-        answered_rate=mean(list(map(float, col("answered")))),
-        valid_answer_rate=mean(valid),
-        path_valid_rate=mean(list(map(float, col("path_valid")))),
-        state_invalid_correct_rate=mean(list(map(float, col("state_invalid_correct")))),
-        n_calls=sum(col("n_calls")),
+        accuracy=mean(cols["answer_correct"]),
+        answered_rate=mean(cols["answered"]),
+        valid_answer_rate=mean(cols["valid_answer"]),
+        path_valid_rate=mean(cols["path_valid"]),
+        state_invalid_correct_rate=mean(cols["state_invalid_correct"]),
+        n_calls=sum(cols["n_calls"]),
         v_units=units,
         v_bad=bad,
         run_violation_rate=_r(v),
         run_s_adj=_r(combined * (1.0 - v) ** 2),
-        compliance_tier=compliance_tier(v, config.tiers, units=units, answered=sum(col("answered"))),
+        compliance_tier=compliance_tier(v, config.tiers, units=units, answered=sum(cols["answered_raw"])),
         violation_rates={k: _r(c / units) if units else 0.0 for k, c in kinds.items()},
-        hallucinated_ids=sum(map(len, col("hallucinated_ids"))),
+        hallucinated_ids=sum(cols["hallucinated"]),
         mean_coverage=mean(covs) if covs else None,
         failure_classes=classes,
-        ci95=_bootstrap_columns(ci_cols, samples, rng) if rng is not None else {},
+        ci95=ci95,
     )
+
+
+def _slice(cols: dict[str, Sequence[Any]], idx: Sequence[int] | slice) -> dict[str, Sequence[Any]]:
+    if isinstance(idx, slice):
+        return {f: c[idx] for f, c in cols.items()}
+    return {f: _gather(c, idx) for f, c in cols.items()}
+
+
+def _slice_counts(track, bucket, difficulty, ci) -> tuple[Counter, dict, dict, dict]:
+    """:func:`_ci_counts` of the whole run, of each track, of each (track, bucket) and each
+    (track, difficulty), from one count over the run: the tuples of a slice are met in the
+    order of their first row in it, as a count over the slice's own rows meets them."""
+    whole: Counter = Counter()
+    tracks: dict = {}
+    buckets: dict = {}
+    difficulties: dict = {}
+    for key, c in Counter(zip(track, bucket, difficulty, *ci)).items():
+        t, b, d, tup = key[0], key[1], key[2], key[3:]
+        whole[tup] += c
+        for counts, slot in ((tracks, t), (buckets, (t, b)), (difficulties, (t, d))):
+            got = counts.get(slot)
+            if got is None:
+                got = counts[slot] = Counter()
+            got[tup] += c
+    return whole, tracks, buckets, difficulties
 
 
 def _ordered(keys: Iterable[str], order: Sequence[str]) -> list[str]:
@@ -328,34 +415,22 @@ def _aggregate(
     profile: str | None,
 ) -> RunReport:
     cfg = config or ScoringConfig()
-    ordered = _canonical_order(scores)
-    profiles = {s.profile for s in ordered}
+    scores = list(scores)
+    read = _read(scores)
+    heads = list(zip(read["track"], read["question_id"], [a or "" for a in read["agent"]], read["mode"], read["trial"]))
+    order = _order(scores, heads)
+    ordered = list(_gather(scores, order))
+    cols = {f: _gather(c, order) for f, c in read.items()}  # canonical order from here on
+    profiles = set(cols["profile"])
     if len(profiles) > 1:
         raise ValueError(f"scores of several profiles in one run: {', '.join(sorted(profiles))}")
     profile = profile or (profiles.pop() if profiles else "default")
-    rng = random.Random(seed)
-    rows = [_row(s) for s in ordered]
-    by_track: dict[str, list[tuple[tuple, str, str]]] = {}
-    for s, row in zip(ordered, rows):
-        by_track.setdefault(s.track, []).append((row, s.bucket, s.difficulty))
-    tracks, buckets, difficulties = {}, {}, {}
-    for track in _ordered(by_track, track_names()):
-        group = by_track[track]
-        tracks[track] = _group_stats([r for r, _b, _d in group], cfg, samples=bootstrap_samples, rng=rng)
-        buckets[track] = {
-            b: _group_stats([r for r, rb, _d in group if rb == b], cfg, samples=bootstrap_samples, rng=rng)
-            for b in sorted({rb for _r_, rb, _d in group})
-        }
-        difficulties[track] = {
-            d: _group_stats([r for r, _b, rd in group if rd == d], cfg, samples=bootstrap_samples, rng=rng)
-            for d in _ordered({rd for _r_, _b, rd in group}, ("easy", "medium", "hard"))
-        }
-    overall = _group_stats(rows, cfg, samples=bootstrap_samples, rng=rng)
-    scored_ids = {s.question_id for s in ordered}
+    tracks, buckets, difficulties, overall = _slices(cols, cfg, bootstrap_samples, random.Random(seed))
+    scored_ids = set(cols["question_id"])
     known_ids = {q.id for q in questions} if questions is not None else None
-    trace_list = sorted(traces or [], key=lambda t: (t.question_id, t.agent or "", t.mode, t.trial))
-    agents = sorted({s.agent for s in ordered if s.agent} | {t.agent for t in trace_list if t.agent})
-    modes = sorted({s.mode for s in ordered})
+    trace_list = traces or []
+    agents = sorted({a for a in cols["agent"] if a} | {t.agent for t in trace_list if t.agent})
+    modes = sorted(set(cols["mode"]))
     digests = sorted({t.contract_digest for t in trace_list})
     from .trials import trial_report
 
@@ -374,5 +449,65 @@ def _aggregate(
         zero_shot=_zero_shot(ordered, zero_shot) if zero_shot not in (None, False) else None,
         missing_question_ids=sorted(known_ids - scored_ids) if known_ids is not None else [],
         unknown_question_ids=sorted(scored_ids - known_ids) if known_ids is not None else [],
-        trials=trial_report(ordered, seed=seed, samples=bootstrap_samples, track_order=track_names()),
+        trials=trial_report(ordered, seed=seed, samples=bootstrap_samples, track_order=track_names())
+        if any(cols["trial"])
+        else None,
     )
+
+
+def _slices(
+    cols: dict[str, Sequence[Any]], cfg: ScoringConfig, samples: int, rng: random.Random
+) -> tuple[dict, dict, dict, GroupStats]:
+    """The statistics of each track, (track, bucket), (track, difficulty) and the whole run,
+    over columns in canonical order, drawing their bootstraps from ``rng`` in that order.
+    A track's scores are consecutive in canonical order; a bucket's or difficulty's are
+    gathered in row order."""
+    n = len(cols["track"])
+    stat = _stat_columns(cols)
+    ci = [stat[f] for f in ("s_answer", "s_traj", "s_adj", "answer_correct", "valid_answer")]
+    whole, by_track, by_bucket, by_difficulty = _slice_counts(cols["track"], cols["bucket"], cols["difficulty"], ci)
+    spans, start = {}, 0
+    for track, run in groupby(cols["track"]):
+        size = sum(1 for _ in run)
+        spans[track] = (start, start + size)
+        start += size
+    tracks, buckets, difficulties = {}, {}, {}
+    for track in _ordered(spans, track_names()):
+        a, b = spans[track]
+        tracks[track] = _group_stats(
+            _slice(stat, slice(a, b)), b - a, cfg, samples=samples, rng=rng, counts=by_track[track]
+        )
+        at_bucket = _positions(cols["bucket"], a, b)
+        buckets[track] = {
+            k: _group_stats(
+                _slice(stat, at_bucket[k]), len(at_bucket[k]), cfg, samples=samples, rng=rng, counts=by_bucket[track, k]
+            )
+            for k in sorted(at_bucket)
+        }
+        at_difficulty = _positions(cols["difficulty"], a, b)
+        difficulties[track] = {
+            d: _group_stats(
+                _slice(stat, at_difficulty[d]),
+                len(at_difficulty[d]),
+                cfg,
+                samples=samples,
+                rng=rng,
+                counts=by_difficulty[track, d],
+            )
+            for d in _ordered(at_difficulty, ("easy", "medium", "hard"))
+        }
+    overall = _group_stats(stat, n, cfg, samples=samples, rng=rng, counts=whole)
+    return tracks, buckets, difficulties, overall
+
+
+def _positions(keys: Sequence[Any], start: int, stop: int) -> dict[Any, list[int]]:
+    """Each value of ``keys[start:stop]`` -> its positions, in order."""
+    out: dict[Any, list[int]] = {}
+    for i in range(start, stop):
+        k = keys[i]
+        got = out.get(k)
+        if got is None:
+            out[k] = [i]
+        else:
+            got.append(i)
+    return out
