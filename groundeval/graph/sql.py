@@ -106,7 +106,7 @@ class GraphSQL:
             self.cur.execute(
                 f"INSERT INTO {table} SELECT * FROM read_csv(?, header = false, columns = {spec},"
                 " delim = ',', quote = '\"', escape = '\"', auto_detect = false,"
-                " allow_quoted_nulls = false)",
+                " allow_quoted_nulls = false, new_line = '\\n')",
                 [path],
             )
 

@@ -148,7 +148,8 @@ def pack_names(store: Any) -> dict[str, list[str]]:
 # A reference's words are constraints: (kind, key, value) with kind ``f`` (a fact value),
 # ``a`` (an artifact reference), ``p`` (an actor's display name, key '') or ``t`` (the
 # start of the reference's UTC day, minute or second in µs, key the level). ``ge_post``
-# holds, per type group, the events showing each constraint a batch of subjects may use;
+# holds, per type group, the events showing each fact, artifact or time constraint a batch
+# of subjects may use (``ge_eact`` every event's actors);
 # a reference's count is the number of events of its group that show all of its
 # constraints. Counts are computed here, never postings shipped to Python: a million-event
 # log has actors and days shown by tens of thousands of events. (One query per kind, and
@@ -162,7 +163,8 @@ def pack_names(store: Any) -> dict[str, list[str]]:
 _WANTED_EVENTS = """
     CREATE OR REPLACE TEMP TABLE ge_wev AS
     SELECT e.id, e.type, g.grp, epoch_us(e.ts) AS us FROM events e
-    JOIN ge_tgroup g ON g.type = e.type JOIN (SELECT DISTINCT grp FROM ge_want) wg ON wg.grp = g.grp"""
+    JOIN ge_tgroup g ON g.type = e.type
+    JOIN (SELECT DISTINCT grp FROM ge_want WHERE kind IN ('a', 't')) wg ON wg.grp = g.grp"""
 
 _POST_FACTS = """
     INSERT INTO ge_post
@@ -182,17 +184,15 @@ _POST_ARTIFACTS = """
     JOIN ge_wev e ON e.id = ea.event_id AND e.grp = w.grp
     WHERE w.kind = 'a'"""
 
-# an actor is named by its display name, else by its id
-_POST_ACTORS = """
-    INSERT INTO ge_post
-    WITH names AS (SELECT DISTINCT val FROM ge_want WHERE kind = 'p'),
-         who AS (SELECT d.actor, d.name FROM ge_display d JOIN names n ON n.val = d.name
-                 UNION ALL
-                 SELECT n.val, n.val FROM names n ANTI JOIN ge_display d ON d.actor = n.val),
-         ea AS (SELECT a.event_id, who.name FROM event_actors a JOIN who ON who.actor = a.actor)
-    SELECT DISTINCT w.grp, e.type, 'p', '', w.val, e.id FROM ea
-    JOIN ge_wev e ON e.id = ea.event_id
-    JOIN ge_want w ON w.kind = 'p' AND w.val = ea.name AND w.grp = e.grp"""
+# Every event's actors by the name a reference shows (its display name, else its id), per
+# type group: built once, when a first reference may show actors (``load_actors``), and
+# read by ``_COUNT`` directly — an actor shown by tens of thousands of events is never
+# copied into ``ge_post``.
+_EVENT_ACTORS = """
+    CREATE OR REPLACE TEMP TABLE ge_eact AS
+    SELECT DISTINCT g.grp, e.type, coalesce(d.name, a.actor) AS name, e.id
+    FROM event_actors a JOIN events e ON e.id = a.event_id JOIN ge_tgroup g ON g.type = e.type
+    LEFT JOIN ge_display d ON d.actor = a.actor"""
 
 # the start of the event's day, minute or second (floor division, exact in integers)
 _POST_TIME = """
@@ -202,9 +202,12 @@ _POST_TIME = """
      AND w.val = (e.us - ((e.us % ?) + ?) % ?)::VARCHAR"""
 
 _COUNT = """
-    WITH h AS (SELECT c.rid, p.id, any_value(c.n) AS n, count(*) AS m FROM ge_rc c
-               JOIN ge_post p ON p.grp = c.grp AND p.kind = c.kind AND p.key = c.key AND p.val = c.val
-               GROUP BY c.rid, p.id)
+    WITH hit AS (SELECT c.rid, p.id, c.n FROM ge_rc c
+                 JOIN ge_post p ON p.grp = c.grp AND p.kind = c.kind AND p.key = c.key AND p.val = c.val
+                 UNION ALL
+                 SELECT c.rid, p.id, c.n FROM ge_rc c JOIN ge_eact p ON p.grp = c.grp AND p.name = c.val
+                 WHERE c.kind = 'p'),
+         h AS (SELECT rid, id, any_value(n) AS n, count(*) AS m FROM hit GROUP BY rid, id)
     SELECT h.rid, count(*), bool_or(h.id = s.subject) FROM h JOIN ge_rs s ON s.rid = h.rid
     WHERE h.m = h.n GROUP BY h.rid ORDER BY 1"""
 
@@ -221,6 +224,7 @@ def start_subjects(gs: GraphSQL, display: dict[str, str], groups: dict[str, str]
         "CREATE OR REPLACE TEMP TABLE ge_post (grp VARCHAR, type VARCHAR, kind VARCHAR, key VARCHAR,"
         " val VARCHAR, id VARCHAR)"
     )
+    gs.q("CREATE OR REPLACE TEMP TABLE ge_eact (grp VARCHAR, type VARCHAR, name VARCHAR, id VARCHAR)")
     return dict(gs.q("SELECT type, count(*) FROM events GROUP BY type ORDER BY 1"))
 
 
@@ -230,17 +234,21 @@ def load_postings(gs: GraphSQL, want: list[tuple[str, str, str, str]], levels: I
     if not want:
         return
     gs.put("ge_want", _CONSTRAINT, want)
-    gs.q(_WANTED_EVENTS)
     kinds = {w[1] for w in want}
+    if kinds & {"a", "t"}:
+        gs.q(_WANTED_EVENTS)
     keys = sorted({w[2] for w in want if w[1] == "f"})
     if keys:
         gs.q(_POST_FACTS, [[_pointer("facts", k) for k in keys], keys])
     if "a" in kinds:
         gs.q(_POST_ARTIFACTS)
-    if "p" in kinds:
-        gs.q(_POST_ACTORS)
     for level, size in levels if "t" in kinds else ():
         gs.q(_POST_TIME, [level, size, size, size])
+
+
+def load_actors(gs: GraphSQL) -> None:
+    """``ge_eact``: every event's actors by shown name (once per generation, see ``_EVENT_ACTORS``)."""
+    gs.q(_EVENT_ACTORS)
 
 
 def frequencies(gs: GraphSQL, values: list[tuple[str, str, str, str]]) -> list[tuple]:

@@ -210,6 +210,7 @@ class SubjectIndex:
     _groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _sizes: dict[str, int] = field(default_factory=dict)
     _indexed: set[tuple[str, str, str, str]] = field(default_factory=set)  # values in ge_post
+    _actors: bool = False  # ge_eact built
 
     LEVELS_PER_ROUND = 3  # references per subject a round counts (most resolve on the first)
 
@@ -279,6 +280,9 @@ class SubjectIndex:
             if role.time:
                 want.update((grp, "t", level, str(s.ts_us - s.ts_us % _US[level])) for level in TIME_LEVELS)
         new = sorted((want | ids) - self._indexed)
+        if not self._actors and any(w[1] == "p" for w in new):
+            sql.load_actors(self.gs)
+            self._actors = True
         sql.load_postings(self.gs, new, [(level, _US[level]) for level in TIME_LEVELS])
         self._indexed.update(new)
         return {(t, k, key, v): n for t, k, key, v, n in sql.frequencies(self.gs, sorted(ids))} if ids else {}
