@@ -270,6 +270,118 @@ def _structure(value: Any) -> Any:
     return type(value).__name__
 
 
+class _Absent:
+    """The type of a property a record does not have."""
+
+
+_ABSENT = _Absent()
+_ANNOTATIONS = {"$id", "$schema", "$defs", "title", "description", "default", "format"}
+_TYPES = {"string", "number", "boolean", "null", "array", "object"}  # not "integer": 1.0 is one, 1.5 is not
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _resolve(root: dict[str, Any], node: Any) -> Any:
+    for _ in range(16):
+        if not (isinstance(node, dict) and "$ref" in node):
+            return node
+        ref = node["$ref"]
+        if set(node) - _ANNOTATIONS - {"$ref"} or not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+            raise _Unsupported(ref)
+        node = root.get("$defs", {}).get(ref[len("#/$defs/") :])
+    raise _Unsupported("$ref chain")
+
+
+def _node(root: dict[str, Any], node: Any) -> dict[str, Any] | None:
+    """The schema node with its keywords checked; ``None`` when it accepts anything."""
+    node = _resolve(root, node)
+    if node is True or node == {}:
+        return None
+    if not isinstance(node, dict) or set(node) - _STRUCTURAL:
+        raise _Unsupported(node)
+    types = node.get("type", [])
+    if any(t not in _TYPES for t in (types if isinstance(types, list) else [types])):
+        raise _Unsupported(types)
+    if not isinstance(node.get("properties", {}), dict) or isinstance(node.get("items"), list):
+        raise _Unsupported(node)
+    return node
+
+
+class _KeyWriter:
+    """Writes the Python source of a schema's verdict key (see :func:`_structure_key`)."""
+
+    def __init__(self, root: dict[str, Any]):
+        self.root, self.lines, self.consts, self.count = root, [], {}, 0
+
+    def const(self, value: Any) -> str:
+        name = f"C{len(self.consts)}"
+        self.consts[name] = value
+        return name
+
+    def key(self, node: Any, depth: int = 0) -> str | None:
+        """Name of a function of a value whose result is equal for two values only if ``node``
+        gives them the same verdict; ``"type"`` when only the value's type matters, ``None``
+        when the node accepts anything."""
+        node = _node(self.root, node)
+        if node is None:
+            return None
+        if depth > 32:
+            raise _Unsupported("depth")
+        body: list[str] = []
+        out = ["t"]
+        props, required = node.get("properties", {}), node.get("required", [])
+        extra = node.get("additionalProperties", True)
+        if props or required or extra is not True:
+            obj = []
+            for n in sorted(set(props) | set(required)):
+                sub = self.key(props.get(n, True), depth + 1) or "type"
+                obj.append(f"{sub}(x.get({n!r}, ABSENT))")
+            if extra is False:
+                obj.append(f"any(k not in {self.const(frozenset(props))} for k in x)")
+            elif extra is not True:
+                if props:
+                    raise _Unsupported("properties with an additionalProperties schema")
+                each = self.key(extra, depth + 1)
+                if each is not None:
+                    obj.append(f"frozenset(map({each}, x.values()))")
+            body.append(f"    o = ({', '.join(obj)},) if t is dict else None")
+            out.append("o")
+        if "items" in node:
+            each = self.key(node["items"], depth + 1)
+            if each is not None:
+                body.append(f"    a = frozenset(map({each}, x)) if t is list else None")
+                out.append("a")
+        for alt in node.get("anyOf", []):
+            k = self.key(alt, depth + 1)
+            if k is not None and k != "type":
+                out.append(f"{k}(x)")
+        if out == ["t"]:
+            return "type"
+        self.count += 1
+        name = f"k{self.count}"
+        self.lines += [f"def {name}(x):", "    t = type(x)", *body, f"    return ({', '.join(out)},)", ""]
+        return name
+
+
+@lru_cache(maxsize=None)
+def _structure_key(name: str) -> Any:
+    """The verdict key of schema ``name`` (see :func:`_key_of`), or ``None`` when the schema
+    uses a keyword that looks at more than types and keys."""
+    schema = validator(name).schema
+    writer = _KeyWriter(schema)
+    try:
+        top = writer.key(schema)
+    except _Unsupported:
+        return None
+    if top is None or top == "type":
+        return type
+    scope: dict[str, Any] = {"ABSENT": _ABSENT, **writer.consts}
+    exec(compile("\n".join(writer.lines), f"<verdict key of {name}>", "exec"), scope)  # noqa: S102 - our own source
+    return scope[top]
+
+
 _VALID_STRUCTURES: dict[str, set] = {}
 
 
@@ -277,11 +389,11 @@ def schema_errors(name: str, instance: Any) -> list[tuple[tuple, str]]:
     """(location, message) of every schema violation, sorted."""
     cache = _VALID_STRUCTURES.get(name)
     if cache is None:
-        structural = _keywords(validator(name).schema) <= _STRUCTURAL
+        structural = _keywords(validator(name).schema) <= _STRUCTURAL and _structure_key(name) is not None
         cache = _VALID_STRUCTURES[name] = set() if structural else None  # type: ignore[assignment]
         if cache is None:
             _VALID_STRUCTURES.pop(name)
-    key = _structure(instance) if cache is not None else None
+    key = _structure_key(name)(instance) if cache is not None else None
     if key is not None and key in cache:
         return []
     out = []
