@@ -110,6 +110,50 @@ class _Tally:
             self.used_unique.add(c.unique)
 
 
+def _eligible(pool: list[Candidate], tally: _Tally) -> list[Candidate]:
+    """``[c for c in pool if tally.eligible(c)]``, with the caps read once."""
+    n_actor, n_type, used, max_actor, max_type = (
+        tally.n_actor,
+        tally.n_type,
+        tally.used_unique,
+        tally.max_per_actor,
+        tally.max_per_type,
+    )
+    return [
+        c
+        for c in pool
+        if (c.actor is None or n_actor[c.actor] < max_actor)
+        and n_type[c.event_type] < max_type
+        and (c.unique is None or c.unique not in used)
+    ]
+
+
+def _best(pool: list[Candidate], tally: _Tally) -> Candidate:
+    """``min(pool, key=tally.priority)``: each candidate's priority is the same tuple, its
+    parts read once per pick (label balance per actor and type, difficulty need)."""
+    n_al, n_tl, n_group, rank = tally.n_actor_label, tally.n_type_label, tally.n_group, tally.rank
+    dsum = sum(tally.difficulty_ratios.values()) or 1.0
+    npick = len(tally.picked) + 1
+    want = {d: tally.difficulty_ratios.get(d, 0) / dsum * npick - tally.n_diff[d] for d in {c.difficulty for c in pool}}
+    best, best_key = None, None
+    for c in pool:
+        actor_imb = (n_al[(c.actor, c.label)] - n_al[(c.actor, not c.label)]) if c.actor else 0
+        type_imb = n_tl[(c.event_type, c.label)] - n_tl[(c.event_type, not c.label)]
+        top = max(actor_imb, type_imb)
+        key = (
+            max(top, 0) >= 1,
+            top,
+            actor_imb + type_imb,
+            n_group[(c.bucket, c.group)],
+            -want[c.difficulty],
+            rank[id(c)],
+        )
+        if best_key is None or key < best_key:
+            best, best_key = c, key
+    assert best is not None
+    return best
+
+
 def _pools(order: list[Candidate], buckets: dict[str, float]) -> dict[str, list[Candidate]]:
     """Per bucket, candidates in hash order, at most ``_TRIM`` per (bucket, actor, type, group, difficulty)."""
     kept: Counter = Counter()
@@ -155,12 +199,12 @@ def select(
     tally = _Tally(max_per_actor, max_per_type, difficulty_ratios, {id(c): i for i, c in enumerate(order)})
     while len(tally.picked) < total:
         for b in pools:
-            pools[b] = [c for c in pools[b] if tally.eligible(c)]
+            pools[b] = _eligible(pools[b], tally)
         open_ = [b for b in pools if pools[b]]
         if not open_:
             break
         bucket = _next_bucket(open_, pools, tally, quota, bucket_ratios)
-        c = min(pools[bucket], key=tally.priority)
+        c = _best(pools[bucket], tally)
         pools[bucket].remove(c)
         tally.add(c)
 

@@ -170,14 +170,17 @@ def _levels(
     display: dict[str, str],
     frequency: Callable[[tuple[str, str, str]], int] | None = None,
     size: int = 0,
+    shown: list[tuple[str, str, str]] | None = None,
 ) -> list[Reference]:
     """The references of a subject in discriminator order, each adding to the previous:
     identifiers one at a time (the role's preferred keys first, then the rarest values
     among the events of its type first — ``frequency`` — ties by kind and key; a value
     every one of the ``size`` events of its type shows tells nothing and is left out),
     then the actors, then the time at each allowed precision. The first that names
-    exactly one event is used, so a question shows no more than it must."""
-    allowed = [i for i in identifiers(s.record) if (i[0], i[1]) not in role.hide and i[2] not in role.forbid]
+    exactly one event is used, so a question shows no more than it must. (``shown``: the
+    subject's ``identifiers``, when the caller has them.)"""
+    shown = identifiers(s.record) if shown is None else shown
+    allowed = [i for i in shown if (i[0], i[1]) not in role.hide and i[2] not in role.forbid]
     rank = {k: n for n, k in enumerate(role.prefer)}
     freq = frequency or (lambda i: 0)
     if size:
@@ -217,9 +220,10 @@ class SubjectIndex:
     def levels(self, requests: list[tuple[Any, Subject, Role]]) -> dict[Any, list[Reference]]:
         """Each subject's references in the order :meth:`resolve` tries them."""
         self._start()
-        frequency = self._load([(s, role) for _, s, role in requests])
+        shown = [identifiers(s.record) for _, s, _ in requests]
+        frequency = self._load([(s, role) for _, s, role in requests], shown)
         out = {}
-        for key, s, role in requests:
+        for (key, s, role), ids in zip(requests, shown):
             group = self._groups.get(s.type, (s.type,))
             out[key] = _levels(
                 s,
@@ -227,6 +231,7 @@ class SubjectIndex:
                 self.display,
                 lambda i: sum(frequency.get((t, *i), 0) for t in group),
                 sum(self._sizes.get(t, 0) for t in group),
+                ids,
             )
         return out
 
@@ -267,14 +272,16 @@ class SubjectIndex:
         self._groups = {t: tuple(ts) for ts in by_name.values() for t in ts}
         self._sizes = sql.start_subjects(self.gs, self.display, {t: humanize(t) for t in self._groups})
 
-    def _load(self, subjects: list[tuple[Subject, Role]]) -> dict[tuple[str, str, str, str], int]:
-        """Index every value the subjects' references may show (those not indexed by an
-        earlier batch); ``(event type, kind, key, value) -> events of that type showing
+    def _load(
+        self, subjects: list[tuple[Subject, Role]], shown: list[list[tuple[str, str, str]]]
+    ) -> dict[tuple[str, str, str, str], int]:
+        """Index every value the subjects' references may show (``shown``: their
+        identifiers; those not indexed by an earlier batch); ``(event type, kind, key, value) -> events of that type showing
         it`` for their identifiers."""
         want, ids = set(), set()
-        for s, role in subjects:
+        for (s, role), idents in zip(subjects, shown):
             grp = humanize(s.type)
-            ids.update((grp, *i) for i in identifiers(s.record))
+            ids.update((grp, *i) for i in idents)
             if role.actors:
                 want.update((grp, "p", "", self.display.get(a, a)) for a in s.actors)
             if role.time:
