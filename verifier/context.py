@@ -61,13 +61,17 @@ def _facts_of(data: Any) -> tuple:
     """(is an object, id, subsystem, timestamp value, (key, text) of the creation time) of one record."""
     if not isinstance(data, dict):
         return _NOT_OBJECT
-    ident, sub = data.get("id"), data.get("subsystem")
-    created = next(((k, data[k]) for k in CREATED_KEYS if isinstance(data.get(k), str)), None)
+    get = data.get
+    ident, sub, ts = get("id"), get("subsystem"), get("timestamp")
+    if type(ts) is str:  # the common case first (a str subclass cannot come out of json)
+        created = ("timestamp", ts)
+    else:
+        created = next(((k, data[k]) for k in CREATED_KEYS[1:] if isinstance(get(k), str)), None)
     return (
         True,
         ident if isinstance(ident, str) else None,
         sub if isinstance(sub, str) else None,
-        data.get("timestamp"),
+        ts,
         created,
     )
 

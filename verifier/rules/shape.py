@@ -385,15 +385,24 @@ def _structure_key(name: str) -> Any:
 _VALID_STRUCTURES: dict[str, set] = {}
 
 
-def schema_errors(name: str, instance: Any) -> list[tuple[tuple, str]]:
-    """(location, message) of every schema violation, sorted."""
+def verdict_cache(name: str) -> tuple[Any, set] | None:
+    """``(key function, keys known valid)`` of schema ``name``, or ``None`` when its verdicts are
+    not cached (a schema that looks at more than types and keys). A loop over records tests
+    ``key(instance) in valid`` itself and calls :func:`schema_errors` only on a miss."""
     cache = _VALID_STRUCTURES.get(name)
     if cache is None:
         structural = _keywords(validator(name).schema) <= _STRUCTURAL and _structure_key(name) is not None
-        cache = _VALID_STRUCTURES[name] = set() if structural else None  # type: ignore[assignment]
-        if cache is None:
-            _VALID_STRUCTURES.pop(name)
-    key = _structure_key(name)(instance) if cache is not None else None
+        if not structural:
+            return None
+        cache = _VALID_STRUCTURES[name] = set()
+    return _structure_key(name), cache
+
+
+def schema_errors(name: str, instance: Any) -> list[tuple[tuple, str]]:
+    """(location, message) of every schema violation, sorted."""
+    known = verdict_cache(name)
+    cache = known[1] if known is not None else None
+    key = known[0](instance) if known is not None else None
     if key is not None and key in cache:
         return []
     out = []
@@ -474,7 +483,7 @@ def unparseable_times(ctx: PackContext, texts: Iterable[str]) -> set[str]:
     values = sorted(set(texts))
     # A lone surrogate (JSON "\\ud800") is not Unicode: DuckDB can hold it neither as JSON nor as
     # a parameter, and the loader refuses the record, so such a text is unparseable as is.
-    bad = {t for t in values if not is_unicode(t)}
+    bad = set() if is_unicode("".join(values)) else {t for t in values if not is_unicode(t)}
     values = [t for t in values if t not in bad]
     if not values:
         return bad
@@ -498,7 +507,7 @@ def _without_null_links(data: dict[str, Any]) -> dict[str, Any]:
     """Null ``artifact_ids`` entries mean "no such link" (Parquet structs pad missing keys with
     nulls); the loader skips them, so the schema check does too."""
     links = data.get("artifact_ids")
-    if isinstance(links, dict) and any(v is None for v in links.values()):
+    if type(links) is dict and None in links.values():  # JSON values equal None only when null
         data = dict(data, artifact_ids={k: v for k, v in links.items() if v is not None})
     return data
 
@@ -508,6 +517,7 @@ def event_records(ctx: PackContext) -> Iterable:
     if ctx.events_path is not None and not ctx.events and not any(r == "GE115" for r, _ in ctx.problems):
         yield finding("GE116", "the event log has no records", file=ctx.events_path)
     good: list[Record] = []
+    known_valid = verdict_cache("event")
     for rec in ctx.events:
         data, error = rec.parsed
         if error is not None or not isinstance(data, dict):
@@ -518,7 +528,10 @@ def event_records(ctx: PackContext) -> Iterable:
                 **_where(rec),
             )
             continue
-        errors = schema_errors("event", _without_null_links(data))
+        data = _without_null_links(data)
+        errors = (
+            [] if known_valid is not None and known_valid[0](data) in known_valid[1] else schema_errors("event", data)
+        )
         for loc, msg in errors:
             yield finding(
                 "GE110",
@@ -570,6 +583,7 @@ def created_text(data: dict[str, Any]) -> str | None:
 @check("GE120", "GE121", "GE122", "GE123")
 def artifact_records(ctx: PackContext) -> Iterable:
     good: list[Record] = []
+    known_valid = verdict_cache("artifact")
     for rec in ctx.artifacts:
         data, error = rec.parsed
         if error is not None or not isinstance(data, dict):
@@ -580,7 +594,11 @@ def artifact_records(ctx: PackContext) -> Iterable:
                 **_where(rec),
             )
             continue
-        errors = schema_errors("artifact", data)
+        errors = (
+            []
+            if known_valid is not None and known_valid[0](data) in known_valid[1]
+            else schema_errors("artifact", data)
+        )
         for loc, msg in errors:
             yield finding("GE120", msg, record=rec.ident, path=json_path(loc), **_where(rec))
         if errors:
