@@ -26,15 +26,12 @@ def seeded_sample(
     for r in records:
         groups.setdefault(group(r), []).append(r)
     out: list[R] = []
+    sha256 = hashlib.sha256
     for spec, polarity in sorted(groups):
-        prefix = hashlib.sha256(f"{seed}\x1f{track}\x1f{spec}\x1f".encode())  # the shared prefix, hashed once
-
-        def order(r: R) -> tuple[str, R]:
-            h = prefix.copy()
-            h.update(parts(r).encode())
-            return h.hexdigest(), r
-
-        out += heapq.nsmallest(keep, groups[(spec, polarity)], key=order)
+        prefix = f"{seed}\x1f{track}\x1f{spec}\x1f".encode()
+        # raw digests order exactly as their hex texts do (same length, order-preserving digits)
+        keyed = [(sha256(prefix + parts(r).encode()).digest(), r) for r in groups[(spec, polarity)]]
+        out += [r for _, r in heapq.nsmallest(keep, keyed)]
     return out
 
 
