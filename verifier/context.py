@@ -88,13 +88,15 @@ class Record:
     kind: str  # "event" | "artifact"
     file: str
     line: int | None
-    text: str
+    text: str | None  # None once the shape checks released it (see parse_once)
     stem: str | None = None
     folder: str | None = None
     _facts: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def parsed(self) -> tuple[Any, str | None]:
+        if self.text is None:
+            raise RuntimeError(f"{self.file}:{self.line}: the record's text was released after its checks")
         try:
             data = json.loads(self.text)
         except (ValueError, RecursionError) as exc:
@@ -102,6 +104,13 @@ class Record:
             return None, str(exc)
         self._facts = _facts_of(data)
         return data, None
+
+    def parse_once(self) -> tuple[Any, str | None]:
+        """:attr:`parsed`, then the text is released: the facts later rules read are kept,
+        and at a million records the texts are most of the verifier's memory."""
+        out = self.parsed
+        self.text = None
+        return out
 
     def _known(self) -> tuple:
         if self._facts is None:

@@ -519,7 +519,7 @@ def event_records(ctx: PackContext) -> Iterable:
     good: list[Record] = []
     known_valid = verdict_cache("event")
     for rec in ctx.events:
-        data, error = rec.parsed
+        data, error = rec.parse_once()
         if error is not None or not isinstance(data, dict):
             ctx.mark_bad(rec)
             yield finding(
@@ -585,7 +585,7 @@ def artifact_records(ctx: PackContext) -> Iterable:
     good: list[Record] = []
     known_valid = verdict_cache("artifact")
     for rec in ctx.artifacts:
-        data, error = rec.parsed
+        data, error = rec.parse_once()
         if error is not None or not isinstance(data, dict):
             ctx.mark_bad(rec)
             yield finding(
