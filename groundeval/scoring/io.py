@@ -16,11 +16,12 @@ from pydantic_core import to_json
 from ..contract.models import ScoringConfig
 from ..errors import ContractError
 from ..questions.model import Question, QuestionSet
-from ..trace.model import Trace
+from ..trace.model import Timings, Trace
 from .model import _OMITTED_AT_DEFAULT, QuestionScore
 from .profiles import score
 
 if TYPE_CHECKING:
+    from ..trace.io import TraceKeys
     from .parallel import TraceHead
 
 SCORES_FILE = "scores.jsonl"
@@ -230,11 +231,35 @@ class TraceRef:
     )
     _KEPT = ("question_id", "track", "mode", "agent", "trial", "contract_digest", "usage", "timings")
 
+    def __new__(cls, trace: Any = None, line: bytes | None = None):
+        if type(trace) is cls and trace._line is line:  # already a reference to this line
+            return trace
+        return object.__new__(cls)
+
     def __init__(self, trace: Trace, line: bytes):
+        if trace is self:
+            return
         for f in self._KEPT:
             setattr(self, f, getattr(trace, f))
         self._line = line
         self._full: Trace | None = None
+
+    @classmethod
+    def of_data(cls, data: dict[str, Any], line: bytes) -> TraceRef:
+        """The reference to a trace validated into plain data (``trace_data_adapter``): the
+        kept fields as the model would hold them (its defaults for the fields left out)."""
+        ref = object.__new__(cls)
+        ref.question_id = data["question_id"]
+        ref.track = data["track"]
+        ref.mode = data["mode"]
+        ref.agent = data.get("agent")
+        ref.trial = data.get("trial", 0)
+        ref.contract_digest = data["contract_digest"]
+        ref.usage = data["usage"] if "usage" in data else {}
+        ref.timings = _timings(data.get("timings"))
+        ref._line = line
+        ref._full = None
+        return ref
 
     def __getattr__(self, name: str):  # reached only for the fields not kept above
         if name.startswith("__") or name in ("_line", "_full"):
@@ -242,6 +267,22 @@ class TraceRef:
         if self._full is None:
             self._full = Trace.model_validate_json(self._line)
         return getattr(self._full, name)
+
+
+def _timings(data: dict[str, Any] | None) -> Timings:
+    """The :class:`Timings` model ``Timings.model_validate`` makes of validated plain data,
+    without validating it again."""
+    values = {"started": None, "ended": None, "total_ms": None, "call_latency_ms": None}
+    if data:
+        values.update(data)
+    if values["call_latency_ms"] is None:
+        values["call_latency_ms"] = []
+    t = object.__new__(Timings)
+    object.__setattr__(t, "__dict__", values)
+    object.__setattr__(t, "__pydantic_fields_set__", set(data or ()))
+    object.__setattr__(t, "__pydantic_extra__", None)
+    object.__setattr__(t, "__pydantic_private__", None)
+    return t
 
 
 def iter_rescore(
@@ -276,7 +317,9 @@ def iter_rescore_lines(
     (:class:`~groundeval.scoring.parallel.TraceHead`: the fields :class:`TraceRef` keeps),
     not parsed traces. Whether helpers run depends on the file's size and the idle cores, so
     a caller reads only the head's fields (a :class:`Trace` has them all) or passes
-    ``workers=0``, which parses every trace in this process.
+    ``workers=0``, which parses every trace in this process: under the default profile into
+    plain data, yielded as :class:`TraceRef` (the kept fields; any other field parses the
+    line again when read), under another profile as :class:`Trace`.
 
     Re-scoring verifies its input: a second trace of the same (question, agent, mode, trial)
     is a located error (never scored twice), and so is a trace recorded on another
@@ -293,10 +336,47 @@ def iter_rescore_lines(
             keys.add(trace, n)
             yield trace, s, line
         return
+    if profile is None or profile == "default":  # groundeval's formulas: traces read as plain data
+        yield from _rescore_data(path, lines, questions, config, contract_digest, keys)
+        return
     for n, line in lines:
         trace = check_trace_line(path, n, line, contract_digest)
         keys.add(trace, n)
         yield trace, rescore_trace(trace, questions, config, profile), line
+
+
+def _rescore_data(
+    path: Path,
+    lines: Iterator[tuple[int, bytes]],
+    questions: dict[str, Question],
+    config: ScoringConfig | None,
+    contract_digest: str | None,
+    keys: TraceKeys,
+) -> Iterator[tuple[Trace | TraceRef, QuestionScore | None, bytes]]:
+    """The default profile's re-scoring loop on traces validated into plain data
+    (:func:`~groundeval.trace.model.trace_data_adapter`, ~40% faster than the models; same
+    lines accepted, same values) and scored by :func:`~groundeval.scoring.score.score_data`
+    (the same scores). A line it refuses, or of another contract, is parsed again by the
+    model, which raises the located error :func:`check_trace_line` raises."""
+    from ..trace.model import trace_data_adapter
+    from .score import score_data
+
+    validate = trace_data_adapter().validate_json
+    add, get = keys.add_values, questions.get
+    for n, line in lines:
+        try:
+            data = validate(line)
+        except ValidationError:
+            trace = check_trace_line(path, n, line, contract_digest)  # raises the model's located error
+            keys.add(trace, n)  # (never reached: both accept the same lines, tests/trace say)
+            yield trace, rescore_trace(trace, questions, config), line
+            continue
+        if contract_digest is not None and data["contract_digest"] != contract_digest:
+            check_trace_line(path, n, line, contract_digest)  # raises
+        qid = data["question_id"]
+        add(qid, data.get("agent"), data["mode"], data.get("trial", 0), n)
+        q = get(qid)
+        yield TraceRef.of_data(data, line), None if q is None else score_data(q, data, config), line
 
 
 def check_trace_line(path: str | Path, n: int, line: bytes, contract_digest: str | None = None) -> Trace:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..contract.models import ScoringConfig, TrackWeights
@@ -105,13 +106,81 @@ def path_facts(trace: Trace) -> PathFacts:
     flags_by_id = final.citation_flags if final is not None else {}
     if context:
         cited = A.id_list(trace.final_answer, "evidence_artifacts")
-        _context_citations(facts, trace, cited, flags_by_id, counts)
+        _context_citations(facts, trace.context_ids, cited, flags_by_id, counts)
     else:
         facts.units = facts.n_calls
         if flags_by_id:
             cited = A.id_list(trace.final_answer, "evidence_artifacts")
             hallucinated.update(c for c in cited if c in flags_by_id and flags_by_id[c] is None)
     return facts
+
+
+def path_facts_of(trace: dict[str, Any]) -> PathFacts:
+    """:func:`path_facts` of a trace validated into plain data
+    (:func:`~groundeval.trace.model.trace_data_adapter`: dicts, a field left out is absent
+    and means the model's default). Same facts (tested on generated traces)."""
+    context = trace["mode"] == "context"
+    fetched: set[str] = set()
+    hallucinated: set[str] = set()
+    searched: set[str] = set()
+    counts = dict.fromkeys(FLAG_KINDS, 0)
+    looked = False
+    bad = 0
+    calls = trace.get("calls", ())
+    for call in calls:  # the loop of path_facts, on dicts
+        tool, status, flags = call["tool"], call["status"], call.get("flags")
+        if flags:
+            bad += 1
+            for kind in set(flags):
+                counts[kind] = counts.get(kind, 0) + 1
+            if tool == FETCH and status == "not_found":
+                arg = call.get("arguments", _EMPTY).get("artifact_id")
+                hallucinated.add("" if arg is None else str(arg))
+            continue
+        if tool == FETCH:
+            if status == "ok":
+                ids = call.get("result_ids")
+                if ids:
+                    fetched.update(ids)
+                else:
+                    arg = call.get("arguments", _EMPTY).get("artifact_id")
+                    if isinstance(arg, str):
+                        fetched.add(arg)
+            elif status == "not_found":
+                arg = call.get("arguments", _EMPTY).get("artifact_id")
+                hallucinated.add("" if arg is None else str(arg))
+        elif tool == SEARCH and status == "ok":
+            looked = True
+            sub = call.get("arguments", _EMPTY).get("subsystem")
+            if sub and isinstance(sub, str):
+                searched.add(sub)
+    facts = PathFacts(
+        context=context,
+        fetched=set() if context else fetched,
+        looked=looked,
+        searched_subsystems=searched,
+        n_calls=len(calls),
+        bad=bad,
+        hallucinated=hallucinated,
+        flag_counts=counts,
+    )
+    subs = trace.get("submissions", ())
+    facts.invalid_submission = any(not s["valid"] for s in subs)
+    final = next((sub for sub in reversed(subs) if sub["valid"]), None)
+    flags_by_id = final.get("citation_flags", _EMPTY) if final is not None else {}
+    answer = trace.get("final_answer")
+    if context:
+        cited = A.id_list(answer, "evidence_artifacts")
+        _context_citations(facts, trace.get("context_ids", ()), cited, flags_by_id, counts)
+    else:
+        facts.units = facts.n_calls
+        if flags_by_id:
+            cited = A.id_list(answer, "evidence_artifacts")
+            hallucinated.update(c for c in cited if c in flags_by_id and flags_by_id[c] is None)
+    return facts
+
+
+_EMPTY: dict[str, Any] = {}  # read only: a call's absent arguments
 
 
 def _final_submission(trace: Trace):
@@ -122,10 +191,10 @@ def _final_submission(trace: Trace):
 
 
 def _context_citations(
-    facts: PathFacts, trace: Trace, cited: list[str], flags_by_id: dict[str, Any], counts: dict[str, int]
+    facts: PathFacts, context_ids: Sequence[str], cited: list[str], flags_by_id: dict[str, Any], counts: dict[str, int]
 ) -> None:
-    """Context mode: v and the citation rates come from E against C, V and T."""
-    window = set(trace.context_ids)
+    """Context mode: v and the citation rates come from E against C, V and T (the window C: ``context_ids``)."""
+    window = set(context_ids)
     facts.looked = True
     facts.units = facts.n_citations = len(cited)
     facts.bad = 0
@@ -181,11 +250,31 @@ def _default_weights(track: str) -> TrackWeights:
 
 def score(question: Question, trace: Trace, config: ScoringConfig | None = None) -> QuestionScore:
     """Score one trace against its question. Pure and deterministic."""
+    return _verdict(question, path_facts(trace), trace.final_answer, trace.mode, trace.trial, trace.agent, config)
+
+
+def score_data(question: Question, trace: dict[str, Any], config: ScoringConfig | None = None) -> QuestionScore:
+    """:func:`score` of a trace validated into plain data (:func:`path_facts_of`): the same score."""
+    facts = path_facts_of(trace)
+    return _verdict(
+        question, facts, trace.get("final_answer"), trace["mode"], trace.get("trial", 0), trace.get("agent"), config
+    )
+
+
+def _verdict(
+    question: Question,
+    p: PathFacts,
+    final_answer: Any,
+    mode: str,
+    trial: int,
+    agent: str | None,
+    config: ScoringConfig | None,
+) -> QuestionScore:
+    """The score from the path's facts and the trace's answer, mode, trial and agent."""
     cfg = config or _default_config()
     weights = cfg.weights.get(question.track) or _default_weights(question.track)
-    p = path_facts(trace)
     v = p.bad / p.units if p.units else 0.0
-    ans = trace.final_answer if isinstance(trace.final_answer, dict) else None
+    ans = final_answer if isinstance(final_answer, dict) else None
     truth = question.ground_truth
     comps, s_answer, correct, traj, s_traj, required, coverage = get_track(truth.track).score(
         question, truth, ans, p, v, cfg
@@ -218,12 +307,12 @@ def score(question: Question, trace: Trace, config: ScoringConfig | None = None)
     return _build(
         question_id=question.id,
         track=question.track,
-        trial=trace.trial,
+        trial=trial,
         profile="default",
         bucket=question.bucket,
         difficulty=question.difficulty,
-        mode=trace.mode,
-        agent=trace.agent,
+        mode=mode,
+        agent=agent,
         answered=ans is not None,
         s_answer=s_answer,
         s_traj=s_traj,

@@ -82,17 +82,20 @@ class TraceKeys:
         self.first: dict[tuple[str, str, str, int], int] = {}
 
     def add(self, trace: Trace, line: int) -> None:
-        key = trace_key(trace)
-        seen = self.first.setdefault(key, line)
+        self.add_values(trace.question_id, trace.agent, trace.mode, trace.trial, line)
+
+    def add_values(self, question_id: str, agent: str | None, mode: str, trial: int, line: int) -> None:
+        """:meth:`add` from the trace's fields."""
+        seen = self.first.setdefault((question_id, agent or "", mode, trial), line)
         if seen != line:
-            trial = f", trial {trace.trial}" if trace.trial else ""
+            trial_text = f", trial {trial}" if trial else ""
             raise ContractError.single(
                 self.path,
-                f"a second trace of question {trace.question_id!r} (agent {trace.agent!r}, mode "
-                f"{trace.mode!r}{trial}; the first is at line {seen}): one trace per question, agent, mode and "
+                f"a second trace of question {question_id!r} (agent {agent!r}, mode "
+                f"{mode!r}{trial_text}; the first is at line {seen}): one trace per question, agent, mode and "
                 "trial — remove one of the two lines",
                 line=line,
-                record=trace.question_id,
+                record=question_id,
             )
 
 

@@ -1,0 +1,141 @@
+"""Re-scoring's default path reads each trace as plain data (``trace_data_adapter``) and
+scores it with ``score_data``: the same facts, scores and score lines as the model path
+(``Trace.model_validate_json`` then ``score``), the same kept trace fields, and the same
+located errors for bad lines, repeated keys and another contract's traces."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_scoring_properties import QUESTIONS, cases
+
+from groundeval.errors import ContractError
+from groundeval.scoring.io import TraceRef, check_trace_line, iter_rescore_lines, rescore_trace, score_line
+from groundeval.scoring.score import path_facts, path_facts_of, score, score_data
+from groundeval.trace.io import TraceKeys, trace_line
+from groundeval.trace.model import Trace, trace_data_adapter
+
+QMAP = {q.id: q for q in QUESTIONS}
+KEPT = TraceRef._KEPT
+
+
+def _both(trace: Trace) -> tuple[Trace, dict]:
+    line = trace_line(trace)
+    return Trace.model_validate_json(line), trace_data_adapter().validate_json(line)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(), st.booleans())
+def test_same_facts_and_score_as_the_model(case, sparse):
+    q, trace = case
+    if sparse:  # the optional fields at a default-like value left out of the line, as older writers did
+        line = json.dumps(_sparse(json.loads(trace_line(trace))))
+        model, data = Trace.model_validate_json(line), trace_data_adapter().validate_json(line)
+    else:
+        model, data = _both(trace)
+    assert path_facts_of(data) == path_facts(model)
+    a, b = score_data(q, data), score(q, model)
+    assert a == b and score_line(a) == score_line(b)
+    assert a.__pydantic_fields_set__ == b.__pydantic_fields_set__
+    ref, full = TraceRef.of_data(data, b""), TraceRef(model, b"")
+    for f in KEPT:
+        assert getattr(ref, f) == getattr(full, f), f
+    assert ref.timings.model_fields_set == model.timings.model_fields_set
+
+
+REQUIRED = {"question_id", "track", "mode", "actor", "as_of", "contract_digest", "index", "tool", "status"}
+REQUIRED |= {"call_index", "answer", "valid"}
+
+
+def _drop(obj: dict) -> dict:
+    return {k: v for k, v in obj.items() if k in REQUIRED or v not in ([], {}, None, 0)}
+
+
+def _sparse(data: dict) -> dict:
+    """The trace's dict without its optional fields that hold an empty, null or zero value
+    (in the trace, its calls, submissions and timings)."""
+    out = _drop(data)
+    for name in ("calls", "submissions"):
+        if name in out:
+            out[name] = [_drop(x) for x in out[name]]
+    if "timings" in out:
+        out["timings"] = _drop(out["timings"])
+    return out
+
+
+def _lines(batch) -> bytes:
+    return "".join(trace_line(t) + "\n" for _q, t in batch).encode()
+
+
+def _model_path(path, digest=None):
+    keys, out = TraceKeys(path), []
+    for n, line in enumerate(path.read_bytes().splitlines(keepends=True), 1):
+        if line.isspace():
+            continue
+        t = check_trace_line(path, n, line, digest)
+        keys.add(t, n)
+        out.append((t, rescore_trace(t, QMAP), line))
+    return out
+
+
+def _outcome(fn):
+    try:
+        return fn(), None
+    except ContractError as exc:
+        return None, str(exc)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.lists(cases(), min_size=1, max_size=6),
+    st.lists(st.tuples(st.integers(0, 20), st.sampled_from([b'{"x":1}\n', b"\n", b"  \n", b"{\n", b"\xff\n"]))),
+    st.booleans(),
+    st.sampled_from([None, "0" * 64, "f" * 64]),
+)
+def test_the_same_stream_and_errors_as_the_model_path(tmp_path_factory, batch, junk, repeat, digest):
+    """Whole files, with junk lines, a repeated trace or another contract's digest: the data
+    path yields what the model path yields, or raises the same located error."""
+    raw = _lines(batch)
+    lines = raw.splitlines(keepends=True)
+    if repeat:
+        lines.append(lines[0])
+    for at, text in junk:
+        lines.insert(min(at, len(lines)), text)
+    path = tmp_path_factory.mktemp("data") / "traces.jsonl"
+    path.write_bytes(b"".join(lines))
+    got, err = _outcome(lambda: list(iter_rescore_lines(path, QMAP, contract_digest=digest, workers=0)))
+    want, want_err = _outcome(lambda: _model_path(path, digest))
+    assert err == want_err
+    if got is None:
+        return
+    assert len(got) == len(want)
+    for (r, s1, l1), (t, s2, l2) in zip(got, want):
+        assert l1 == l2 and s1 == s2 and (s1 is None or score_line(s1) == score_line(s2))
+        assert all(getattr(r, f) == getattr(t, f) for f in KEPT)
+        assert r.calls == t.calls and r.timings == t.timings  # the rest, parsed from the line when read
+        assert TraceRef(r, l1) is r
+
+
+def test_another_profile_takes_the_model_path(tmp_path):
+    q, t = QUESTIONS[0], None
+    from scoring_builders import trace
+
+    t = trace(q, [], None)
+    path = tmp_path / "t.jsonl"
+    path.write_text(trace_line(t) + "\n")
+    ((got, s, _line),) = iter_rescore_lines(path, QMAP, profile="paper", workers=0)
+    assert isinstance(got, Trace) and s.profile == "paper"
+
+
+@pytest.mark.parametrize("profile", [None, "default"])
+def test_the_default_profile_reads_plain_data(tmp_path, profile):
+    from scoring_builders import trace
+
+    q = QUESTIONS[0]
+    path = tmp_path / "t.jsonl"
+    path.write_text(trace_line(trace(q, [], None)) + "\n")
+    ((got, s, _line),) = iter_rescore_lines(path, QMAP, profile=profile, workers=0)
+    assert isinstance(got, TraceRef) and s == score(q, trace(q, [], None))
