@@ -184,31 +184,75 @@ def _send_setup(helpers: list[_Helper], setup: tuple) -> list[_Helper]:
 def _serve() -> None:
     """The helper: score chunks until the parent closes the pipe; a chunk with any problem
     is answered with ``None`` (the parent then scores it itself)."""
-    from .io import check_trace_line, rescore_trace
-
     received = messages()
     path, questions, config, profile, digest = next(received)
-    every = None
+    score_chunk = _data_rows if profile is None or profile == "default" else _model_rows
     for chunk in received:
-        rows: list | None = []
         try:
-            for n, line in chunk:
-                trace = check_trace_line(path, n, line, digest)
-                s = rescore_trace(trace, questions, config, profile)
-                t = trace.timings
-                head = (*(getattr(trace, f) for f in HEAD_FIELDS), tuple(getattr(t, f) for f in TIMING_FIELDS))
-                if s is None:
-                    rows.append((head, None, None))
-                    continue
-                if every is None:
-                    every = frozenset(type(s).model_fields)
-                fs = s.__pydantic_fields_set__
-                rows.append(
-                    (head, tuple(s.__dict__[f] for f in type(s).model_fields), None if fs == every else frozenset(fs))
-                )
+            rows: list | None = score_chunk(chunk, path, questions, config, profile, digest)
         except Exception:  # noqa: BLE001 - the parent re-scores this chunk and raises the located error
             rows = None
         reply(rows)
+
+
+def _model_rows(chunk: list, path: str, questions: dict, config: Any, profile: str | None, digest: str | None) -> list:
+    """A chunk's rows from traces parsed by the model (any profile)."""
+    from .io import check_trace_line, rescore_trace
+
+    rows = []
+    for n, line in chunk:
+        trace = check_trace_line(path, n, line, digest)
+        s = rescore_trace(trace, questions, config, profile)
+        t = trace.timings
+        head = (*(getattr(trace, f) for f in HEAD_FIELDS), tuple(getattr(t, f) for f in TIMING_FIELDS))
+        rows.append((head, *_score_values(s)))
+    return rows
+
+
+def _data_rows(chunk: list, path: str, questions: dict, config: Any, profile: str | None, digest: str | None) -> list:
+    """A chunk's rows from traces read as plain data (the default profile, as
+    :func:`~groundeval.scoring.io.iter_rescore_lines` reads them in one process)."""
+    from ..trace.model import trace_data_adapter
+    from .score import score_data
+
+    validate = trace_data_adapter().validate_json
+    rows = []
+    for _n, line in chunk:
+        d = validate(line)
+        if digest is not None and d["contract_digest"] != digest:
+            raise ValueError("another contract")
+        t = d.get("timings") or {}
+        head = (
+            d["question_id"],
+            d["track"],
+            d["mode"],
+            d.get("agent"),
+            d.get("trial", 0),
+            d["contract_digest"],
+            d["usage"] if "usage" in d else {},
+            (
+                t.get("started"),
+                t.get("ended"),
+                t.get("total_ms"),
+                t["call_latency_ms"] if "call_latency_ms" in t else [],
+            ),
+        )
+        q = questions.get(d["question_id"])
+        rows.append((head, *_score_values(None if q is None else score_data(q, d, config))))
+    return rows
+
+
+_EVERY: list[frozenset] = []
+
+
+def _score_values(s: Any) -> tuple[tuple | None, frozenset | None]:
+    """A score's values in field order, and its set fields when not all of them."""
+    if s is None:
+        return None, None
+    if not _EVERY:
+        _EVERY.append(frozenset(type(s).model_fields))
+    fs = s.__pydantic_fields_set__
+    return tuple(s.__dict__[f] for f in type(s).model_fields), None if fs == _EVERY[0] else frozenset(fs)
 
 
 if __name__ == "__main__":
