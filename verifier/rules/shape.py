@@ -516,7 +516,7 @@ def _without_null_links(data: dict[str, Any]) -> dict[str, Any]:
 def event_records(ctx: PackContext) -> Iterable:
     if ctx.events_path is not None and not ctx.events and not any(r == "GE115" for r, _ in ctx.problems):
         yield finding("GE116", "the event log has no records", file=ctx.events_path)
-    good: list[Record] = []
+    good: list[tuple[Record, str, str]] = []
     known_valid = verdict_cache("event")
     for rec in ctx.events:
         data, error = rec.parse_once()
@@ -547,23 +547,21 @@ def event_records(ctx: PackContext) -> Iterable:
             ctx.mark_bad(rec)
             yield finding("GE112", "empty id", path="$.id", **_where(rec))
             continue
-        good.append(rec)
-    bad_times = unparseable_times(ctx, (r.timestamp for r in good))
+        good.append((rec, data["timestamp"], data["id"]))  # rec.timestamp and rec.ident, known here
+    bad_times = unparseable_times(ctx, {ts for _, ts, _ in good})
     first: dict[str, Record] = {}
-    for rec in good:
-        if rec.timestamp in bad_times:
+    for rec, ts, ident in good:
+        if ts in bad_times:
             ctx.mark_bad(rec)
-            yield finding(
-                "GE113", f"unparseable timestamp {rec.timestamp!r}", record=rec.ident, path="$.timestamp", **_where(rec)
-            )
+            yield finding("GE113", f"unparseable timestamp {ts!r}", record=ident, path="$.timestamp", **_where(rec))
             continue
-        prev = first.setdefault(rec.ident, rec)
+        prev = first.setdefault(ident, rec)
         if prev is not rec:
             ctx.mark_bad(rec)
             yield finding(
                 "GE114",
-                f"duplicate event id {rec.ident!r} (first at {prev.file}:{prev.line})",
-                record=rec.ident,
+                f"duplicate event id {ident!r} (first at {prev.file}:{prev.line})",
+                record=ident,
                 path="$.id",
                 **_where(rec),
             )
@@ -582,7 +580,7 @@ def created_text(data: dict[str, Any]) -> str | None:
 
 @check("GE120", "GE121", "GE122", "GE123")
 def artifact_records(ctx: PackContext) -> Iterable:
-    good: list[Record] = []
+    by_text: dict[str, list[Record]] = defaultdict(list)  # the good records by creation time text
     known_valid = verdict_cache("artifact")
     for rec in ctx.artifacts:
         data, error = rec.parse_once()
@@ -604,18 +602,17 @@ def artifact_records(ctx: PackContext) -> Iterable:
         if errors:
             ctx.mark_bad(rec)
             continue
-        missing = [k for k, v in (("id", rec.ident), ("subsystem", rec.subsystem)) if not (v or "").strip()]
-        if missing:
+        ident, sub = rec.ident, rec.subsystem
+        if not (ident and ident.strip() and sub and sub.strip()):
+            missing = [k for k, v in (("id", ident), ("subsystem", sub)) if not (v or "").strip()]
             ctx.mark_bad(rec)
             yield finding(
-                "GE122", "missing " + " and ".join(missing), record=rec.ident, path=f"$.{missing[0]}", **_where(rec)
+                "GE122", "missing " + " and ".join(missing), record=ident, path=f"$.{missing[0]}", **_where(rec)
             )
             continue
-        good.append(rec)
-    by_text: dict[str, list[Record]] = defaultdict(list)
-    for rec in good:
-        if rec.created is not None:
-            by_text[rec.created[1]].append(rec)
+        created = rec.created
+        if created is not None:
+            by_text[created[1]].append(rec)
     for text in sorted(unparseable_times(ctx, by_text)):
         for rec in by_text[text]:
             ctx.mark_bad(rec)
