@@ -13,7 +13,9 @@ Rendering is deterministic: same report and inputs, same bytes.
 from __future__ import annotations
 
 import gc
+import heapq
 import json
+import operator
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -131,7 +133,9 @@ def render_markdown(report: RunReport, scores: Sequence[QuestionScore] | None = 
             + ", ".join(f"`{q}`" for q in report.missing_question_ids[:20]),
         ]
     if scores:
-        failing = [s for s in sorted(scores, key=lambda s: (s.track, s.question_id)) if s.failure_class != "pass"]
+        failing = sorted(
+            [s for s in scores if s.failure_class != "pass"], key=_TRACK_QUESTION
+        )  # stable: as sorting all
         out += ["", f"## Questions not passed ({len(failing)})", ""]
         if failing:
             out += ["| question | track | bucket | class | S_adj | failures |", "|---|---|---|---|---:|---|"]
@@ -223,6 +227,7 @@ def _pretty(value: Any) -> str:
 
 
 MAX_TIMELINE_MESSAGES = 200
+_TRACK_QUESTION = operator.attrgetter("track", "question_id")
 MAX_HTML_QUESTIONS = 1000  # questions detailed in report.html (lowest S_adj first beyond it)
 MAX_MESSAGE_CHARS = 4000
 USAGE_KEYS = (
@@ -390,11 +395,13 @@ def render_html(
     section and a judge column, only when given."""
     qmap = {q.id: q for q in questions or []}
     tmap: dict[tuple[str, str | None], Trace] = {}
-    for t in traces or []:
-        tmap.setdefault((t.question_id, t.agent, t.trial), t)  # type: ignore[index]
-        tmap.setdefault((t.question_id, t.agent), t)
-        tmap.setdefault((t.question_id, None), t)
     detailed = _detailed(scores or [], max_questions)
+    shown = {s.question_id for s in detailed}  # the drill-down looks up only these questions' traces
+    for t in traces or []:
+        if t.question_id in shown:
+            tmap.setdefault((t.question_id, t.agent, t.trial), t)  # type: ignore[index]
+            tmap.setdefault((t.question_id, t.agent), t)
+            tmap.setdefault((t.question_id, None), t)
     items = _drilldown(detailed, qmap, tmap)
     judged = _judge_section(judge, scores or [], items) if judge else None
     template = _ENV.get_template("report.html.j2")
@@ -453,8 +460,8 @@ def _detailed(scores: Sequence[QuestionScore], limit: int | None) -> list[Questi
     browser opens; the summary tables cover every score, and scores.jsonl holds them all."""
     if limit is None or len(scores) <= limit:
         return list(scores)
-    keyed = sorted(scores, key=lambda s: (s.s_adj, s.track, s.question_id, s.agent or "", s.mode))
-    return keyed[:limit]
+    # the first ``limit`` of the sorted scores (nsmallest is documented equal to sorted()[:n], ties included)
+    return heapq.nsmallest(limit, scores, key=lambda s: (s.s_adj, s.track, s.question_id, s.agent or "", s.mode))
 
 
 def _num(x: float | None) -> str:
