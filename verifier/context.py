@@ -289,6 +289,21 @@ class PackContext:
     def mark_bad(self, record: Record) -> None:
         self.bad.add(record.key)
 
+    def artifact_ids(self, *, objects_only: bool = True) -> list[tuple[Record, str]]:
+        """(record, id) of the artifacts not set aside, in order: those with an id (``rec.ident
+        is not None``), or with ``objects_only`` those that are JSON objects with a non-empty id."""
+        bad = self.bad
+        out = []
+        for rec in self.artifacts:
+            if bad and (rec.file, rec.line) in bad:
+                continue
+            facts = rec._known()
+            ident = facts[1] if facts[1] is not None else rec.stem
+            if ident is None or (objects_only and not (facts[0] and ident)):
+                continue
+            out.append((rec, ident))
+        return out
+
     # ------------------------------------------------------------------ store
 
     def build_store(self) -> list[Problem]:
@@ -304,11 +319,10 @@ class PackContext:
         # Shape-broken records, and every artifact after the first with its id, stay out of the store.
         drop = set(self.bad)
         seen: set[str] = set()
-        for rec in self.artifacts:
-            if rec.key not in self.bad and rec.ident is not None:
-                if rec.ident in seen:
-                    drop.add(rec.key)
-                seen.add(rec.ident)
+        for rec, ident in self.artifact_ids(objects_only=False):
+            if ident in seen:
+                drop.add(rec.key)
+            seen.add(ident)
         paths = PackPaths(manifest, self.manifest_path, self.events_path, self.artifacts_path, self.legacy)
         self.store, leftover = self.staged.load(manifest, paths, drop=drop)
         return leftover

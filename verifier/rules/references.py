@@ -322,18 +322,16 @@ def artifact_references(ctx: PackContext) -> Iterable:
 @check("GE206", needs=("sources",))
 def duplicate_artifacts(ctx: PackContext) -> Iterable:
     first: dict[str, object] = {}
-    for rec in ctx.artifacts:
-        if rec.key in ctx.bad or not rec.is_object or not rec.ident:
-            continue
-        prev = first.setdefault(rec.ident, rec)
+    for rec, ident in ctx.artifact_ids():
+        prev = first.setdefault(ident, rec)
         if prev is not rec:
             where = prev.file + (f":{prev.line}" if prev.line is not None else "")
             yield finding(
                 "GE206",
-                f"artifact id {rec.ident!r} also used by {where}",
+                f"artifact id {ident!r} also used by {where}",
                 file=rec.file,
                 line=rec.line,
-                record=rec.ident,
+                record=ident,
                 path="$.id",
             )
 

@@ -480,7 +480,7 @@ def manifest_shape(ctx: PackContext) -> Iterable:
 
 def unparseable_times(ctx: PackContext, texts: Iterable[str]) -> set[str]:
     """The subset of ``texts`` DuckDB (hence the loader) cannot read as a timestamp."""
-    values = sorted(set(texts))
+    values = list(set(texts))  # the answer is a set: no order needed
     # A lone surrogate (JSON "\\ud800") is not Unicode: DuckDB can hold it neither as JSON nor as
     # a parameter, and the loader refuses the record, so such a text is unparseable as is.
     bad = set() if is_unicode("".join(values)) else {t for t in values if not is_unicode(t)}
