@@ -198,9 +198,11 @@ def perspective_candidates(store, actors: list[str], pivots: int) -> dict[str, i
     permission = created in time but the subsystem or actor gate fails.
 
     The gates of :func:`~groundeval.store.cone.gate_sql`, resolved once per pivot
-    (roles held, subsystems granted, artifacts broadcast or listed to it) and then
-    joined to the corpus by plain keys: the pivots times the corpus make ~1M cases
-    at 22.5K events, too many for per-case subqueries.
+    (roles held, subsystems granted, artifacts broadcast or listed to it). The pivots
+    times the corpus make ~1M cases at 22.5K events and ~700M at 1M, so the cases are
+    counted, never listed: per pivot, the artifacts in its horizon (a running count
+    over creation times), the open artifacts of its granted subsystems (a running
+    count per subsystem) and the few artifacts listed or broadcast to it one by one.
     """
     if not actors:
         return {"positive": 0, "negative_permission": 0, "negative_temporal": 0}
@@ -231,24 +233,46 @@ def perspective_candidates(store, actors: list[str], pivots: int) -> dict[str, i
             UNION
             SELECT pr.pid, v.artifact_id FROM pr
             JOIN artifact_visibility v ON v.kind = 'role' AND v.principal = pr.role
-        ), cases AS (
-            SELECT coalesce(x.created <= p.as_of, false) AS horizon_ok,
-                   (s.pid IS NOT NULL OR b.pid IS NOT NULL) AS subsystem_ok,
-                   coalesce(NOT x.restricted, false) OR (v.pid IS NOT NULL) AS actor_ok
-            FROM p CROSS JOIN artifacts x
-            LEFT JOIN psub s ON s.pid = p.pid AND s.subsystem = x.subsystem
-            LEFT JOIN pbc b ON b.pid = p.pid AND b.artifact_id = x.id
-            LEFT JOIN pvis v ON v.pid = p.pid AND v.artifact_id = x.id
-            WHERE x.created IS NOT NULL
+        ), x AS (
+            SELECT id, subsystem, created, coalesce(NOT restricted, false) AS open
+            FROM artifacts WHERE created IS NOT NULL
+        ), upto AS (  -- artifacts created at or before each time (ties counted together)
+            SELECT created, sum(count(*)) OVER (ORDER BY created) AS n FROM x GROUP BY created
+        ), open_upto AS (
+            SELECT subsystem, created, sum(count(*)) OVER (PARTITION BY subsystem ORDER BY created) AS n
+            FROM x WHERE open GROUP BY subsystem, created
+        ), open_all AS (
+            SELECT subsystem, count(*) AS n FROM x WHERE open GROUP BY subsystem
+        ), horizon AS (  -- per pivot: cases whose horizon gate passes
+            SELECT p.pid, coalesce(u.n, 0) AS n FROM p ASOF LEFT JOIN upto u ON p.as_of >= u.created
+        ), granted AS (  -- open artifacts of a granted subsystem: (in horizon, all)
+            SELECT q.pid, coalesce(u.n, 0) AS pos, coalesce(a.n, 0) AS sa
+            FROM (SELECT s.pid, s.subsystem, p.as_of FROM psub s JOIN p ON p.pid = s.pid) q
+            ASOF LEFT JOIN open_upto u ON u.subsystem = q.subsystem AND q.as_of >= u.created
+            LEFT JOIN open_all a ON a.subsystem = q.subsystem
+        ), listed AS (  -- restricted artifacts listed to the pivot, of a granted subsystem or broadcast
+            SELECT v.pid, (x.created <= p.as_of)::INTEGER AS pos, 1 AS sa
+            FROM pvis v JOIN x ON x.id = v.artifact_id AND NOT x.open JOIN p ON p.pid = v.pid
+            LEFT JOIN psub s ON s.pid = v.pid AND s.subsystem = x.subsystem
+            LEFT JOIN pbc b ON b.pid = v.pid AND b.artifact_id = x.id
+            WHERE s.pid IS NOT NULL OR b.pid IS NOT NULL
+        ), broadcast AS (  -- open artifacts broadcast to the pivot outside its granted subsystems
+            SELECT b.pid, (x.created <= p.as_of)::INTEGER AS pos, 1 AS sa
+            FROM pbc b JOIN x ON x.id = b.artifact_id AND x.open JOIN p ON p.pid = b.pid
+            LEFT JOIN psub s ON s.pid = b.pid AND s.subsystem = x.subsystem
+            WHERE s.pid IS NULL
+        ), gates AS (
+            SELECT pos, sa FROM granted UNION ALL SELECT pos, sa FROM listed UNION ALL SELECT pos, sa FROM broadcast
         )
-        SELECT count(*) FILTER (WHERE horizon_ok AND subsystem_ok AND actor_ok),
-               count(*) FILTER (WHERE horizon_ok AND NOT (subsystem_ok AND actor_ok)),
-               count(*) FILTER (WHERE NOT horizon_ok AND subsystem_ok AND actor_ok)
-        FROM cases""",
+        SELECT coalesce((SELECT sum(pos) FROM gates), 0)::BIGINT AS pos,
+               coalesce((SELECT sum(n) FROM horizon), 0)::BIGINT AS h,
+               coalesce((SELECT sum(sa) FROM gates), 0)::BIGINT AS sa""",
         [sorted(actors), max(1, int(pivots))],
     )
-    pos, perm, temp = rows[0]
-    return {"positive": pos, "negative_permission": perm, "negative_temporal": temp}
+    # positive: every gate passes; permission: the horizon passes, a subsystem or actor gate
+    # fails; temporal: only the horizon fails
+    pos, in_horizon, gates_pass = rows[0]
+    return {"positive": pos, "negative_permission": in_horizon - pos, "negative_temporal": gates_pass - pos}
 
 
 def facts(store) -> dict[str, Any]:
