@@ -188,6 +188,60 @@ def build_graph(store: Store, *, search_spaces: bool = True) -> EventGraph:
     return EventGraph(edges, distractors, absences, presences, ambiguous, events, stats)
 
 
+def sampled_graph(store: Store, seed: int, keep: int) -> EventGraph | None:
+    """The graph as question generation reads it, without a Python record per edge or
+    trigger: per spec and polarity (Counterfactual) or kind (Silence), only the ``keep``
+    records the tracks' pools keep (``questions.pool.seeded_sample``, salted with the
+    track's name) chosen in SQL by the same seeded hashes; the stats of the whole graph; its first 100 ambiguous triggers.
+    Sampling these records again gives the samples of :func:`build_graph`'s graph (the
+    test compares the questions). ``None`` when spec names or silence keys repeat:
+    build the whole graph then."""
+    ev = store.manifest.evaluation
+    names = [s.name for s in ev.causal_links]
+    keys = [s.key for s in ev.silence_pairs]
+    if len(set(names)) < len(names) or len(set(keys)) < len(keys):
+        return None
+    gs = GraphSQL(store.cursor)
+    gs.load(**_definitions(ev))
+    gs.causal_edges(into="ge_edge")
+    gs.next_effects(into="ge_next")
+    gs.silence_status(into="ge_sil")
+    gs.put("ge_cname", [("src", "VARCHAR"), ("name", "VARCHAR")], [(f"c{i}", n) for i, n in enumerate(names)])
+    gs.put(
+        "ge_sname",
+        [("src", "VARCHAR"), ("i", "INTEGER"), ("key", "VARCHAR")],
+        [(f"s{i}", i, k) for i, k in enumerate(keys)],
+    )
+    got = gs.sampled_records((f"{seed}\x1fcounterfactual\x1f", f"{seed}\x1fsilence\x1f"), (keep, keep))
+    types = {s.name: (s.cause_event_type, s.effect_event_type) for s in ev.causal_links}
+    edges, distractors = [], []
+    for name, causal, c, e, cts, ets, multi in got["pairs"]:
+        if causal:
+            edges.append(CausalEdge(name, c, e, *types[name], cts, ets, multi))
+        else:
+            distractors.append(Distractor(name, c, e, *types[name], cts, ets))
+    kept = [(i, t, tts, r, rts) for i, kind, t, tts, r, rts in got["triggers"] if kind == "presence"]
+    absent = [(i, t, tts) for i, kind, t, tts, _, _ in got["triggers"] if kind == "absence"]
+    presences, absences = _silence_records(ev, kept, absent)
+    ambiguous = [AmbiguousTrigger(keys[i], t, reason, other) for i, t, reason, other in got["ambiguous"]]
+    n = got["counts"]
+    reasons = sorted(r for r in n if r in ("missing_join_key", "response_before_trigger", "response_outside_gap"))
+    stats = {
+        "causal_edges": n.get("causal_edges", 0),
+        "distractors": n.get("distractors", 0),
+        "absences": n.get("absences", 0),
+        "presences": n.get("presences", 0),
+        "duplicate_presences": n.get("presences_all", 0) - n.get("presences", 0),
+        "ambiguous": {r: n[r] for r in reasons},
+        "multi_cause_effects": n.get("multi_cause_effects", 0),
+    }
+    ids = {x for r in edges + distractors for x in (r.cause_event_id, r.effect_event_id)}
+    ids |= {x for r in presences + absences for x in (r.trigger_event_id, r.response_event_id) if x}
+    return EventGraph(
+        edges, distractors, sorted(absences), sorted(presences), ambiguous, EventIndex(gs, lambda: ids), stats
+    )
+
+
 def _definitions(ev: Any) -> dict[str, list]:
     """The rows of ``GraphSQL.load``'s definition tables for every causal and silence spec."""
     defs: dict[str, list] = {"sides": [], "sources": [], "matches": [], "specs": [], "joins": []}

@@ -44,6 +44,9 @@ CREATE OR REPLACE TEMP MACRO ge_keys_of(v) AS list_distinct(list_filter(
 """
 
 
+_EDGE_COLUMNS = "src, cause, effect, cause_us, effect_us"
+
+
 def gap_us(days: float) -> int:
     """A gap in days as whole microseconds (the same rounding everywhere)."""
     return int(round(days * US_PER_DAY))
@@ -194,26 +197,35 @@ class GraphSQL:
         JOIN ge_keys b ON b.side = j.b_side AND b.k = a.k
         WHERE b.event_id <> a.event_id {window}"""
 
-    def causal_edges(self) -> list[tuple[str, str, str, int, int]]:
+    def _rows(self, sql: str, into: str | None, columns: str) -> list[tuple]:
+        """The rows of ``sql``, or (``into``) none: they go to that temp table, columns named."""
+        if into is None:
+            return self.q(sql)
+        self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {into} AS SELECT * FROM ({sql}) AS t({columns})")
+        return []
+
+    def causal_edges(self, into: str | None = None) -> list[tuple[str, str, str, int, int]]:
         """(src, cause_id, effect_id, cause_us, effect_us): for every causal spec, the earliest effect (by time,
         then id) strictly after the cause and within the gap on which every join holds."""
         pairs = self._PAIRS.format(kind="c", window="AND b.ts > a.ts AND b.ts <= a.ts + to_microseconds(s.gap)")
-        return self.q(
+        return self._rows(
             f"""WITH pj AS (SELECT DISTINCT * FROM ({pairs})),
                      p AS (SELECT src, aid, any_value(ats) AS ats, bid, any_value(bts) AS bts, count(*) AS n
                            FROM pj GROUP BY src, aid, bid)
                 SELECT p.src, p.aid, p.bid, epoch_us(p.ats), epoch_us(p.bts)
                 FROM p JOIN ge_specs s ON s.src = p.src WHERE p.n = s.nj
                 QUALIFY row_number() OVER (PARTITION BY p.src, p.aid ORDER BY p.bts, p.bid) = 1
-                ORDER BY 1, 2"""
+                ORDER BY 1, 2""",
+            into,
+            _EDGE_COLUMNS,
         )
 
-    def next_effects(self) -> list[tuple[str, str, str, int, int]]:
+    def next_effects(self, into: str | None = None) -> list[tuple[str, str, str, int, int]]:
         """(src, cause_id, effect_id, cause_us, effect_us): the very next effect-type event (by time, then id)
         strictly after each cause and within the gap, when both sides resolve every join
         but some join fails — temporal adjacency without a shared id. Specs with real
         joins only."""
-        return self.q(
+        return self._rows(
             """WITH s AS (SELECT * FROM ge_specs WHERE kind = 'c' AND real),
                     c AS (SELECT x.src, x.event_id AS cid, x.ts AS cts, s.dst_type, s.gap
                           FROM ge_src x JOIN s ON s.src = x.src),
@@ -230,16 +242,18 @@ class GraphSQL:
                                             AND kb.side = j.b_side AND kb.event_id = w.eid) AS shared
                            FROM w JOIN ge_joins j ON j.src = w.src)
                SELECT src, cid, eid, epoch_us(any_value(cts)), epoch_us(any_value(ets)) FROM jj GROUP BY src, cid, eid
-               HAVING bool_and(ha AND hb) AND NOT bool_and(shared) ORDER BY 1, 2"""
+               HAVING bool_and(ha AND hb) AND NOT bool_and(shared) ORDER BY 1, 2""",
+            into,
+            _EDGE_COLUMNS,
         )
 
-    def silence_status(self) -> list[tuple]:
+    def silence_status(self, into: str | None = None) -> list[tuple]:
         """Per silence spec and trigger: (src, trigger_id, missing_key, presence_id,
         before_id, outside_id, trigger_us, presence_us). ``presence`` is the earliest joined response strictly after
         the trigger within the gap; ``before`` the latest joined response at or before it;
         ``outside`` the earliest joined response after the gap."""
         pairs = self._PAIRS.format(kind="s", window="")
-        return self.q(
+        return self._rows(
             f"""WITH s AS (SELECT * FROM ge_specs WHERE kind = 's'),
                      pj AS (SELECT DISTINCT * FROM ({pairs})),
                      p AS (SELECT src, aid AS tid, any_value(ats) AS tts, bid AS rid, any_value(bts) AS rts,
@@ -259,8 +273,78 @@ class GraphSQL:
                 FROM ge_src x JOIN s ON s.src = x.src
                 LEFT JOIN g ON g.src = x.src AND g.tid = x.event_id
                 LEFT JOIN hk ON hk.src = x.src AND hk.tid = x.event_id
-                ORDER BY 1, 2"""
+                ORDER BY 1, 2""",
+            into,
+            "src, tid, missing, presence, before, outside, tts, pts",
         )
+
+    # ------------------------------------------------------------------ sampled records
+
+    # ``ge_edge`` / ``ge_next`` / ``ge_sil``: the rows of causal_edges / next_effects /
+    # silence_status (``into``); ``ge_cname`` (src, name) and ``ge_sname`` (src, spec index,
+    # key) name their specs. The record rules of ``build.build_graph`` as SQL: edges and
+    # distractors unique by spec name (a distractor never a pair some spec links), an
+    # effect reached from two or more causes is multi-cause; a response answering several
+    # triggers of a spec kept for its earliest (time, then id) trigger.
+    _RECORDS = (
+        """CREATE OR REPLACE TEMP TABLE ge_e AS
+           SELECT DISTINCT n.name, x.cause, x.effect, x.cause_us, x.effect_us FROM ge_edge x JOIN ge_cname n USING (src)""",
+        """CREATE OR REPLACE TEMP TABLE ge_d AS
+           SELECT DISTINCT n.name, x.cause, x.effect, x.cause_us, x.effect_us FROM ge_next x JOIN ge_cname n USING (src)
+           ANTI JOIN (SELECT DISTINCT cause, effect FROM ge_e) l ON l.cause = x.cause AND l.effect = x.effect""",
+        """CREATE OR REPLACE TEMP TABLE ge_multi AS
+           SELECT effect FROM ge_e GROUP BY effect HAVING count(DISTINCT cause) > 1""",
+        """CREATE OR REPLACE TEMP TABLE ge_sc AS
+           SELECT n.i, n.key, x.tid, x.tts, x.presence, x.pts,
+                  CASE WHEN x.missing THEN 'missing_join_key' WHEN x.presence IS NOT NULL THEN 'presence'
+                       WHEN x.before IS NOT NULL THEN 'response_before_trigger'
+                       WHEN x.outside IS NOT NULL THEN 'response_outside_gap' ELSE 'absence' END AS status,
+                  CASE WHEN x.missing OR x.presence IS NOT NULL THEN NULL ELSE coalesce(x.before, x.outside) END
+                      AS other
+           FROM ge_sil x JOIN ge_sname n USING (src)""",
+        """CREATE OR REPLACE TEMP TABLE ge_s AS
+           SELECT i, key, 'presence' AS kind, tid, tts, presence, pts FROM ge_sc WHERE status = 'presence'
+           QUALIFY row_number() OVER (PARTITION BY i, presence ORDER BY tts, tid) = 1
+           UNION ALL
+           SELECT i, key, 'absence', tid, tts, NULL, NULL FROM ge_sc WHERE status = 'absence'""",
+    )
+
+    def sampled_records(self, prefixes: tuple[str, str], keep: tuple[int, int]) -> dict[str, Any]:
+        """Per (spec name, causal or not) and per (silence key, kind), the ``keep`` records
+        with the smallest ``sha256(prefix + spec + \\x1f + parts)`` (parts: cause and effect,
+        or the trigger), as ``questions.pool.seeded_sample`` orders them; plus every count the
+        graph's stats report and its first 100 ambiguous triggers. Spec names and silence keys
+        must be unique (one spec per group, so ties cannot remain)."""
+        for sql in self._RECORDS:
+            self.cur.execute(sql)
+        causal = self.q(
+            """WITH p AS (SELECT name, true AS causal, cause, effect, cause_us, effect_us FROM ge_e
+                          UNION ALL SELECT name, false, cause, effect, cause_us, effect_us FROM ge_d)
+               SELECT p.*, m.effect IS NOT NULL AS multi FROM p LEFT JOIN ge_multi m ON p.causal AND m.effect = p.effect
+               QUALIFY row_number() OVER (
+                   PARTITION BY p.name, p.causal
+                   ORDER BY sha256(? || p.name || chr(31) || p.cause || chr(31) || p.effect), p.cause) <= ?
+               ORDER BY ALL""",
+            [prefixes[0], keep[0]],
+        )
+        silence = self.q(
+            """SELECT i, kind, tid, tts, presence, pts FROM ge_s
+               QUALIFY row_number() OVER (PARTITION BY key, kind ORDER BY sha256(? || key || chr(31) || tid), tid) <= ?
+               ORDER BY ALL""",
+            [prefixes[1], keep[1]],
+        )
+        ambiguous = self.q(
+            "SELECT i, tid, status, other FROM ge_sc WHERE status NOT IN ('presence', 'absence')"
+            " ORDER BY key, tid LIMIT 100"
+        )
+        counts = self.q(
+            """SELECT 'causal_edges', count(*) FROM ge_e UNION ALL SELECT 'distractors', count(*) FROM ge_d
+               UNION ALL SELECT 'multi_cause_effects', count(*) FROM ge_multi
+               UNION ALL SELECT 'presences_all', count(*) FROM ge_sc WHERE status = 'presence'
+               UNION ALL SELECT kind || 's', count(*) FROM ge_s GROUP BY kind
+               UNION ALL SELECT status, count(*) FROM ge_sc WHERE status NOT IN ('presence', 'absence') GROUP BY status"""
+        )
+        return {"pairs": causal, "triggers": silence, "ambiguous": ambiguous, "counts": dict(counts)}
 
     # ------------------------------------------------------------------ lookups
 

@@ -28,7 +28,7 @@ from ..store.store import to_utc
 from .balance import Candidate, difficulty_of
 from ..tracks.counterfactual import NO_MECHANISM, CounterfactualTruth
 from .leakage import leaks
-from .pool import covering_as_of, seeded_sample, skip
+from .pool import covering_as_of, sample_size, seeded_sample, skip
 from .subjects import Role, Subject, SubjectIndex, all_values, keyed_values, path_key
 from ..store.witness import witnesses
 
@@ -44,7 +44,7 @@ def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[tuple[Any, boo
         lambda p: f"{p[0].cause_event_id}\x1f{p[0].effect_event_id}",
         seed,
         "counterfactual",
-        max(8, 2 * ev.max_per_event_type),
+        sample_size(ev),
     )
 
 

@@ -21,14 +21,15 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from ..graph.build import EventGraph, build_graph, needs_fts
+from ..graph.build import EventGraph, build_graph, needs_fts, sampled_graph
 from ..graph.sql import GraphSQL
 from ..store.store import Store
-from ..tracks import GenerationContext, Track, tracks
+from ..tracks import GenerationContext, Track, builtin_tracks, tracks
 from .audit import shortcut_audit
 from .balance import Candidate, seeded_hash, select
 from .leakage import leaks
 from .model import Question, QuestionSet, QuestionSetMeta
+from .pool import sample_size
 from .subjects import SubjectIndex
 from .text import format_time, humanize, render
 
@@ -167,7 +168,7 @@ def _context(
     ev = store.manifest.evaluation
     if needs_fts(store):
         store.ensure_fts()  # first: loading the extension replaces the thread's cursor
-    eg = graph if graph is not None else build_graph(store, search_spaces=False)
+    eg = graph if graph is not None else _graph(store, seed, specs)
     ctx = GenerationContext(store=store, ev=ev, graph=eg, sql=GraphSQL(store.cursor), seed=seed)
     # Only the sampled pools are ever read: fetch just their events, in one query.
     pools = {t.name: t.pool(ctx) for t in specs}
@@ -179,6 +180,18 @@ def _context(
     ctx.mechanisms = sorted({s.name for s in ev.causal_links})
     ctx.vocabulary = _vocabulary(ctx.sql, ev, specs)
     return ctx, pools
+
+
+def _graph(store: Store, seed: int, specs: tuple[Track, ...]) -> EventGraph:
+    """The built-in tracks read only their seeded samples of the graph's records: those
+    are chosen in SQL (``sampled_graph``), not built in Python for every edge and trigger.
+    Another track may read the whole graph, so it gets it."""
+    builtin = {id(t) for t in builtin_tracks()}
+    if all(id(t) in builtin for t in specs):
+        eg = sampled_graph(store, seed, sample_size(store.manifest.evaluation))
+        if eg is not None:
+            return eg
+    return build_graph(store, search_spaces=False)
 
 
 def _track_questions(

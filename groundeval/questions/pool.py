@@ -35,6 +35,11 @@ def seeded_sample(
     return out
 
 
+def sample_size(ev: Any) -> int:
+    """How many records per group the graph-record tracks sample: enough for every cap."""
+    return max(8, 2 * ev.max_per_event_type)
+
+
 def skip(skipped: dict[str, int], reason: str) -> None:
     """Count one candidate set aside for ``reason``."""
     skipped[reason] = skipped.get(reason, 0) + 1

@@ -21,7 +21,7 @@ from ..graph.build import EventGraph
 from ..store.store import to_utc
 from ..graph.records import SilenceRecord
 from .balance import Candidate, difficulty_of
-from .pool import covering_as_of, seeded_sample, skip
+from .pool import covering_as_of, sample_size, seeded_sample, skip
 from ..tracks.silence import SilenceTruth
 from .subjects import Role, Subject, SubjectIndex, keyed_values, path_key
 from .text import format_gap, humanize
@@ -37,7 +37,7 @@ def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[SilenceRecord]
             lambda r: r.trigger_event_id,
             seed,
             "silence",
-            max(8, 2 * ev.max_per_event_type),
+            sample_size(ev),
         )
     )
 
