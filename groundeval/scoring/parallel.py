@@ -68,6 +68,7 @@ def _builders():
     values were validated (or computed) by the helper, as in one process."""
     from ..trace.model import Timings
     from .model import QuestionScore
+    from .score import EVERY_FIELD
 
     new, setattr_, every = object.__new__, object.__setattr__, tuple(QuestionScore.model_fields)
 
@@ -87,7 +88,7 @@ def _builders():
             return None
         s = new(QuestionScore)
         setattr_(s, "__dict__", dict(zip(every, values)))
-        setattr_(s, "__pydantic_fields_set__", set(every if fields_set is None else fields_set))
+        setattr_(s, "__pydantic_fields_set__", EVERY_FIELD if fields_set is None else set(fields_set))
         setattr_(s, "__pydantic_extra__", None)
         setattr_(s, "__pydantic_private__", None)
         return s

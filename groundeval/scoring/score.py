@@ -225,6 +225,10 @@ def _context_citations(
 # --------------------------------------------------------------------------- entry point
 
 _SCORE_FIELDS = frozenset(QuestionScore.model_fields)
+# The fields set of every score built here: all of them. One set shared by these scores (a
+# set of 31 names takes 2.2 KB, two thirds of a score): pydantic only ever adds a field's
+# name to it (assigning a field), which leaves it unchanged, and copies it for a copy.
+EVERY_FIELD: set[str] = set(QuestionScore.model_fields)
 
 
 def _build(**values: Any) -> QuestionScore:
@@ -236,7 +240,7 @@ def _build(**values: Any) -> QuestionScore:
     assert values.keys() == _SCORE_FIELDS
     obj = QuestionScore.__new__(QuestionScore)
     object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_fields_set__", EVERY_FIELD)
     object.__setattr__(obj, "__pydantic_extra__", None)
     object.__setattr__(obj, "__pydantic_private__", None)
     return obj

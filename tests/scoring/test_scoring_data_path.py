@@ -139,3 +139,26 @@ def test_the_default_profile_reads_plain_data(tmp_path, profile):
     path.write_text(trace_line(trace(q, [], None)) + "\n")
     ((got, s, _line),) = iter_rescore_lines(path, QMAP, profile=profile, workers=0)
     assert isinstance(got, TraceRef) and s == score(q, trace(q, [], None))
+
+
+def test_scores_share_one_fields_set_that_nothing_changes():
+    """Scores built by the scorer share one fields set (all fields): assigning a field, a
+    copy with an update, a deep copy and a pickle round trip leave it as it was."""
+    import copy
+    import pickle
+
+    from scoring_builders import trace
+
+    from groundeval.scoring.model import QuestionScore
+    from groundeval.scoring.score import EVERY_FIELD
+
+    q = QUESTIONS[0]
+    a, b = score(q, trace(q, [], None)), score(q, trace(q, [], {"exists": True}))
+    assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__ is EVERY_FIELD
+    a.s_adj = 0.5
+    c = b.model_copy(update={"s_traj": 0.25})
+    d = copy.deepcopy(b)
+    e = pickle.loads(pickle.dumps(b))
+    assert EVERY_FIELD == set(QuestionScore.model_fields)
+    assert c.__pydantic_fields_set__ is not EVERY_FIELD and c.s_traj == 0.25 and b.s_traj != 0.25
+    assert d == b == e and score_line(e) == score_line(b)
