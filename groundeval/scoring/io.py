@@ -215,7 +215,9 @@ def read_question_set(path: str | Path) -> QuestionSet:
 class TraceRef:
     """A re-scored trace as the reports keep it: the fields the aggregate and the run summary
     read, and the trace's line, parsed again only when the HTML drill-down shows that trace.
-    A parsed trace takes ~7x its line in memory, so ``score`` holds lines, not traces."""
+    A parsed trace takes ~7x its line in memory, so ``score`` holds lines, not traces; a
+    reference made while reading the file itself (:meth:`of_data`) holds where its line is
+    (``(path, offset, size)``), read again, and checked to be the same trace, when needed."""
 
     __slots__ = (
         "question_id",
@@ -232,8 +234,8 @@ class TraceRef:
     _KEPT = ("question_id", "track", "mode", "agent", "trial", "contract_digest", "usage", "timings")
 
     def __new__(cls, trace: Any = None, line: bytes | None = None):
-        if type(trace) is cls and trace._line is line:  # already a reference to this line
-            return trace
+        if type(trace) is cls and (trace._line is line or type(trace._line) is tuple):
+            return trace  # already a reference to this line
         return object.__new__(cls)
 
     def __init__(self, trace: Trace, line: bytes):
@@ -245,9 +247,10 @@ class TraceRef:
         self._full: Trace | None = None
 
     @classmethod
-    def of_data(cls, data: dict[str, Any], line: bytes) -> TraceRef:
+    def of_data(cls, data: dict[str, Any], line: bytes | tuple[str, int, int]) -> TraceRef:
         """The reference to a trace validated into plain data (``trace_data_adapter``): the
-        kept fields as the model would hold them (its defaults for the fields left out)."""
+        kept fields as the model would hold them (its defaults for the fields left out);
+        ``line``: its bytes, or where they are in the file (path, offset, size)."""
         ref = object.__new__(cls)
         ref.question_id = data["question_id"]
         ref.track = data["track"]
@@ -265,8 +268,24 @@ class TraceRef:
         if name.startswith("__") or name in ("_line", "_full"):
             raise AttributeError(name)
         if self._full is None:
-            self._full = Trace.model_validate_json(self._line)
+            self._full = Trace.model_validate_json(self._line) if type(self._line) is bytes else self._read()
         return getattr(self._full, name)
+
+    def _read(self) -> Trace:
+        """The trace at ``(path, offset, size)``, which must still be the trace scored."""
+        from ..trace.io import read_trace_span, trace_key
+
+        path, at, size = self._line
+        try:
+            trace = Trace.model_validate_json(read_trace_span(path, at, size))
+        except (OSError, ValidationError):
+            trace = None
+        kept = (self.question_id, self.agent or "", self.mode, self.trial)
+        if trace is None or trace_key(trace) != kept or trace.contract_digest != self.contract_digest:
+            raise ContractError.single(
+                path, f"changed while it was read: the trace of {self.question_id!r} at byte {at} is not there now"
+            )
+        return trace
 
 
 def _timings(data: dict[str, Any] | None) -> Timings:
@@ -324,22 +343,22 @@ def iter_rescore_lines(
     Re-scoring verifies its input: a second trace of the same (question, agent, mode, trial)
     is a located error (never scored twice), and so is a trace recorded on another
     contract than ``contract_digest`` (the questions' digest), all-zero digests included."""
-    from ..trace.io import TraceKeys, iter_trace_lines
+    from ..trace.io import TraceKeys, iter_trace_lines, iter_trace_spans
     from .parallel import rescore_parallel, workers_wanted
 
     path = Path(traces_path)
     keys = TraceKeys(path)
-    lines = iter_trace_lines(path)
     workers = workers_wanted(path) if workers is None else workers
     if workers > 0:  # a large file: parsed and scored by helper processes, yielded in file order
+        lines = iter_trace_lines(path)
         for trace, s, line, n in rescore_parallel(path, lines, questions, config, profile, contract_digest, workers):
             keys.add(trace, n)
             yield trace, s, line
         return
     if profile is None or profile == "default":  # groundeval's formulas: traces read as plain data
-        yield from _rescore_data(path, lines, questions, config, contract_digest, keys)
+        yield from _rescore_data(path, iter_trace_spans(path), questions, config, contract_digest, keys)
         return
-    for n, line in lines:
+    for n, line in iter_trace_lines(path):
         trace = check_trace_line(path, n, line, contract_digest)
         keys.add(trace, n)
         yield trace, rescore_trace(trace, questions, config, profile), line
@@ -347,7 +366,7 @@ def iter_rescore_lines(
 
 def _rescore_data(
     path: Path,
-    lines: Iterator[tuple[int, bytes]],
+    lines: Iterator[tuple[int, int, bytes]],
     questions: dict[str, Question],
     config: ScoringConfig | None,
     contract_digest: str | None,
@@ -357,13 +376,16 @@ def _rescore_data(
     (:func:`~groundeval.trace.model.trace_data_adapter`, ~40% faster than the models; same
     lines accepted, same values) and scored by :func:`~groundeval.scoring.score.score_data`
     (the same scores). A line it refuses, or of another contract, is parsed again by the
-    model, which raises the located error :func:`check_trace_line` raises."""
+    model, which raises the located error :func:`check_trace_line` raises. The references
+    yielded hold where their line is, not the line (a 140K-trace file is ~250 MB of lines).
+    ``lines``: :func:`~groundeval.trace.io.iter_trace_spans`."""
     from ..trace.model import trace_data_adapter
     from .score import score_data
 
     validate = trace_data_adapter().validate_json
     add, get = keys.add_values, questions.get
-    for n, line in lines:
+    where = str(path)
+    for n, at, line in lines:
         try:
             data = validate(line)
         except ValidationError:
@@ -376,7 +398,8 @@ def _rescore_data(
         qid = data["question_id"]
         add(qid, data.get("agent"), data["mode"], data.get("trial", 0), n)
         q = get(qid)
-        yield TraceRef.of_data(data, line), None if q is None else score_data(q, data, config), line
+        ref = TraceRef.of_data(data, (where, at, len(line)))  # not the line: read again if ever needed
+        yield ref, None if q is None else score_data(q, data, config), line
 
 
 def check_trace_line(path: str | Path, n: int, line: bytes, contract_digest: str | None = None) -> Trace:

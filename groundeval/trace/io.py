@@ -101,6 +101,13 @@ class TraceKeys:
 
 def iter_trace_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """``(line number, bytes)`` of every non-blank line; a missing file or an over-long line is located."""
+    for n, _at, line in iter_trace_spans(path):
+        yield n, line
+
+
+def iter_trace_spans(path: str | Path) -> Iterator[tuple[int, int, bytes]]:
+    """``(line number, byte offset, bytes)`` of every non-blank line (:func:`iter_trace_lines`
+    with where each line starts, for :func:`read_trace_span`)."""
     path = Path(path)
     if not path.is_file():
         raise ContractError.single(str(path), "no such traces file")
@@ -108,12 +115,21 @@ def iter_trace_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
         fh = open(path, "rb")
     except OSError as exc:
         raise ContractError.single(str(path), f"cannot read: {exc.strerror or exc}") from None
+    at = 0
     with fh:
         for n, line in enumerate(fh, 1):
             if len(line) > MAX_LINE_BYTES:
                 raise ContractError.single(str(path), f"line longer than {MAX_LINE_BYTES} bytes", line=n)
             if not line.isspace():  # blank = ASCII whitespace only, as ``strip`` says, without copying the line
-                yield n, line
+                yield n, at, line
+            at += len(line)
+
+
+def read_trace_span(path: str | Path, at: int, size: int) -> bytes:
+    """The ``size`` bytes of ``path`` from offset ``at`` (a line :func:`iter_trace_spans` yielded)."""
+    with open(path, "rb") as fh:
+        fh.seek(at)
+        return fh.read(size)
 
 
 def parse_trace(path: str | Path, n: int, line: bytes | str) -> Trace:

@@ -162,3 +162,20 @@ def test_scores_share_one_fields_set_that_nothing_changes():
     assert EVERY_FIELD == set(QuestionScore.model_fields)
     assert c.__pydantic_fields_set__ is not EVERY_FIELD and c.s_traj == 0.25 and b.s_traj != 0.25
     assert d == b == e and score_line(e) == score_line(b)
+
+
+def test_a_reference_reads_its_line_again_and_refuses_a_changed_file(tmp_path):
+    """The references of the data path hold where their line is: a field not kept is read
+    from the file again; a file changed since (another trace there) is a located error."""
+    from scoring_builders import trace
+
+    q1, q2 = QUESTIONS[0], QUESTIONS[1]
+    t1, t2 = trace(q1, [], None), trace(q2, [], {"exists": True})
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n" + trace_line(t1) + "\n\n" + trace_line(t2) + "\n")
+    refs = [r for r, _s, _line in iter_rescore_lines(path, QMAP, workers=0)]
+    assert all(type(r._line) is tuple for r in refs)
+    assert refs[1].final_answer == {"exists": True} and refs[1].calls == t2.calls
+    path.write_text("\n" + trace_line(t2) + "\n\n" + trace_line(t1) + "\n")
+    with pytest.raises(ContractError, match="changed while it was read"):
+        _ = refs[0].calls
