@@ -166,16 +166,20 @@ _WANTED_EVENTS = """
     JOIN ge_tgroup g ON g.type = e.type
     JOIN (SELECT DISTINCT grp FROM ge_want WHERE kind IN ('a', 't')) wg ON wg.grp = g.grp"""
 
-_POST_FACTS = """
-    INSERT INTO ge_post
-    WITH k AS (SELECT DISTINCT grp, key FROM ge_want WHERE kind = 'f'),
-         j AS (SELECT e.id, e.type, g.grp, unnest(json_extract(e.raw, ?)) AS v, unnest(?) AS key FROM events e
-               JOIN ge_tgroup g ON g.type = e.type JOIN (SELECT DISTINCT grp FROM k) wg ON wg.grp = g.grp),
-         v AS (SELECT j.id, j.type, j.grp, j.key, unnest(CASE WHEN json_type(j.v) = 'VARCHAR'
-                      THEN [j.v ->> '$'] ELSE ge_keys_of(j.v) END) AS val
-               FROM j JOIN k ON k.grp = j.grp AND k.key = j.key WHERE j.v IS NOT NULL)
-    SELECT DISTINCT v.grp, v.type, 'f', v.key, v.val, v.id FROM v
-    JOIN ge_want w ON w.kind = 'f' AND w.grp = v.grp AND w.key = v.key AND w.val = v.val"""
+# Every event's fact values under the given keys, per type group (``ge_efact``: built by
+# ``load_facts`` for every fact key of the log at once, so each document is parsed once per
+# generation, through one JSON pointer list — ``?``: the pointers, ``?``: their keys in the
+# same order), read by ``_COUNT`` and ``frequencies`` directly.
+_FACT_KEYS = """
+    SELECT DISTINCT unnest(json_keys(raw, '/facts')) AS key FROM events ORDER BY 1"""
+
+_EVENT_FACTS = """
+    INSERT INTO ge_efact
+    WITH j AS (SELECT e.id, e.type, g.grp, unnest(json_extract(e.raw, ?)) AS v, unnest(?) AS key FROM events e
+               JOIN ge_tgroup g ON g.type = e.type)
+    SELECT DISTINCT grp, type, key, unnest(CASE WHEN json_type(v) = 'VARCHAR'
+                    THEN [v ->> '$'] ELSE ge_keys_of(v) END) AS val, id
+    FROM j WHERE v IS NOT NULL"""
 
 _POST_ARTIFACTS = """
     INSERT INTO ge_post
@@ -206,7 +210,10 @@ _COUNT = """
                  JOIN ge_post p ON p.grp = c.grp AND p.kind = c.kind AND p.key = c.key AND p.val = c.val
                  UNION ALL
                  SELECT c.rid, p.id, c.n FROM ge_rc c JOIN ge_eact p ON p.grp = c.grp AND p.name = c.val
-                 WHERE c.kind = 'p'),
+                 WHERE c.kind = 'p'
+                 UNION ALL
+                 SELECT c.rid, p.id, c.n FROM ge_rc c JOIN ge_efact p ON p.grp = c.grp AND p.key = c.key AND p.val = c.val
+                 WHERE c.kind = 'f'),
          h AS (SELECT rid, id, any_value(n) AS n, count(*) AS m FROM hit GROUP BY rid, id)
     SELECT h.rid, count(*), bool_or(h.id = s.subject) FROM h JOIN ge_rs s ON s.rid = h.rid
     WHERE h.m = h.n GROUP BY h.rid ORDER BY 1"""
@@ -225,6 +232,7 @@ def start_subjects(gs: GraphSQL, display: dict[str, str], groups: dict[str, str]
         " val VARCHAR, id VARCHAR)"
     )
     gs.q("CREATE OR REPLACE TEMP TABLE ge_eact (grp VARCHAR, type VARCHAR, name VARCHAR, id VARCHAR)")
+    gs.q("CREATE OR REPLACE TEMP TABLE ge_efact (grp VARCHAR, type VARCHAR, key VARCHAR, val VARCHAR, id VARCHAR)")
     return dict(gs.q("SELECT type, count(*) FROM events GROUP BY type ORDER BY 1"))
 
 
@@ -237,13 +245,21 @@ def load_postings(gs: GraphSQL, want: list[tuple[str, str, str, str]], levels: I
     kinds = {w[1] for w in want}
     if kinds & {"a", "t"}:
         gs.q(_WANTED_EVENTS)
-    keys = sorted({w[2] for w in want if w[1] == "f"})
-    if keys:
-        gs.q(_POST_FACTS, [[_pointer("facts", k) for k in keys], keys])
     if "a" in kinds:
         gs.q(_POST_ARTIFACTS)
     for level, size in levels if "t" in kinds else ():
         gs.q(_POST_TIME, [level, size, size, size])
+
+
+def fact_keys(gs: GraphSQL) -> list[str]:
+    """Every key of any event's ``facts`` object."""
+    return [r[0] for r in gs.q(_FACT_KEYS)]
+
+
+def load_facts(gs: GraphSQL, keys: list[str]) -> None:
+    """Add every event's values under ``keys`` (not loaded before) to ``ge_efact``."""
+    if keys:
+        gs.q(_EVENT_FACTS, [[_pointer("facts", k) for k in keys], keys])
 
 
 def load_actors(gs: GraphSQL) -> None:
@@ -257,7 +273,9 @@ def frequencies(gs: GraphSQL, values: list[tuple[str, str, str, str]]) -> list[t
     gs.put("ge_want", _CONSTRAINT, values)
     return gs.q(
         "SELECT p.type, p.kind, p.key, p.val, count(*) FROM ge_post p JOIN ge_want w "
-        "ON w.grp = p.grp AND w.kind = p.kind AND w.key = p.key AND w.val = p.val GROUP BY ALL ORDER BY ALL"
+        "ON w.grp = p.grp AND w.kind = p.kind AND w.key = p.key AND w.val = p.val GROUP BY ALL "
+        "UNION ALL SELECT p.type, 'f', p.key, p.val, count(*) FROM ge_efact p JOIN ge_want w "
+        "ON w.kind = 'f' AND w.grp = p.grp AND w.key = p.key AND w.val = p.val GROUP BY ALL ORDER BY ALL"
     )
 
 

@@ -214,6 +214,7 @@ class SubjectIndex:
     _sizes: dict[str, int] = field(default_factory=dict)
     _indexed: set[tuple[str, str, str, str]] = field(default_factory=set)  # values in ge_post
     _actors: bool = False  # ge_eact built
+    _fact_keys: set[str] | None = None  # keys in ge_efact (None: none loaded yet)
 
     LEVELS_PER_ROUND = 3  # references per subject a round counts (most resolve on the first)
 
@@ -290,9 +291,22 @@ class SubjectIndex:
         if not self._actors and any(w[1] == "p" for w in new):
             sql.load_actors(self.gs)
             self._actors = True
+        self._load_facts({w[2] for w in new if w[1] == "f"})
         sql.load_postings(self.gs, new, [(level, _US[level]) for level in TIME_LEVELS])
         self._indexed.update(new)
         return {(t, k, key, v): n for t, k, key, v, n in sql.frequencies(self.gs, sorted(ids))} if ids else {}
+
+    def _load_facts(self, keys: set[str]) -> None:
+        """Every event's values under these fact keys in ``ge_efact``: the first time, under
+        every key of the log (one read of each document for the whole generation)."""
+        if not keys:
+            return
+        if self._fact_keys is None:
+            self._fact_keys = set()
+            keys = keys | set(sql.fact_keys(self.gs))
+        todo = sorted(keys - self._fact_keys)
+        sql.load_facts(self.gs, todo)
+        self._fact_keys.update(todo)
 
     def _unique(self, refs: list[Reference]) -> list[bool]:
         """Whether each reference's words match exactly its own subject among the events of the log."""
