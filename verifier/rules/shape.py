@@ -327,42 +327,60 @@ class _KeyWriter:
         node = _node(self.root, node)
         if node is None:
             return None
-        if depth > 32:
-            raise _Unsupported("depth")
         body: list[str] = []
-        out = ["t"]
-        props, required = node.get("properties", {}), node.get("required", [])
-        extra = node.get("additionalProperties", True)
-        if props or required or extra is not True:
-            obj = []
-            for n in sorted(set(props) | set(required)):
-                sub = self.key(props.get(n, True), depth + 1) or "type"
-                obj.append(f"{sub}(x.get({n!r}, ABSENT))")
-            if extra is False:
-                obj.append(f"any(k not in {self.const(frozenset(props))} for k in x)")
-            elif extra is not True:
-                if props:
-                    raise _Unsupported("properties with an additionalProperties schema")
-                each = self.key(extra, depth + 1)
-                if each is not None:
-                    obj.append(f"frozenset(map({each}, x.values()))")
-            body.append(f"    o = ({', '.join(obj)},) if t is dict else None")
-            out.append("o")
-        if "items" in node:
-            each = self.key(node["items"], depth + 1)
-            if each is not None:
-                body.append(f"    a = frozenset(map({each}, x)) if t is list else None")
-                out.append("a")
-        for alt in node.get("anyOf", []):
-            k = self.key(alt, depth + 1)
-            if k is not None and k != "type":
-                out.append(f"{k}(x)")
-        if out == ["t"]:
+        parts: list[str] = []
+        self._inline(node, "x", "t0", body, parts, depth)
+        if not parts:
             return "type"
         self.count += 1
         name = f"k{self.count}"
-        self.lines += [f"def {name}(x):", "    t = type(x)", *body, f"    return ({', '.join(out)},)", ""]
+        self.lines += [f"def {name}(x):", "    t0 = type(x)", *body, f"    return (t0, {', '.join(parts)})", ""]
         return name
+
+    def _var(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def _inline(self, node: dict, var: str, tvar: str, body: list[str], parts: list[str], depth: int) -> None:
+        """Lines computing, into new locals named in ``parts``, what ``node`` looks at in the
+        value ``var`` (of type ``tvar``) besides its type: the value and type of each named
+        property (nested in the same function), a function per element of a list or value
+        of a mapping, every ``anyOf`` alternative."""
+        if depth > 32:
+            raise _Unsupported("depth")
+        props, required = node.get("properties", {}), node.get("required", [])
+        extra = node.get("additionalProperties", True)
+        for n in sorted(set(props) | set(required)):
+            v, tv = self._var("v"), self._var("t")
+            body += [f"    {v} = {var}.get({n!r}, ABSENT) if {tvar} is dict else ABSENT", f"    {tv} = type({v})"]
+            parts.append(tv)
+            sub = _node(self.root, props.get(n, True))
+            if sub is not None:
+                self._inline(sub, v, tv, body, parts, depth + 1)
+        if extra is False:
+            e = self._var("e")
+            body.append(
+                f"    {e} = any(k not in {self.const(frozenset(props))} for k in {var}) if {tvar} is dict else None"
+            )
+            parts.append(e)
+        elif extra is not True:
+            if props:
+                raise _Unsupported("properties with an additionalProperties schema")
+            each = self.key(extra, depth + 1)
+            if each is not None:
+                o = self._var("o")
+                body.append(f"    {o} = frozenset(map({each}, {var}.values())) if {tvar} is dict else None")
+                parts.append(o)
+        if "items" in node:
+            each = self.key(node["items"], depth + 1)
+            if each is not None:
+                a = self._var("a")
+                body.append(f"    {a} = frozenset(map({each}, {var})) if {tvar} is list else None")
+                parts.append(a)
+        for alt in node.get("anyOf", []):
+            sub = _node(self.root, alt)
+            if sub is not None:
+                self._inline(sub, var, tvar, body, parts, depth + 1)
 
 
 @lru_cache(maxsize=None)
