@@ -22,7 +22,6 @@ from .profiles import score
 
 if TYPE_CHECKING:
     from ..trace.io import TraceKeys
-    from .parallel import TraceHead
 
 SCORES_FILE = "scores.jsonl"
 
@@ -327,18 +326,15 @@ def iter_rescore_lines(
     contract_digest: str | None = None,
     profile: str | None = None,
     workers: int | None = None,
-) -> Iterator[tuple[Trace | TraceHead, QuestionScore | None, bytes]]:
+) -> Iterator[tuple[Trace | TraceRef, QuestionScore | None, bytes]]:
     """Parse and score each trace line (under the scoring ``profile``, default groundeval's
     own formulas); a trace of an unknown question yields ``None``.
 
-    A large file (or ``workers`` > 0) is parsed and scored by helper processes
-    (:mod:`groundeval.scoring.parallel`); the traces yielded are then their heads
-    (:class:`~groundeval.scoring.parallel.TraceHead`: the fields :class:`TraceRef` keeps),
-    not parsed traces. Whether helpers run depends on the file's size and the idle cores, so
-    a caller reads only the head's fields (a :class:`Trace` has them all) or passes
-    ``workers=0``, which parses every trace in this process: under the default profile into
-    plain data, yielded as :class:`TraceRef` (the kept fields; any other field parses the
-    line again when read), under another profile as :class:`Trace`.
+    Under the default profile, or when a large file (or ``workers`` > 0) is parsed and scored
+    by helper processes (:mod:`groundeval.scoring.parallel`), the traces yielded are
+    :class:`TraceRef`: the fields it keeps, and where the line is in the file (any other field
+    reads and parses it again). Under another profile in one process (``workers=0``), parsed
+    :class:`Trace` models. Either reads as a trace; :class:`TraceRef` of one is itself.
 
     Re-scoring verifies its input: a second trace of the same (question, agent, mode, trial)
     is a located error (never scored twice), and so is a trace recorded on another
@@ -350,7 +346,7 @@ def iter_rescore_lines(
     keys = TraceKeys(path)
     workers = workers_wanted(path) if workers is None else workers
     if workers > 0:  # a large file: parsed and scored by helper processes, yielded in file order
-        lines = iter_trace_lines(path)
+        lines = iter_trace_spans(path)
         for trace, s, line, n in rescore_parallel(path, lines, questions, config, profile, contract_digest, workers):
             keys.add(trace, n)
             yield trace, s, line

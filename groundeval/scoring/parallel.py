@@ -64,16 +64,17 @@ def workers_wanted(path: Path) -> int:
 
 
 def _builders():
-    """(trace head, score) builders from the helpers' plain values, without validation: the
-    values were validated (or computed) by the helper, as in one process."""
+    """(trace reference, score) builders from the helpers' plain values, without validation:
+    the values were validated (or computed) by the helper, as in one process."""
     from ..trace.model import Timings
+    from .io import TraceRef
     from .model import QuestionScore
     from .score import EVERY_FIELD
 
     new, setattr_, every = object.__new__, object.__setattr__, tuple(QuestionScore.model_fields)
 
-    def head(values: tuple) -> TraceHead:
-        h = new(TraceHead)
+    def head(values: tuple, span: tuple[str, int, int]) -> TraceRef:
+        h = new(TraceRef)
         (h.question_id, h.track, h.mode, h.agent, h.trial, h.contract_digest, h.usage, timing) = values
         t = new(Timings)
         setattr_(t, "__dict__", dict(zip(TIMING_FIELDS, timing)))
@@ -81,6 +82,7 @@ def _builders():
         setattr_(t, "__pydantic_extra__", None)
         setattr_(t, "__pydantic_private__", None)
         h.timings = t
+        h._line, h._full = span, None  # where the line is: read again when the drill-down needs it
         return h
 
     def score(values: tuple | None, fields_set: frozenset | None) -> Any:
@@ -112,14 +114,17 @@ class _Helper(HelperProcess):
 
 def rescore_parallel(
     path: Path,
-    lines: Iterator[tuple[int, bytes]],
+    lines: Iterator[tuple[int, int, bytes]],
     questions: dict,
     config: Any,
     profile: str | None,
     contract_digest: str | None,
     workers: int,
 ) -> Iterator[tuple[Any, Any, bytes, int]]:
-    """``(trace head, score or None, line, line number)`` for every line, in file order."""
+    """``(trace reference, score or None, line, line number)`` for every line of ``lines``
+    (:func:`~groundeval.trace.io.iter_trace_spans`), in file order. The references are
+    :class:`~groundeval.scoring.io.TraceRef` holding where their line is (a chunk a helper
+    could not score is scored here: its traces are parsed :class:`Trace` models)."""
     from .io import check_trace_line, rescore_trace
 
     make_head, make_score = _builders()
@@ -132,7 +137,8 @@ def rescore_parallel(
             helpers = []
         helpers = _send_setup(helpers, setup)
         idle = deque(helpers)
-        pending: deque[tuple[_Helper | None, list[tuple[int, bytes]]]] = deque()
+        pending: deque[tuple[_Helper | None, list[tuple[int, int, bytes]]]] = deque()
+        where = str(path)
 
         def feed() -> bool:
             chunk = [x for _, x in zip(range(CHUNK), lines)]
@@ -141,7 +147,7 @@ def rescore_parallel(
             h = idle.popleft() if idle else None
             if h is not None:
                 try:
-                    h.send(chunk)
+                    h.send([(n, line) for n, _at, line in chunk])
                 except OSError:
                     h = None  # the chunk is scored here
             pending.append((h, chunk))
@@ -158,10 +164,10 @@ def rescore_parallel(
             if more:
                 more = feed()  # keep the helper busy while this chunk is handed out
             if rows is not None:
-                for (n, line), (head, values, fields_set) in zip(chunk, rows):
-                    yield make_head(head), make_score(values, fields_set), line, n
+                for (n, at, line), (head, values, fields_set) in zip(chunk, rows):
+                    yield make_head(head, (where, at, len(line))), make_score(values, fields_set), line, n
             else:  # a problem in the chunk, or no helper: this process scores it (and raises what it raises)
-                for n, line in chunk:
+                for n, _at, line in chunk:
                     trace = check_trace_line(path, n, line, contract_digest)
                     yield trace, rescore_trace(trace, questions, config, profile), line, n
     finally:

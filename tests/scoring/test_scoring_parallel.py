@@ -126,7 +126,7 @@ def test_a_large_file_uses_helpers_and_keeps_every_field(tmp_path, monkeypatch):
     assert parallel.workers_wanted(path) == 3
     helped = list(iter_rescore_lines(path, QMAP, workers=2))
     alone = list(iter_rescore_lines(path, QMAP, workers=0))
-    assert all(isinstance(t, parallel.TraceHead) for t, _s, _l in helped)
+    assert all(isinstance(t, TraceRef) and type(t._line) is tuple for t, _s, _l in helped)
     for (h, s1, l1), (t, s2, l2) in zip(helped, alone, strict=True):
         assert l1 == l2 and s1 == s2 and score_line(s1) == score_line(s2)
         assert s1.__pydantic_fields_set__ == s2.__pydantic_fields_set__
