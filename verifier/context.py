@@ -289,6 +289,15 @@ class PackContext:
     def mark_bad(self, record: Record) -> None:
         self.bad.add(record.key)
 
+    def release(self, level: int) -> None:
+        """Drop the records no check above ``level`` reads (their verdicts stay in :attr:`bad`):
+        the events after level 1, the artifacts after level 2 (the store is built and the
+        duplicate ids reported by then). A million records take ~0.3 GB."""
+        if level >= 1:
+            self.events = []
+        if level >= 2:
+            self.artifacts = []
+
     def artifact_ids(self, *, objects_only: bool = True) -> list[tuple[Record, str]]:
         """(record, id) of the artifacts not set aside, in order: those with an id (``rec.ident
         is not None``), or with ``objects_only`` those that are JSON objects with a non-empty id."""

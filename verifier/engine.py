@@ -99,6 +99,8 @@ def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
                         "GE000", f"{chk.name}: {type(exc).__name__}: {exc} ({Path(last.filename).name}:{last.lineno})"
                     )
                 )
+        if lvl < level:
+            ctx.release(lvl)
     for need, rules in sorted(skipped.items()):
         why = f": {ctx.graph_error}" if need == "graph" and ctx.graph_error else ""
         findings.append(
