@@ -272,6 +272,12 @@ _RX_ID_VALUE = rf"(?:{_RX_STRING}|null|{_RX_STRING_LIST})"
 _RX_ID_MAP = rf"\{{(?:{_RX_STRING}:{_RX_ID_VALUE}(?:,{_RX_STRING}:{_RX_ID_VALUE})*)?\}}"
 
 
+def _blank_string(j: str) -> str:
+    """SQL: the JSON string fragment ``j`` trims to nothing. A blank string is written ``""`` or
+    ``" ...`` (json_extract never escapes a space): only those are unquoted and trimmed."""
+    return f"({j} = '\"\"' OR starts_with({j}, '\" ')) AND trim({j}->>'$') = ''"
+
+
 def _matches(j: str, rx: str) -> str:
     """SQL: the fragment ``j`` fully matches ``rx``."""
     return f"regexp_full_match({j}, '{rx}')"
@@ -359,11 +365,10 @@ def validate_events(con) -> list[Problem]:
             )
         )
     checks += [
-        # a blank id is written '""' or '" ...' (spaces are never escaped): only those are trimmed
         (
             "id",
             "'empty id'",
-            "ok AND json_type(j1) = 'VARCHAR' AND (j1 = '\"\"' OR starts_with(j1, '\" ')) AND trim(j1->>'$') = ''",
+            f"ok AND json_type(j1) = 'VARCHAR' AND {_blank_string('j1')}",
         ),
         (
             "timestamp",
