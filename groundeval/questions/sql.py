@@ -191,7 +191,9 @@ _POST_ARTIFACTS = """
 # Every event's actors by the name a reference shows (its display name, else its id), per
 # type group: built once, when a first reference may show actors (``load_actors``), and
 # read by ``_COUNT`` directly — an actor shown by tens of thousands of events is never
-# copied into ``ge_post``.
+# copied into ``ge_post``. A reference showing other words too is counted among the events
+# those words match, each checked for its actors (an actor's posting is read whole only
+# for references that show nothing else).
 _EVENT_ACTORS = """
     CREATE OR REPLACE TEMP TABLE ge_eact AS
     SELECT DISTINCT g.grp, e.type, coalesce(d.name, a.actor) AS name, e.id
@@ -206,17 +208,25 @@ _POST_TIME = """
      AND w.val = (e.us - ((e.us % ?) + ?) % ?)::VARCHAR"""
 
 _COUNT = """
-    WITH hit AS (SELECT c.rid, p.id, c.n FROM ge_rc c
-                 JOIN ge_post p ON p.grp = c.grp AND p.kind = c.kind AND p.key = c.key AND p.val = c.val
-                 UNION ALL
-                 SELECT c.rid, p.id, c.n FROM ge_rc c JOIN ge_eact p ON p.grp = c.grp AND p.name = c.val
-                 WHERE c.kind = 'p'
-                 UNION ALL
-                 SELECT c.rid, p.id, c.n FROM ge_rc c JOIN ge_efact p ON p.grp = c.grp AND p.key = c.key AND p.val = c.val
-                 WHERE c.kind = 'f'),
-         h AS (SELECT rid, id, any_value(n) AS n, count(*) AS m FROM hit GROUP BY rid, id)
-    SELECT h.rid, count(*), bool_or(h.id = s.subject) FROM h JOIN ge_rs s ON s.rid = h.rid
-    WHERE h.m = h.n GROUP BY h.rid ORDER BY 1"""
+    WITH n AS (SELECT rid, count(*) FILTER (WHERE kind <> 'p') AS nq, count(*) FILTER (WHERE kind = 'p') AS np
+               FROM ge_rc GROUP BY rid),
+         qhit AS (SELECT c.rid, p.id FROM ge_rc c
+                  JOIN ge_post p ON p.grp = c.grp AND p.kind = c.kind AND p.key = c.key AND p.val = c.val
+                  UNION ALL
+                  SELECT c.rid, p.id FROM ge_rc c JOIN ge_efact p ON p.grp = c.grp AND p.key = c.key AND p.val = c.val
+                  WHERE c.kind = 'f'),
+         q AS (SELECT h.rid, h.id, any_value(n.np) AS np FROM qhit h JOIN n USING (rid)
+               GROUP BY h.rid, h.id HAVING count(*) = any_value(n.nq)),
+         qp AS (SELECT q.rid, q.id, count(*) AS m FROM q JOIN ge_rc c ON c.rid = q.rid AND c.kind = 'p'
+                JOIN ge_eact p ON p.grp = c.grp AND p.name = c.val AND p.id = q.id GROUP BY q.rid, q.id),
+         p AS (SELECT c.rid, p.id FROM ge_rc c JOIN n ON n.rid = c.rid AND n.nq = 0
+               JOIN ge_eact p ON p.grp = c.grp AND p.name = c.val WHERE c.kind = 'p'
+               GROUP BY c.rid, p.id HAVING count(*) = any_value(n.np)),
+         ok AS (SELECT q.rid, q.id FROM q LEFT JOIN qp ON qp.rid = q.rid AND qp.id = q.id
+                WHERE q.np = coalesce(qp.m, 0)
+                UNION ALL SELECT rid, id FROM p)
+    SELECT ok.rid, count(*), bool_or(ok.id = s.subject) FROM ok JOIN ge_rs s ON s.rid = ok.rid
+    GROUP BY ok.rid ORDER BY 1"""
 
 _CONSTRAINT = [("grp", "VARCHAR"), ("kind", "VARCHAR"), ("key", "VARCHAR"), ("val", "VARCHAR")]
 
