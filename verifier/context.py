@@ -173,6 +173,8 @@ class PackContext:
         self.pack = Path(pack)
         self.offered = store  # a Store.open of the same pack, adopted when nothing was set aside
         self.shared_store = False
+        self._artifact_ids: list[tuple[Record, str, bool]] | None = None  # see artifact_ids()
+        self._ids_unique = True
         self.manifest_path = find_manifest(pack).resolve()
         self.problems: list[tuple[str, Problem]] = []  # (rule id, problem) found while reading
         self.raw: dict[str, Any] | None = None
@@ -297,21 +299,33 @@ class PackContext:
             self.events = []
         if level >= 2:
             self.artifacts = []
+            self._artifact_ids = None
 
     def artifact_ids(self, *, objects_only: bool = True) -> list[tuple[Record, str]]:
         """(record, id) of the artifacts not set aside, in order: those with an id (``rec.ident
-        is not None``), or with ``objects_only`` those that are JSON objects with a non-empty id."""
-        bad = self.bad
-        out = []
-        for rec in self.artifacts:
-            if bad and (rec.file, rec.line) in bad:
-                continue
-            facts = rec._known()
-            ident = facts[1] if facts[1] is not None else rec.stem
-            if ident is None or (objects_only and not (facts[0] and ident)):
-                continue
-            out.append((rec, ident))
-        return out
+        is not None``), or with ``objects_only`` those that are JSON objects with a non-empty id.
+        Read after the shape checks (which set records aside), once."""
+        if self._artifact_ids is None:
+            bad = self.bad
+            out = []
+            for rec in self.artifacts:
+                if bad and (rec.file, rec.line) in bad:
+                    continue
+                facts = rec._known()
+                ident = facts[1] if facts[1] is not None else rec.stem
+                if ident is not None:
+                    out.append((rec, ident, facts[0]))
+            self._artifact_ids = out
+            self._ids_unique = len({ident for _, ident, _ in out}) == len(out)
+        if objects_only:
+            return [(rec, ident) for rec, ident, obj in self._artifact_ids if obj and ident]
+        return [(rec, ident) for rec, ident, _ in self._artifact_ids]
+
+    def artifact_ids_repeat(self) -> bool:
+        """Whether two artifacts of :meth:`artifact_ids` (objects or not) share an id."""
+        if self._artifact_ids is None:
+            self.artifact_ids()
+        return not self._ids_unique
 
     # ------------------------------------------------------------------ store
 
@@ -328,7 +342,7 @@ class PackContext:
         # Shape-broken records, and every artifact after the first with its id, stay out of the store.
         drop = set(self.bad)
         seen: set[str] = set()
-        for rec, ident in self.artifact_ids(objects_only=False):
+        for rec, ident in self.artifact_ids(objects_only=False) if self.artifact_ids_repeat() else ():
             if ident in seen:
                 drop.add(rec.key)
             seen.add(ident)
@@ -357,9 +371,9 @@ class PackContext:
             return False
         if not self._same_sources(store):
             return False
-        ids = [rec.ident for rec in self.artifacts]
-        if None in ids or len(set(ids)) != len(ids):
-            return False
+        # (nothing is set aside here, so every artifact with an id is listed)
+        if len(self.artifact_ids(objects_only=False)) != len(self.artifacts) or self.artifact_ids_repeat():
+            return False  # an artifact without an id, or two with one
         # Rows taken from the store are the records it holds; rows read again must come from unchanged files.
         return self.rows_from_store or store.sources_unchanged()
 

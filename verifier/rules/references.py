@@ -322,7 +322,7 @@ def artifact_references(ctx: PackContext) -> Iterable:
 @check("GE206", needs=("sources",))
 def duplicate_artifacts(ctx: PackContext) -> Iterable:
     first: dict[str, object] = {}
-    for rec, ident in ctx.artifact_ids():
+    for rec, ident in ctx.artifact_ids() if ctx.artifact_ids_repeat() else ():  # none repeats: nothing to report
         prev = first.setdefault(ident, rec)
         if prev is not rec:
             where = prev.file + (f":{prev.line}" if prev.line is not None else "")
