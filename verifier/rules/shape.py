@@ -22,7 +22,7 @@ from groundeval.contract import schemas
 from groundeval.contract.manifest import key_line, yaml_line
 
 from .. import sql
-from ..context import PackContext, Record, json_path
+from ..context import PackContext, Record, frozen_gc, json_path
 from .registry import check, define, finding
 
 MAX_MESSAGE = 300
@@ -536,36 +536,39 @@ def event_records(ctx: PackContext) -> Iterable:
         yield finding("GE116", "the event log has no records", file=ctx.events_path)
     good: list[tuple[Record, str, str]] = []
     known_valid = verdict_cache("event")
-    for rec in ctx.events:
-        data, error = rec.parse_once()
-        if error is not None or not isinstance(data, dict):
-            ctx.mark_bad(rec)
-            yield finding(
-                "GE111",
-                f"malformed JSON: {error}" if error else f"expected a JSON object, got {type(data).__name__}",
-                **_where(rec),
+    with frozen_gc():
+        for rec in ctx.events:
+            data, error = rec.parse_once()
+            if error is not None or not isinstance(data, dict):
+                ctx.mark_bad(rec)
+                yield finding(
+                    "GE111",
+                    f"malformed JSON: {error}" if error else f"expected a JSON object, got {type(data).__name__}",
+                    **_where(rec),
+                )
+                continue
+            data = _without_null_links(data)
+            errors = (
+                []
+                if known_valid is not None and known_valid[0](data) in known_valid[1]
+                else schema_errors("event", data)
             )
-            continue
-        data = _without_null_links(data)
-        errors = (
-            [] if known_valid is not None and known_valid[0](data) in known_valid[1] else schema_errors("event", data)
-        )
-        for loc, msg in errors:
-            yield finding(
-                "GE110",
-                msg,
-                record=data.get("id") if isinstance(data.get("id"), str) else None,
-                path=json_path(loc),
-                **_where(rec),
-            )
-        if errors:
-            ctx.mark_bad(rec)
-            continue
-        if not data["id"].strip():
-            ctx.mark_bad(rec)
-            yield finding("GE112", "empty id", path="$.id", **_where(rec))
-            continue
-        good.append((rec, data["timestamp"], data["id"]))  # rec.timestamp and rec.ident, known here
+            for loc, msg in errors:
+                yield finding(
+                    "GE110",
+                    msg,
+                    record=data.get("id") if isinstance(data.get("id"), str) else None,
+                    path=json_path(loc),
+                    **_where(rec),
+                )
+            if errors:
+                ctx.mark_bad(rec)
+                continue
+            if not data["id"].strip():
+                ctx.mark_bad(rec)
+                yield finding("GE112", "empty id", path="$.id", **_where(rec))
+                continue
+            good.append((rec, data["timestamp"], data["id"]))  # rec.timestamp and rec.ident, known here
     bad_times = unparseable_times(ctx, {ts for _, ts, _ in good})
     first: dict[str, Record] = {}
     for rec, ts, ident in good:
@@ -600,37 +603,38 @@ def created_text(data: dict[str, Any]) -> str | None:
 def artifact_records(ctx: PackContext) -> Iterable:
     by_text: dict[str, list[Record]] = defaultdict(list)  # the good records by creation time text
     known_valid = verdict_cache("artifact")
-    for rec in ctx.artifacts:
-        data, error = rec.parse_once()
-        if error is not None or not isinstance(data, dict):
-            ctx.mark_bad(rec)
-            yield finding(
-                "GE121",
-                f"malformed JSON: {error}" if error else f"expected a JSON object, got {type(data).__name__}",
-                **_where(rec),
+    with frozen_gc():
+        for rec in ctx.artifacts:
+            data, error = rec.parse_once()
+            if error is not None or not isinstance(data, dict):
+                ctx.mark_bad(rec)
+                yield finding(
+                    "GE121",
+                    f"malformed JSON: {error}" if error else f"expected a JSON object, got {type(data).__name__}",
+                    **_where(rec),
+                )
+                continue
+            errors = (
+                []
+                if known_valid is not None and known_valid[0](data) in known_valid[1]
+                else schema_errors("artifact", data)
             )
-            continue
-        errors = (
-            []
-            if known_valid is not None and known_valid[0](data) in known_valid[1]
-            else schema_errors("artifact", data)
-        )
-        for loc, msg in errors:
-            yield finding("GE120", msg, record=rec.ident, path=json_path(loc), **_where(rec))
-        if errors:
-            ctx.mark_bad(rec)
-            continue
-        ident, sub = rec.ident, rec.subsystem
-        if not (ident and ident.strip() and sub and sub.strip()):
-            missing = [k for k, v in (("id", ident), ("subsystem", sub)) if not (v or "").strip()]
-            ctx.mark_bad(rec)
-            yield finding(
-                "GE122", "missing " + " and ".join(missing), record=ident, path=f"$.{missing[0]}", **_where(rec)
-            )
-            continue
-        created = rec.created
-        if created is not None:
-            by_text[created[1]].append(rec)
+            for loc, msg in errors:
+                yield finding("GE120", msg, record=rec.ident, path=json_path(loc), **_where(rec))
+            if errors:
+                ctx.mark_bad(rec)
+                continue
+            ident, sub = rec.ident, rec.subsystem
+            if not (ident and ident.strip() and sub and sub.strip()):
+                missing = [k for k, v in (("id", ident), ("subsystem", sub)) if not (v or "").strip()]
+                ctx.mark_bad(rec)
+                yield finding(
+                    "GE122", "missing " + " and ".join(missing), record=ident, path=f"$.{missing[0]}", **_where(rec)
+                )
+                continue
+            created = rec.created
+            if created is not None:
+                by_text[created[1]].append(rec)
     for text in sorted(unparseable_times(ctx, by_text)):
         for rec in by_text[text]:
             ctx.mark_bad(rec)
