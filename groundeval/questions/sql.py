@@ -29,11 +29,14 @@ def _targets_sql(witnessed: str) -> str:
                       ON pt.type = f.type AND f.ts <= pt.as_of),
              fwd AS (SELECT pt.actor, pt.as_of, pt.type, f.kmin AS k FROM pt ASOF JOIN wt f
                      ON pt.type = f.type AND f.ts > pt.as_of)
-        SELECT DISTINCT b.actor, epoch_us(b.as_of), w.id FROM back b
-          JOIN w ON w.type = b.type AND w.k BETWEEN b.k - ({NEAREST} - 1) AND b.k
+        -- the ranks each side takes, listed (an equality join, not a range over a whole type)
+        SELECT DISTINCT b.actor, epoch_us(b.as_of), w.id
+          FROM (SELECT actor, as_of, type, unnest(range(k - ({NEAREST} - 1), k + 1)) AS k FROM back) b
+          JOIN w ON w.type = b.type AND w.k = b.k
         UNION
-        SELECT f.actor, epoch_us(f.as_of), w.id FROM fwd f
-          JOIN w ON w.type = f.type AND w.k BETWEEN f.k AND f.k + ({NEAREST} - 1)
+        SELECT f.actor, epoch_us(f.as_of), w.id
+          FROM (SELECT actor, as_of, type, unnest(range(k, k + {NEAREST})) AS k FROM fwd) f
+          JOIN w ON w.type = f.type AND w.k = f.k
         ORDER BY 1, 2, 3"""
 
 
