@@ -231,13 +231,13 @@ _SCORE_FIELDS = frozenset(QuestionScore.model_fields)
 EVERY_FIELD: set[str] = set(QuestionScore.model_fields)
 
 
-def _build(**values: Any) -> QuestionScore:
-    """A QuestionScore from values this module computed itself, without re-validation.
+def _build(values: dict[str, Any]) -> QuestionScore:
+    """A QuestionScore from values this module computed itself (every field, in a dict
+    literal: tests/scoring check the keys), without re-validation.
 
     Validation would cost a fifth of the scoring time; every value here already has its
     final type (floats are floats, lists are sorted lists), which a test checks by
     round-tripping through the validating JSON reader."""
-    assert values.keys() == _SCORE_FIELDS
     obj = QuestionScore.__new__(QuestionScore)
     object.__setattr__(obj, "__dict__", values)
     object.__setattr__(obj, "__pydantic_fields_set__", EVERY_FIELD)
@@ -309,35 +309,37 @@ def _verdict(
     else:
         failure_class = "no_answer" if ans is None else "wrong_answer"
     return _build(
-        question_id=question.id,
-        track=question.track,
-        trial=trial,
-        profile="default",
-        bucket=question.bucket,
-        difficulty=question.difficulty,
-        mode=mode,
-        agent=agent,
-        answered=ans is not None,
-        s_answer=s_answer,
-        s_traj=s_traj,
-        s_combined=combined,
-        violation_rate=_clean(v),
-        penalty=penalty,
-        s_adj=_clean(combined * penalty),
-        answer_components={k: _clean(x) for k, x in comps.items()},
-        traj_components={k: _clean(x) for k, x in traj.items()},
-        answer_correct=correct,
-        path_valid=path_valid,
-        state_invalid_correct=correct and not path_valid,
-        valid_answer=correct and path_valid,
-        failure_class=failure_class,
-        failures=sorted(failures),
-        v_units=p.units,
-        v_bad=p.bad,
-        n_calls=p.n_calls,
-        flag_counts=p.flag_counts,
-        hallucinated_ids=sorted(p.hallucinated),
-        coverage=None if coverage is None else _clean(coverage),
-        n_citations=p.n_citations,
-        citation_rates=p.citation_rates,
+        {
+            "question_id": question.id,
+            "track": question.track,
+            "trial": trial,
+            "profile": "default",
+            "bucket": question.bucket,
+            "difficulty": question.difficulty,
+            "mode": mode,
+            "agent": agent,
+            "answered": ans is not None,
+            "s_answer": s_answer,
+            "s_traj": s_traj,
+            "s_combined": combined,
+            "violation_rate": _clean(v),
+            "penalty": penalty,
+            "s_adj": _clean(combined * penalty),
+            "answer_components": {k: _clean(x) for k, x in comps.items()},
+            "traj_components": {k: _clean(x) for k, x in traj.items()},
+            "answer_correct": correct,
+            "path_valid": path_valid,
+            "state_invalid_correct": correct and not path_valid,
+            "valid_answer": correct and path_valid,
+            "failure_class": failure_class,
+            "failures": sorted(failures),
+            "v_units": p.units,
+            "v_bad": p.bad,
+            "n_calls": p.n_calls,
+            "flag_counts": p.flag_counts,
+            "hallucinated_ids": sorted(p.hallucinated),
+            "coverage": None if coverage is None else _clean(coverage),
+            "n_citations": p.n_citations,
+            "citation_rates": p.citation_rates,
+        }
     )

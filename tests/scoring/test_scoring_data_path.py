@@ -14,7 +14,7 @@ from test_scoring_properties import QUESTIONS, cases
 
 from groundeval.errors import ContractError
 from groundeval.scoring.io import TraceRef, check_trace_line, iter_rescore_lines, rescore_trace, score_line
-from groundeval.scoring.score import path_facts, path_facts_of, score, score_data
+from groundeval.scoring.score import _SCORE_FIELDS, path_facts, path_facts_of, score, score_data
 from groundeval.trace.io import TraceKeys, trace_line
 from groundeval.trace.model import Trace, trace_data_adapter
 
@@ -38,6 +38,7 @@ def test_same_facts_and_score_as_the_model(case, sparse):
         model, data = _both(trace)
     assert path_facts_of(data) == path_facts(model)
     a, b = score_data(q, data), score(q, model)
+    assert a.__dict__.keys() == b.__dict__.keys() == _SCORE_FIELDS  # the scorer sets every field
     assert a == b and score_line(a) == score_line(b)
     assert a.__pydantic_fields_set__ == b.__pydantic_fields_set__
     ref, full = TraceRef.of_data(data, b""), TraceRef(model, b"")
