@@ -13,7 +13,7 @@ import pytest
 
 from groundeval.errors import ContractError
 from groundeval.store.ingest import json_files
-from groundeval.store.store import Store
+from groundeval.store.store import Store, fingerprint
 from groundeval.synth.generate import write_org
 
 from test_store_load import dump_tables  # noqa: E402 (rootdir-relative test module)
@@ -116,3 +116,20 @@ def test_unreadable_artifact_file_is_an_os_error_naming_it(tiny_pack, tmp_path):
     with pytest.raises(OSError) as err:
         Store.open(pack)
     assert err.value.filename == str(locked)
+
+
+def test_the_fingerprint_stamped_while_reading_a_folder_is_the_sources_fingerprint(tiny_pack, tmp_path):
+    """A folder load stamps each artifact file as it reads it: the same fingerprint as a walk
+    of the files (so ``--db`` reuse and the verifier's check agree), changed by an artifact
+    file's change and not by a file the loader does not read."""
+    pack = tmp_path / "p"
+    shutil.copytree(tiny_pack, pack)
+    store = Store.open(pack)
+    assert (pack / "artifacts").is_dir()
+    stamped = store.query("SELECT value FROM meta WHERE key = 'fingerprint'")[0][0]
+    assert stamped == fingerprint(store.paths) and store.sources_unchanged()
+    (pack / "artifacts" / "NOTES.txt").write_text("not an artifact", encoding="utf-8")
+    assert store.sources_unchanged()
+    first = json_files(pack / "artifacts")[0]
+    os.utime(first, ns=(0, 0))
+    assert not store.sources_unchanged()
