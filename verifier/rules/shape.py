@@ -20,6 +20,7 @@ from jsonschema.exceptions import best_match
 import groundeval
 from groundeval.contract import schemas
 from groundeval.contract.manifest import key_line, yaml_line
+from groundeval.errors import GroundevalError
 
 from .. import sql
 from ..context import PackContext, Record, frozen_gc, json_path
@@ -279,8 +280,8 @@ _ANNOTATIONS = {"$id", "$schema", "$defs", "title", "description", "default", "f
 _TYPES = {"string", "number", "boolean", "null", "array", "object"}  # not "integer": 1.0 is one, 1.5 is not
 
 
-class _Unsupported(Exception):
-    pass
+class _Unsupported(GroundevalError):
+    """A schema keyword the verdict key does not cover (its verdicts are then not cached)."""
 
 
 def _resolve(root: dict[str, Any], node: Any) -> Any:
