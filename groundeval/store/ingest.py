@@ -29,11 +29,14 @@ def _lines_sql(source: str) -> str:
     Exact but single-threaded; :func:`stage_jsonl` uses it when the fast reader cannot
     guarantee line numbers (carriage returns in the file, or a reader error).
     """
+    # Lines by index into the split list: unnesting the list itself took time quadratic in
+    # the line count (1M lines: 138 s CPU; by index 3 s).
     return f"""
-        SELECT filename AS file, line, rtrim(text, chr(13)) AS text FROM (
-            SELECT filename, unnest(range(1, len(arr) + 1)) AS line, unnest(arr) AS text
-            FROM (SELECT filename, string_split(content, chr(10)) AS arr FROM read_text({source}))
-        ) WHERE trim(text) <> ''
+        SELECT filename AS file, line, rtrim(arr[line], chr(13)) AS text
+        FROM (SELECT filename, string_split(content, chr(10)) AS arr FROM read_text({source})) s,
+             LATERAL (SELECT unnest(range(1, len(s.arr) + 1)) AS line)
+        WHERE trim(arr[line]) <> ''
+        ORDER BY file, line
     """
 
 
