@@ -3,8 +3,9 @@
     python benchmarks/bench_digest.py PACK [--repeat 3]
 
 Loads PACK once, then times, in this process, for events and artifacts: the floor (fetching
-every record's text from DuckDB and ``json.loads`` of it), the digest hashed in this
-process (``workers=0``) and with 2 helper processes (``workers=2``). Prints wall and CPU
+every record's text from DuckDB and ``json.loads`` of it), the digest by the reference
+canonical form alone (Python's ``json``, the fast path turned off), the digest hashed in
+this process (``workers=0``) and with 2 helper processes (``workers=2``). Prints wall and CPU
 (this process; the helpers' CPU is read from their exit, ``RUSAGE_CHILDREN``) per record,
 the load average, and checks both digests agree.
 """
@@ -18,6 +19,7 @@ import resource
 import statistics
 import time
 
+from groundeval.store import digest as D
 from groundeval.store.digest import records_digest
 from groundeval.store.store import Store
 
@@ -48,6 +50,15 @@ def _floor(con, sql: str) -> int:
     return n
 
 
+def _reference(con, sql: str, drop: tuple[str, ...]) -> str:
+    """The digest with every record canonicalised by the reference (as before msgspec)."""
+    fast, D.canonical_fast = D.canonical_fast, lambda text, drop=(): None
+    try:
+        return records_digest(con, sql, drop, workers=0)
+    finally:
+        D.canonical_fast = fast
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("pack")
@@ -58,11 +69,19 @@ def main() -> None:
     print(f"load average at start {os.getloadavg()[0]:.2f}; {len(os.sched_getaffinity(0))} cores")
     for name, (sql, drop) in SQLS.items():
         n = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]
-        results: dict[str, list[tuple[float, float]]] = {"floor": [], "in process": [], "2 helpers": []}
+        results: dict[str, list[tuple[float, float]]] = {
+            "floor": [],
+            "reference": [],
+            "in process": [],
+            "2 helpers": [],
+        }
         digests = set()
         for _ in range(args.repeat):  # interleaved, so a change in the machine's load hits every variant
             wall, cpu, _ = _timed(lambda: _floor(con, sql))
             results["floor"].append((wall, cpu))
+            wall, cpu, d = _timed(lambda: _reference(con, sql, drop))
+            results["reference"].append((wall, cpu))
+            digests.add(d)
             for label, workers in (("in process", 0), ("2 helpers", 2)):
                 wall, cpu, d = _timed(lambda w=workers: records_digest(con, sql, drop, workers=w))
                 results[label].append((wall, cpu))
