@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +153,7 @@ def stage_json_files(
     table: str,
     files: list[str],
     root: Path,
-    stats: list[tuple[str, int, int]] | None = None,
+    seen: Callable[[str, os.stat_result], None] | None = None,
 ) -> None:
     """One record per file; subsystem and id default to the parent folder and the stem.
 
@@ -171,8 +172,8 @@ def stage_json_files(
             write = out.write
             for name in files:
                 data, st = _read_file(name)
-                if stats is not None:
-                    stats.append((name, st.st_size, st.st_mtime_ns))
+                if seen is not None:
+                    seen(name, st)
                 if data is None:
                     problems.append(Problem(file=name, message=f"file larger than {MAX_ARTIFACT_FILE_BYTES} bytes"))
                     continue
@@ -266,10 +267,10 @@ def stage_events(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 
 
 def stage_artifacts(
-    con: duckdb.DuckDBPyConnection, path: Path, stats: list[tuple[str, int, int]] | None = None
+    con: duckdb.DuckDBPyConnection, path: Path, seen: Callable[[str, os.stat_result], None] | None = None
 ) -> None:
-    """Stage the artifacts (a JSONL file or a folder of JSON files). ``stats``, when given, receives
-    ``(path, size, mtime_ns)`` of each folder file as it was read (for the store's fingerprint)."""
+    """Stage the artifacts (a JSONL file or a folder of JSON files). ``seen``, when given, is
+    called with each folder file's path and ``fstat`` as it is read (for the store's fingerprint)."""
     try:
         if path.is_dir():
             files = json_files(path)
@@ -279,7 +280,7 @@ def stage_artifacts(
                     " stem VARCHAR, folder VARCHAR)"
                 )
                 return
-            stage_json_files(con, "art_stage", files, path, stats)
+            stage_json_files(con, "art_stage", files, path, seen)
         else:
             stage_jsonl(con, "art_stage", path, ", NULL::VARCHAR AS stem, NULL::VARCHAR AS folder")
     except duckdb.Error as exc:
@@ -566,19 +567,19 @@ def ingest(
     artifacts_path: Path,
     *,
     keep_rows: bool = False,
-    artifact_stats: list[tuple[str, int, int]] | None = None,
+    artifact_seen: Callable[[str, os.stat_result], None] | None = None,
 ) -> None:
     """Stage, validate (all problems at once) and build the record tables.
 
-    ``artifact_stats`` receives ``(path, size, mtime_ns)`` of each artifact file of a folder
-    as it was read (see :func:`stage_artifacts`).
+    ``artifact_seen`` is called with each artifact file of a folder as it is read (see
+    :func:`stage_artifacts`).
 
     ``keep_rows`` keeps the staged rows (file, line, text; stem and folder of artifact
     files) in the temporary tables :data:`KEPT_EVENTS` and :data:`KEPT_ARTIFACTS`, as the
     verifier's lenient reader would stage them, so a verifier run on this store checks
     these very records instead of reading every source file a second time."""
     stage_events(con, events_path)
-    stage_artifacts(con, artifacts_path, artifact_stats)
+    stage_artifacts(con, artifacts_path, artifact_seen)
     problems = validate_events(con) + validate_artifacts(con)
     if problems:
         raise ContractError(problems)

@@ -81,23 +81,27 @@ def _ts_param(dt: datetime | None, tz: ZoneInfo) -> str | None:
     return dt.astimezone(timezone.utc).isoformat()
 
 
-def fingerprint(
-    paths: PackPaths,
-    artifact_files: list[tuple[str, int, int]] | None = None,
-    events_files: list[tuple[str, int, int]] | None = None,
-) -> str:
+def fingerprint(paths: PackPaths) -> str:
     """Cheap identity of the sources, to reuse a ``--db`` file without reloading: the manifest's
     bytes, then path, size and mtime of the events file and of the artifacts file or of each
     artifact file of a folder (every ``*.json`` file the loader reads, as
-    :func:`~groundeval.store.ingest.json_files` finds them). ``artifact_files``: those of the
-    folder, as the loader saw them when it read each (no second walk of 100K files);
-    ``events_files``: the events file's, taken before the load."""
-    h = hashlib.sha256(paths.manifest_path.read_bytes())
-    for p, given in ((paths.events_path, events_files), (paths.artifacts_path, artifact_files)):
-        rows = given if given is not None else _stamp_rows(p)
-        for f, size, mtime in rows:
-            h.update(f"{f}|{size}|{mtime}\n".encode())
+    :func:`~groundeval.store.ingest.json_files` finds them)."""
+    h = _fingerprint_head(paths)
+    for row in _stamp_rows(paths.artifacts_path):
+        _stamp(h, *row)
     return h.hexdigest()
+
+
+def _fingerprint_head(paths: PackPaths) -> Any:
+    """The fingerprint's hash up to the artifacts: the manifest and the events file."""
+    h = hashlib.sha256(paths.manifest_path.read_bytes())
+    for row in _stamp_rows(paths.events_path):
+        _stamp(h, *row)
+    return h
+
+
+def _stamp(h: Any, path: str, size: int, mtime_ns: int) -> None:
+    h.update(f"{path}|{size}|{mtime_ns}\n".encode())
 
 
 def _stamp_rows(p: Path) -> list[tuple[str, int, int]]:
@@ -200,14 +204,18 @@ class Store:
         m = paths.manifest
         con.execute("SET enable_progress_bar = false")
         con.execute("SET TimeZone = ?", [m.timezone])  # naive times take the pack's timezone
-        folder = paths.artifacts_path.is_dir()
-        if stamp is None and not folder:
+        head, seen = None, None
+        if stamp is None and not paths.artifacts_path.is_dir():
             stamp = fingerprint(paths)
-        events_before = _stamp_rows(paths.events_path) if stamp is None else None
-        seen: list[tuple[str, int, int]] = []
-        ingest(con, paths.events_path, paths.artifacts_path, keep_rows=keep_rows, artifact_stats=seen)
-        if stamp is None:
-            stamp = fingerprint(paths, seen, events_before)
+        elif stamp is None:  # each folder file is stamped as it is read: no second walk of its files
+            head = _fingerprint_head(paths)
+
+            def seen(path: str, st: os.stat_result) -> None:
+                _stamp(head, path, st.st_size, st.st_mtime_ns)
+
+        ingest(con, paths.events_path, paths.artifacts_path, keep_rows=keep_rows, artifact_seen=seen)
+        if head is not None:
+            stamp = head.hexdigest()
         finish_load(con, m, stamp)
 
     def take_rows(self) -> tuple[duckdb.DuckDBPyConnection, str, str] | None:
