@@ -387,7 +387,10 @@ EVENT_PATHS = ["$.id", "$.type", "$.timestamp", "$.actors", "$.artifact_ids", "$
 
 
 def validate_events(con) -> list[Problem]:
-    _parse(con, "ev_stage", "ev_x", EVENT_PATHS)  # j1 id, j2 type, j3 timestamp, j4 actors, j5 artifact_ids, j6 facts
+    # eid: the id's text, extracted once (the checks and three tables use it)
+    _parse(
+        con, "ev_stage", "ev_x", EVENT_PATHS, ", j1->>'$' AS eid"
+    )  # j1 id, j2 type, j3 timestamp, j4 actors, j5 artifact_ids, j6 facts
     checks: list[tuple[str | None, str, str]] = [
         (None, "'malformed JSON line'", "NOT valid"),
         (None, "'expected a JSON object'", "valid AND NOT ok"),
@@ -428,8 +431,7 @@ def validate_events(con) -> list[Problem]:
     ]
     problems = _problems(con, "ev_x", checks)
     has_duplicates = con.execute(
-        "SELECT count(eid) <> count(DISTINCT eid) FROM"
-        " (SELECT j1->>'$' AS eid FROM ev_x WHERE ok AND json_type(j1) = 'VARCHAR')"
+        "SELECT count(eid) <> count(DISTINCT eid) FROM (SELECT eid FROM ev_x WHERE ok AND json_type(j1) = 'VARCHAR')"
     ).fetchone()[0]
     if not has_duplicates:
         return problems
@@ -437,9 +439,9 @@ def validate_events(con) -> list[Problem]:
         con,
         """
         SELECT file, line, 'id', 'duplicate event id ' || to_json(eid) || ' (first at line ' || first_line || ')'
-        FROM (SELECT file, line, j1->>'$' AS eid,
-                     first_value(line) OVER (PARTITION BY j1->>'$' ORDER BY file, line) AS first_line,
-                     row_number() OVER (PARTITION BY j1->>'$' ORDER BY file, line) AS n
+        FROM (SELECT file, line, eid,
+                     first_value(line) OVER (PARTITION BY eid ORDER BY file, line) AS first_line,
+                     row_number() OVER (PARTITION BY eid ORDER BY file, line) AS n
               FROM ev_x WHERE ok AND json_type(j1) = 'VARCHAR') WHERE n > 1""",
     )
 
@@ -509,21 +511,21 @@ def build_tables(con) -> None:
     """Type the validated staging rows into the final tables."""
     con.execute(
         """CREATE OR REPLACE TABLE events AS
-           SELECT j1->>'$' AS id, j2->>'$' AS type, CAST(j3->>'$' AS TIMESTAMPTZ) AS ts,
+           SELECT eid AS id, j2->>'$' AS type, CAST(j3->>'$' AS TIMESTAMPTZ) AS ts,
                   json(text) AS raw, file AS src_file, line AS src_line
            FROM ev_x ORDER BY id"""
     )
     con.execute(
         """CREATE OR REPLACE TABLE event_actors AS
            SELECT event_id, unnest(range(len(a))) AS pos, unnest(a) AS actor
-           FROM (SELECT j1->>'$' AS event_id, json_extract_string(j4, '$[*]') AS a FROM ev_x WHERE j4 IS NOT NULL)
+           FROM (SELECT eid AS event_id, json_extract_string(j4, '$[*]') AS a FROM ev_x WHERE j4 IS NOT NULL)
            ORDER BY event_id, pos"""
     )
     con.execute(
         """CREATE OR REPLACE TABLE event_artifacts AS
            WITH kv AS (
                SELECT event_id, unnest(map_entries(m)) AS e
-               FROM (SELECT j1->>'$' AS event_id, json_transform(j5, '"MAP(VARCHAR, JSON)"') AS m
+               FROM (SELECT eid AS event_id, json_transform(j5, '"MAP(VARCHAR, JSON)"') AS m
                      FROM ev_x WHERE json_type(j5) = 'OBJECT')
            )
            SELECT event_id, e.key AS key, 0 AS pos, e.value->>'$' AS artifact_id FROM kv
