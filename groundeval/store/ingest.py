@@ -509,6 +509,12 @@ def validate_artifacts(con) -> list[Problem]:
 
 def build_tables(con) -> None:
     """Type the validated staging rows into the final tables."""
+    build_event_tables(con)
+    build_artifact_tables(con)
+
+
+def build_event_tables(con) -> None:
+    """``events``, ``event_actors`` and ``event_artifacts`` from the validated ``ev_x``."""
     con.execute(
         """CREATE OR REPLACE TABLE events AS
            SELECT eid AS id, j2->>'$' AS type, CAST(j3->>'$' AS TIMESTAMPTZ) AS ts,
@@ -536,6 +542,10 @@ def build_tables(con) -> None:
               WHERE json_type(e.value) = 'ARRAY')
            ORDER BY event_id, key, pos"""
     )
+
+
+def build_artifact_tables(con) -> None:
+    """``artifacts`` and ``artifact_text`` from the validated ``art_x``."""
     con.execute(
         """CREATE OR REPLACE TABLE artifacts AS
            SELECT aid AS id, subsystem, CAST(created_j->>'$' AS TIMESTAMPTZ) AS created,
@@ -585,11 +595,15 @@ def ingest(
     problems = validate_events(con) + validate_artifacts(con)
     if problems:
         raise ContractError(problems)
-    build_tables(con)
+    # Each staging table is dropped as soon as its tables are built: the artifacts' build
+    # does not hold the events' parsed text beside its own (a lower peak at 1M).
+    build_event_tables(con)
     if keep_rows:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {KEPT_EVENTS} AS SELECT file, line, text FROM ev_x")
+    con.execute("DROP TABLE IF EXISTS ev_x")
+    build_artifact_tables(con)
+    if keep_rows:
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE {KEPT_ARTIFACTS} AS SELECT file, line, text, stem, folder FROM art_x"
         )
-    for t in ("ev_x", "art_x"):
-        con.execute(f"DROP TABLE IF EXISTS {t}")
+    con.execute("DROP TABLE IF EXISTS art_x")
