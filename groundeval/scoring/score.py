@@ -60,98 +60,77 @@ def _clean(x: float) -> float:
 
 def path_facts(trace: Trace) -> PathFacts:
     """Fetched set, flags, hallucinated ids and v from the recorded calls (or citations)."""
-    context = trace.mode == "context"
-    fetched: set[str] = set()
-    hallucinated: set[str] = set()
-    searched: set[str] = set()
-    counts = dict.fromkeys(FLAG_KINDS, 0)
-    looked = False
-    bad = 0
-    for call in trace.calls:  # hot loop: plain locals, no per-call allocations on the common path
-        tool, status, flags = call.tool, call.status, call.flags
-        if flags:
-            bad += 1
-            for kind in set(flags):
-                counts[kind] = counts.get(kind, 0) + 1
-            if tool == FETCH and status == "not_found":
-                arg = call.arguments.get("artifact_id")
-                hallucinated.add("" if arg is None else str(arg))
-            continue
-        if tool == FETCH:
-            if status == "ok":
-                if call.result_ids:
-                    fetched.update(call.result_ids)
-                elif isinstance(call.arguments.get("artifact_id"), str):
-                    fetched.add(call.arguments["artifact_id"])
-            elif status == "not_found":
-                arg = call.arguments.get("artifact_id")
-                hallucinated.add("" if arg is None else str(arg))
-        elif tool == SEARCH and status == "ok":
-            looked = True
-            sub = call.arguments.get("subsystem")
-            if sub and isinstance(sub, str):
-                searched.add(sub)
-    facts = PathFacts(
-        context=context,
-        fetched=set() if context else fetched,
-        looked=looked,
-        searched_subsystems=searched,
-        n_calls=len(trace.calls),
-        bad=bad,
-        hallucinated=hallucinated,
-        flag_counts=counts,
-    )
-    facts.invalid_submission = any(not s.valid for s in trace.submissions)
+    calls = [(c.tool, c.status, c.flags, c.arguments, c.result_ids) for c in trace.calls]
     final = _final_submission(trace)
-    flags_by_id = final.citation_flags if final is not None else {}
-    if context:
-        cited = A.id_list(trace.final_answer, "evidence_artifacts")
-        _context_citations(facts, trace.context_ids, cited, flags_by_id, counts)
-    else:
-        facts.units = facts.n_calls
-        if flags_by_id:
-            cited = A.id_list(trace.final_answer, "evidence_artifacts")
-            hallucinated.update(c for c in cited if c in flags_by_id and flags_by_id[c] is None)
-    return facts
+    return _path_facts(
+        trace.mode == "context",
+        calls,
+        any(not s.valid for s in trace.submissions),
+        final.citation_flags if final is not None else {},
+        trace.final_answer,
+        trace.context_ids,
+    )
 
 
 def path_facts_of(trace: dict[str, Any]) -> PathFacts:
     """:func:`path_facts` of a trace validated into plain data
     (:func:`~groundeval.trace.model.trace_data_adapter`: dicts, a field left out is absent
     and means the model's default). Same facts (tested on generated traces)."""
-    context = trace["mode"] == "context"
+    calls = [
+        (c["tool"], c["status"], c.get("flags"), c.get("arguments", _EMPTY), c.get("result_ids"))
+        for c in trace.get("calls", ())
+    ]
+    subs = trace.get("submissions", ())
+    final = next((sub for sub in reversed(subs) if sub["valid"]), None)
+    return _path_facts(
+        trace["mode"] == "context",
+        calls,
+        any(not s["valid"] for s in subs),
+        final.get("citation_flags", _EMPTY) if final is not None else {},
+        trace.get("final_answer"),
+        trace.get("context_ids", ()),
+    )
+
+
+_Call = tuple[str, str, Any, dict[str, Any], Any]  # tool, status, flags, arguments, result_ids
+
+
+def _path_facts(
+    context: bool,
+    calls: list[_Call],
+    invalid_submission: bool,
+    flags_by_id: dict[str, Any],
+    answer: Any,
+    context_ids: Sequence[str],
+) -> PathFacts:
+    """The facts of either form of a trace, its calls as plain tuples."""
     fetched: set[str] = set()
     hallucinated: set[str] = set()
     searched: set[str] = set()
     counts = dict.fromkeys(FLAG_KINDS, 0)
     looked = False
     bad = 0
-    calls = trace.get("calls", ())
-    for call in calls:  # the loop of path_facts, on dicts
-        tool, status, flags = call["tool"], call["status"], call.get("flags")
+    for tool, status, flags, args, result_ids in calls:  # hot loop: plain locals, no per-call allocations
         if flags:
             bad += 1
             for kind in set(flags):
                 counts[kind] = counts.get(kind, 0) + 1
             if tool == FETCH and status == "not_found":
-                arg = call.get("arguments", _EMPTY).get("artifact_id")
+                arg = args.get("artifact_id")
                 hallucinated.add("" if arg is None else str(arg))
             continue
         if tool == FETCH:
             if status == "ok":
-                ids = call.get("result_ids")
-                if ids:
-                    fetched.update(ids)
-                else:
-                    arg = call.get("arguments", _EMPTY).get("artifact_id")
-                    if isinstance(arg, str):
-                        fetched.add(arg)
+                if result_ids:
+                    fetched.update(result_ids)
+                elif isinstance(args.get("artifact_id"), str):
+                    fetched.add(args["artifact_id"])
             elif status == "not_found":
-                arg = call.get("arguments", _EMPTY).get("artifact_id")
+                arg = args.get("artifact_id")
                 hallucinated.add("" if arg is None else str(arg))
         elif tool == SEARCH and status == "ok":
             looked = True
-            sub = call.get("arguments", _EMPTY).get("subsystem")
+            sub = args.get("subsystem")
             if sub and isinstance(sub, str):
                 searched.add(sub)
     facts = PathFacts(
@@ -164,14 +143,10 @@ def path_facts_of(trace: dict[str, Any]) -> PathFacts:
         hallucinated=hallucinated,
         flag_counts=counts,
     )
-    subs = trace.get("submissions", ())
-    facts.invalid_submission = any(not s["valid"] for s in subs)
-    final = next((sub for sub in reversed(subs) if sub["valid"]), None)
-    flags_by_id = final.get("citation_flags", _EMPTY) if final is not None else {}
-    answer = trace.get("final_answer")
+    facts.invalid_submission = invalid_submission
     if context:
         cited = A.id_list(answer, "evidence_artifacts")
-        _context_citations(facts, trace.get("context_ids", ()), cited, flags_by_id, counts)
+        _context_citations(facts, context_ids, cited, flags_by_id, counts)
     else:
         facts.units = facts.n_calls
         if flags_by_id:
