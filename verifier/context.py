@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import msgspec
 import yaml
 from pydantic import ValidationError
 
@@ -105,6 +106,23 @@ def _facts_of(data: Any) -> tuple:
     )
 
 
+_MSGSPEC_DECODE = msgspec.json.Decoder().decode
+MAX_FAST_NESTING = 500  # past this many brackets Python's parser may hit its recursion limit first
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)``, by msgspec (about twice as fast) wherever that gives the same
+    value: a text msgspec refuses (NaN, infinities, lone surrogates, malformed JSON) or one
+    deep enough to near the recursion limit is parsed by ``json``, which also words the
+    error. Same values and types (tested)."""
+    if text.count("[") + text.count("{") <= MAX_FAST_NESTING:
+        try:
+            return _MSGSPEC_DECODE(text)
+        except Exception:  # noqa: BLE001 - json decides, and words the error
+            pass
+    return json.loads(text)
+
+
 @dataclass(slots=True)  # no __dict__ per record: ~200 bytes less each, a million records or more at scale
 class Record:
     """One staged record: a JSONL/CSV/Parquet row or one artifact file.
@@ -127,7 +145,7 @@ class Record:
         if self.text is None:
             raise RuntimeError(f"{self.file}:{self.line}: the record's text was released after its checks")
         try:
-            data = json.loads(self.text)
+            data = loads(self.text)
         except (ValueError, RecursionError) as exc:
             self._facts = _NOT_OBJECT
             return None, str(exc)
