@@ -310,9 +310,13 @@ _RX_ID_MAP = rf"\{{(?:{_RX_STRING}:{_RX_ID_VALUE}(?:,{_RX_STRING}:{_RX_ID_VALUE}
 
 
 def _blank_string(j: str) -> str:
-    """SQL: the JSON string fragment ``j`` trims to nothing. A blank string is written ``""`` or
-    ``" ...`` (json_extract never escapes a space): only those are unquoted and trimmed."""
-    return f"({j} = '\"\"' OR starts_with({j}, '\" ')) AND trim({j}->>'$') = ''"
+    """SQL: the JSON string fragment ``j`` trims to nothing. Only ``""`` and a string whose
+    first character is not a printable ASCII one (a space, an escape, any non-ASCII character:
+    DuckDB's ``trim`` also strips Unicode spaces such as U+00A0) can: only those are unquoted
+    and trimmed."""
+    first = f"substr({j}, 2, 1)"
+    return f"""({j} = '""' OR NOT ({first} BETWEEN '!' AND '~' AND {first} NOT IN ('"', '\\')))
+               AND trim({j}->>'$') = ''"""
 
 
 def _matches(j: str, rx: str) -> str:
