@@ -11,11 +11,8 @@ rest of the pack.
 
 from __future__ import annotations
 
-import gc
 import json
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -38,33 +35,10 @@ from groundeval.contract.manifest import (
 )
 from groundeval.contract.models import Manifest
 from groundeval.errors import ContractError, Problem
+from groundeval.gc_pause import collector_paused
+from groundeval.store.digest import maybe_deep
 from groundeval.store.lenient import StagedPack
 from groundeval.store.store import Store
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """The cyclic garbage collector off for a loop that builds acyclic objects only (rows,
-    records, tuples): each collection would rescan every record kept alive."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-@contextmanager
-def frozen_gc() -> Iterator[None]:
-    """The objects alive now (the records, a million or more) left out of every collection
-    during a loop over them; what the loop builds is collected as usual (the validator's
-    errors hold cycles). At a million records the rescans were a third of the shape checks."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -107,15 +81,14 @@ def _facts_of(data: Any) -> tuple:
 
 
 _MSGSPEC_DECODE = msgspec.json.Decoder().decode
-MAX_FAST_NESTING = 500  # past this many brackets Python's parser may hit its recursion limit first
 
 
 def loads(text: str) -> Any:
     """``json.loads(text)``, by msgspec (about twice as fast) wherever that gives the same
     value: a text msgspec refuses (NaN, infinities, lone surrogates, malformed JSON) or one
-    deep enough to near the recursion limit is parsed by ``json``, which also words the
-    error. Same values and types (tested)."""
-    if text.count("[") + text.count("{") <= MAX_FAST_NESTING:
+    that could nest near the recursion limit (the digest's guard) is parsed by ``json``,
+    which also words the error. Same values and types (tested)."""
+    if not maybe_deep(text):
         try:
             return _MSGSPEC_DECODE(text)
         except Exception:  # noqa: BLE001 - json decides, and words the error
@@ -320,7 +293,7 @@ class PackContext:
         """Every record of the sources as raw text, through the store's lenient reader, or the
         rows the offered store was built from when it kept them (``Store.open(keep_rows=True)``)
         and reads the same sources: the same rows, without reading every file a second time."""
-        with no_gc():  # a row, then a record, per source record
+        with collector_paused():  # a row, then a record, per source record
             self._stage_rows()
 
     def _stage_rows(self) -> None:
@@ -359,7 +332,7 @@ class PackContext:
         if self._artifact_ids is None:
             bad = self.bad
             out = []
-            with no_gc():
+            with collector_paused():
                 for rec in self.artifacts:
                     if bad and (rec.file, rec.line) in bad:
                         continue

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from pathlib import Path
 
 import click
 
+from ..gc_pause import collector_paused
 from ..errors import ContractError, UsageError
 from .options import PACK, answered_questions_option, backend_options, make_backend
 
@@ -50,18 +50,13 @@ def _rescore(
 
     backend = backend or LocalBackend()
     traces, scores, unknown = [], [], []
-    enabled = gc.isenabled()
-    gc.disable()  # many small objects kept alive: generational GC would only rescan them
-    try:
+    with collector_paused():  # many small objects kept alive: generational GC would only rescan them
         for trace, s, line in backend.rescore(traces_path, questions, config, contract_digest=digest, profile=profile):
             traces.append(TraceRef(trace, line))  # the line, not the parsed trace: ~7x less memory
             if s is None:
                 unknown.append(trace.question_id)
             else:
                 scores.append(s)
-    finally:
-        if enabled:
-            gc.enable()
     return traces, scores, unknown
 
 

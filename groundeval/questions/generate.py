@@ -13,14 +13,13 @@ global seeded shuffle orders the final list.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import random
 from collections import Counter
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
+from ..gc_pause import collector_paused
 from ..graph.build import EventGraph, build_graph, needs_fts, sampled_graph
 from ..graph.sql import GraphSQL
 from ..store.store import Store
@@ -237,22 +236,8 @@ def generate(
 
     ``graph``: the pack's ``build_graph(store, search_spaces=False)``, when the caller
     (the verifier) has built it already; the result is the same either way."""
-    with _no_cycle_collection():
+    with collector_paused():
         return _generate(store, store.manifest.evaluation.seed if seed is None else seed, prose, graph)
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Generation allocates hundreds of thousands of small acyclic records (graph edges,
-    pools, rows); the cyclic collector would rescan them all on every full pass, about
-    a tenth of the time at 100K events. Reference counting still frees them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _generate(store: Store, seed: int, prose: Prose | None, graph: EventGraph | None) -> QuestionSet:

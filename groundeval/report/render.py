@@ -12,7 +12,6 @@ Rendering is deterministic: same report and inputs, same bytes.
 
 from __future__ import annotations
 
-import gc
 import heapq
 import json
 import operator
@@ -23,6 +22,7 @@ from typing import Any
 
 import jinja2
 
+from ..gc_pause import collector_paused
 from ..questions.model import Question
 from ..scoring.model import FAILURE_CLASSES, FLAG_KINDS, GroupStats, QuestionScore, RunReport
 from ..trace.model import Trace
@@ -492,15 +492,10 @@ def write_reports(
     ``run``: the run's ``run.json`` for the HTML header (agent, model, provider); by default
     ``out_dir/run.json`` when it exists. ``judge``: judge records for the HTML; by default
     ``out_dir/judge.jsonl`` when it exists (``groundeval judge``)."""
-    enabled = gc.isenabled()
-    gc.disable()  # only acyclic strings and lists are built; a collection would rescan every live score and trace
-    try:
+    with collector_paused():  # only acyclic strings and lists are built; a collection would rescan every live score
         return _write_reports(
             report, Path(out_dir), questions=questions, traces=traces, scores=scores, run=run, judge=judge
         )
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _write_reports(

@@ -6,7 +6,6 @@ included) does not depend on the order traces were written in.
 
 from __future__ import annotations
 
-import gc
 import math
 import operator
 import random
@@ -15,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from itertools import groupby
 from typing import Any
 
+from ..gc_pause import collector_paused
 from ..contract.models import ScoringConfig
 from ..questions.model import Question
 from ..trace.model import Trace
@@ -385,9 +385,7 @@ def aggregate(
     two profiles are refused). A run holding several trials of a question also gets the
     repeated-trials section (``groundeval.scoring.trials``).
     """
-    enabled = gc.isenabled()
-    gc.disable()  # only acyclic tuples and lists are built; collections would rescan every live score
-    try:
+    with collector_paused():  # only acyclic tuples and lists are built; collections would rescan every live score
         return _aggregate(
             questions,
             traces,
@@ -398,9 +396,6 @@ def aggregate(
             bootstrap_samples=bootstrap_samples,
             profile=profile,
         )
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _aggregate(

@@ -20,7 +20,6 @@ This module imports nothing heavy: it is what each helper process runs.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
@@ -28,6 +27,7 @@ from typing import Any
 
 import msgspec
 
+from ..gc_pause import collector_paused
 from ..helper_process import HelperProcess, helpers_wanted, messages, reply
 
 CHUNK = 32768  # records per fetch and per helper round trip
@@ -89,7 +89,7 @@ except ImportError:  # pragma: no cover - a Python built without it
     _md5 = hashlib.md5
 
 
-def _maybe_deep(text: str | bytes) -> bool:
+def maybe_deep(text: str | bytes) -> bool:
     """Whether the text could nest deeper than ``_DEEP`` (it holds that many ``[`` and ``{``)."""
     if len(text) <= 2 * _DEEP:
         return False
@@ -106,7 +106,7 @@ def canonical_fast(text: str | bytes, drop: tuple[str, ...] = ()) -> bytes | Non
     msgspec parses and writes (sorted keys, the same escaping, integers of any size); it is
     not trusted with a number :func:`_fast_number` refuses, text it refuses (NaN, Infinity,
     a lone surrogate, an integer too long to parse, malformed JSON) or deep nesting."""
-    if _maybe_deep(text):
+    if maybe_deep(text):
         return None
     try:
         value = _FAST_DECODE(text)
@@ -122,9 +122,7 @@ def chunk_md5s(rows: Sequence[Sequence[Any]], drop: tuple[str, ...] = ()) -> lis
     """The sorted md5s of rows ``(*prefix, text)``: md5 of the prefix columns (each followed
     by ``\\x1f``) and the record's canonical JSON (:func:`canonical_fast`, else the reference)."""
     md5, fast, ref = _md5, canonical_fast, canonical_record
-    enabled = gc.isenabled()
-    gc.disable()  # parsed records hold no cycles: a collection every 700 of them only costs time
-    try:
+    with collector_paused():  # parsed records hold no cycles: a collection every 700 of them only costs time
         if rows and len(rows[0]) == 1:  # no prefix columns (events)
             out = [md5(fast(text, drop) or ref(text, drop)).digest() for (text,) in rows]
         else:
@@ -132,9 +130,6 @@ def chunk_md5s(rows: Sequence[Sequence[Any]], drop: tuple[str, ...] = ()) -> lis
             for *prefix, text in rows:
                 head = "".join(f"{p}\x1f" for p in prefix).encode("utf-8")
                 out.append(md5(head + (fast(text, drop) or ref(text, drop))).digest())
-    finally:
-        if enabled:
-            gc.enable()
     out.sort()
     return out
 

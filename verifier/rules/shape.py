@@ -21,9 +21,10 @@ import groundeval
 from groundeval.contract import schemas
 from groundeval.contract.manifest import key_line, yaml_line
 from groundeval.errors import GroundevalError
+from groundeval.gc_pause import collector_frozen
 
 from .. import sql
-from ..context import PackContext, Record, frozen_gc, json_path
+from ..context import PackContext, Record, json_path
 from .registry import check, define, finding
 
 MAX_MESSAGE = 300
@@ -537,7 +538,7 @@ def event_records(ctx: PackContext) -> Iterable:
         yield finding("GE116", "the event log has no records", file=ctx.events_path)
     good: list[tuple[Record, str, str]] = []
     known_valid = verdict_cache("event")
-    with frozen_gc():
+    with collector_frozen():
         for rec in ctx.events:
             data, error = rec.parse_once()
             if error is not None or not isinstance(data, dict):
@@ -604,7 +605,7 @@ def created_text(data: dict[str, Any]) -> str | None:
 def artifact_records(ctx: PackContext) -> Iterable:
     by_text: dict[str, list[Record]] = defaultdict(list)  # the good records by creation time text
     known_valid = verdict_cache("artifact")
-    with frozen_gc():
+    with collector_frozen():
         for rec in ctx.artifacts:
             data, error = rec.parse_once()
             if error is not None or not isinstance(data, dict):
