@@ -407,8 +407,6 @@ def _search_spaces(
         if (aid, sub) in exists:
             wanted[owner].add(aid)
     if queries:
-        if not store._fts_ready:
-            raise RuntimeError("call store.ensure_fts() before creating the GraphSQL cursor")
         for qid, aid in gs.bm25_batch(queries):
             wanted[query_owner[qid]].add(aid)
     info = gs.artifacts_info({a for s in wanted.values() for a in s})

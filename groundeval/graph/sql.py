@@ -20,8 +20,17 @@ import tempfile
 from typing import Any, Iterable, Sequence
 
 from ..contract.paths import json_paths
+from ..store.store import fts_extension_path
 
 US_PER_DAY = 86_400_000_000
+FTS = "fts_main_artifact_text"  # the store's BM25 index (``Store.ensure_fts``)
+# The options Store.ensure_fts builds that index with: reading the text without the
+# index must tokenize, stop and stem as it does (tests/graph/test_graph_bm25.py).
+FTS_OPTIONS = "stemmer = 'porter', stopwords = 'english', lower = 1, strip_accents = 1, ignore = '(\\.|[^a-z0-9])+'"
+# One term's BM25 part in one document (k1 = 1.2, b = 0.75), as match_bm25 computes it,
+# in integer 1e-9 units: exact, so sums and ties are the same every run.
+_BM25_WEIGHT = """round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
+    * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl)))) * 1e9)::BIGINT"""
 _SEP = "\x1f"  # separates the values of a column in a small put (``chr(31)`` in SQL)
 
 # One scalar JSON value -> its join-key text (NULL for JSON null).
@@ -413,17 +422,17 @@ class GraphSQL:
         self._bm25_weights(queries)
         return self.q(
             """WITH qg AS (SELECT qid, subsystem, lim,
-                                  list_sort(list(termid) FILTER (WHERE NOT rare)) AS fsig
+                                  list_sort(list(term) FILTER (WHERE NOT rare)) AS fsig
                            FROM ge_bq GROUP BY qid, subsystem, lim),
                     grp AS (SELECT DISTINCT subsystem, fsig FROM qg),
-                    gterm AS (SELECT subsystem, fsig, unnest(fsig) AS termid FROM grp),
+                    gterm AS (SELECT subsystem, fsig, unnest(fsig) AS term FROM grp),
                     gsc AS (SELECT g.subsystem, g.fsig, w.id, sum(w.w) AS score
-                            FROM gterm g JOIN ge_bw w ON w.termid = g.termid AND w.subsystem = g.subsystem
+                            FROM gterm g JOIN ge_bw w ON w.term = g.term AND w.subsystem = g.subsystem
                             GROUP BY g.subsystem, g.fsig, w.id),
                     grank AS (SELECT *, row_number() OVER (PARTITION BY subsystem, fsig ORDER BY score DESC, id) AS rn
                               FROM gsc),
                     rq AS (SELECT q.qid, w.id, sum(w.w) AS score FROM ge_bq q
-                           JOIN ge_bw w ON w.termid = q.termid AND w.subsystem = q.subsystem
+                           JOIN ge_bw w ON w.term = q.term AND w.subsystem = q.subsystem
                            WHERE q.rare GROUP BY q.qid, w.id),
                     cand AS (SELECT rq.qid, rq.id, rq.score + coalesce(g.score, 0) AS score
                              FROM rq JOIN qg ON qg.qid = rq.qid
@@ -439,29 +448,99 @@ class GraphSQL:
 
     def _bm25_weights(self, queries: list[tuple[int, str, str, int]]) -> None:
         """``ge_bq``: each query's stemmed terms (rare or not); ``ge_bw``: each term's BM25
-        weight in each document that holds it."""
+        weight in each document that holds it. From the store's FTS index when it exists,
+        else straight from ``artifact_text`` (the same numbers: building the whole index
+        for a few queries cost more than the queries)."""
+        self.cur.execute(f"LOAD '{fts_extension_path()}'")  # stem()
         self.put(
             "ge_q", [("qid", "INTEGER"), ("subsystem", "VARCHAR"), ("query", "VARCHAR"), ("lim", "INTEGER")], queries
         )
-        fts = "fts_main_artifact_text"
+        if self.q("SELECT 1 FROM duckdb_schemas() WHERE schema_name = ? AND database_name = current_database()", [FTS]):
+            self._bm25_from_index()
+        else:
+            self._bm25_from_text()
+
+    def _bm25_from_index(self) -> None:
         self.cur.execute(
             f"""CREATE OR REPLACE TEMP TABLE ge_bq AS
                 WITH tok AS (SELECT DISTINCT qid, stem(t, 'porter') AS t FROM
-                               (SELECT qid, unnest({fts}.tokenize(query)) AS t FROM ge_q))
-                SELECT q.qid, q.subsystem, q.lim, d.termid, d.df, d.df <= ? AS rare
-                FROM ge_q q JOIN tok ON tok.qid = q.qid JOIN {fts}.dict d ON d.term = tok.t""",
+                               (SELECT qid, unnest({FTS}.tokenize(query)) AS t FROM ge_q))
+                SELECT q.qid, q.subsystem, q.lim, d.termid AS term, d.df, d.df <= ? AS rare
+                FROM ge_q q JOIN tok ON tok.qid = q.qid JOIN {FTS}.dict d ON d.term = tok.t""",
             [self.RARE_DF],
         )
         self.cur.execute(
             f"""CREATE OR REPLACE TEMP TABLE ge_bw AS
-                WITH terms AS (SELECT DISTINCT termid, df FROM ge_bq),
-                     st AS (SELECT num_docs, avgdl FROM {fts}.stats),
-                     tf AS (SELECT tm.termid, tm.docid, any_value(t.df) AS df, count(*) AS tf
-                            FROM terms t JOIN {fts}.terms tm ON tm.termid = t.termid GROUP BY tm.termid, tm.docid)
-                SELECT tf.termid, tf.docid, d.name AS id, x.subsystem,
-                       -- integer 1e-9 units: exact, so sums and ties are the same every run
-                       round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
-                             * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl))))
-                             * 1e9)::BIGINT AS w
-                FROM tf JOIN {fts}.docs d ON d.docid = tf.docid JOIN artifacts x ON x.id = d.name, st"""
+                WITH terms AS (SELECT DISTINCT term, df FROM ge_bq),
+                     st AS (SELECT num_docs, avgdl FROM {FTS}.stats),
+                     tf AS (SELECT tm.termid AS term, tm.docid, any_value(t.df) AS df, count(*) AS tf
+                            FROM terms t JOIN {FTS}.terms tm ON tm.termid = t.term GROUP BY tm.termid, tm.docid)
+                SELECT tf.term, d.name AS id, x.subsystem, {_BM25_WEIGHT} AS w
+                FROM tf JOIN {FTS}.docs d ON d.docid = tf.docid JOIN artifacts x ON x.id = d.name, st"""
         )
+
+    def _bm25_from_text(self) -> None:
+        """The index's numbers for the queries' terms only: every document's length and the
+        vocabulary in one pass over the text; the vocabulary's words that stem to a query
+        term (a few words are stemmed, not every token); their frequencies in the documents
+        whose text contains one of them (a token is a substring of the lowered text)."""
+        tokenize, stopwords = self._tokenizer()
+
+        def kept(where: str = "") -> str:
+            return f"""(SELECT docid, id, w FROM (
+                           SELECT rowid AS docid, id, unnest({tokenize}(title)) AS w FROM artifact_text {where}
+                           UNION ALL SELECT rowid, id, unnest({tokenize}(body)) FROM artifact_text {where})
+                       WHERE w NOT NULL AND len(w) > 0 AND w NOT IN (SELECT sw FROM {stopwords}))"""
+
+        self.cur.execute(
+            f"""CREATE OR REPLACE TEMP TABLE ge_blen AS
+                SELECT docid, w, count(*) AS n FROM {kept()} GROUP BY GROUPING SETS ((docid), (w))"""
+        )
+        self.cur.execute(
+            f"""CREATE OR REPLACE TEMP TABLE ge_bqt AS SELECT DISTINCT qid, stem(t, 'porter') AS term
+                FROM (SELECT qid, unnest({tokenize}(query)) AS t FROM ge_q)"""
+        )
+        self.cur.execute(
+            """CREATE OR REPLACE TEMP TABLE ge_bhw AS
+               SELECT w, term FROM (SELECT w, stem(w, 'porter') AS term FROM ge_blen WHERE w IS NOT NULL)
+               WHERE term IN (SELECT term FROM ge_bqt)"""
+        )
+        words = [r[0] for r in self.q("SELECT w FROM ge_bhw ORDER BY w")]  # [a-z0-9]+: a safe pattern
+        text = "lower(strip_accents(coalesce(title, '') || ' ' || coalesce(body, '')))"
+        self.cur.execute(
+            f"""CREATE OR REPLACE TEMP TABLE ge_btf AS
+                SELECT hw.term, k.docid, any_value(k.id) AS id, count(*) AS tf
+                FROM {kept(f"WHERE regexp_matches({text}, $re)")} k JOIN ge_bhw hw USING (w)
+                GROUP BY hw.term, k.docid""",
+            {"re": "|".join(words) or "^$"},
+        )
+        self.cur.execute(
+            """CREATE OR REPLACE TEMP TABLE ge_bq AS
+               WITH d AS (SELECT term, count(*) AS df FROM ge_btf GROUP BY term)
+               SELECT q.qid, q.subsystem, q.lim, d.term, d.df, d.df <= ? AS rare
+               FROM ge_q q JOIN ge_bqt t ON t.qid = q.qid JOIN d ON d.term = t.term""",
+            [self.RARE_DF],
+        )
+        self.cur.execute(
+            f"""CREATE OR REPLACE TEMP TABLE ge_bw AS
+                WITH n AS (SELECT count(*) AS num_docs FROM artifact_text),
+                     st AS (SELECT num_docs, (SELECT sum(n) FROM ge_blen WHERE docid IS NOT NULL) / num_docs AS avgdl
+                            FROM n),
+                     tf AS (SELECT t.term, t.id, d.df, t.tf, l.n AS len FROM ge_btf t
+                            JOIN (SELECT DISTINCT term, df FROM ge_bq) d USING (term)
+                            JOIN ge_blen l ON l.docid = t.docid AND l.w IS NULL)
+                SELECT tf.term, tf.id, x.subsystem, {_BM25_WEIGHT.replace("d.len", "tf.len")} AS w
+                FROM tf JOIN artifacts x ON x.id = tf.id, st"""
+        )
+
+    def _tokenizer(self) -> tuple[str, str]:
+        """The index's tokenize macro and stopword table, as an empty index built with the
+        store's options has them, in an attached in-memory database (the store's own
+        database is never written, and may be read-only)."""
+        self.cur.execute("ATTACH IF NOT EXISTS ':memory:' AS ge_fts")
+        if not self.q(
+            "SELECT 1 FROM duckdb_schemas() WHERE database_name = 'ge_fts' AND schema_name = 'fts_main_probe'"
+        ):
+            self.cur.execute("CREATE OR REPLACE TABLE ge_fts.main.probe (id VARCHAR, body VARCHAR)")
+            self.cur.execute(f"PRAGMA create_fts_index('ge_fts.main.probe', 'id', 'body', {FTS_OPTIONS})")
+        return "ge_fts.fts_main_probe.tokenize", "ge_fts.fts_main_probe.stopwords"

@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any, Callable
 
 from ..gc_pause import collector_paused
-from ..graph.build import EventGraph, build_graph, needs_fts, sampled_graph
+from ..graph.build import EventGraph, build_graph, sampled_graph
 from ..graph.sql import GraphSQL
 from ..store.store import Store
 from ..tracks import GenerationContext, Track, builtin_tracks, tracks
@@ -165,8 +165,6 @@ def _context(
     """The shared context, and each track's prepared pool: events and artifacts are read
     once for all tracks."""
     ev = store.manifest.evaluation
-    if needs_fts(store):
-        store.ensure_fts()  # first: loading the extension replaces the thread's cursor
     eg = graph if graph is not None else _graph(store, seed, specs)
     ctx = GenerationContext(store=store, ev=ev, graph=eg, sql=GraphSQL(store.cursor), seed=seed)
     # Only the sampled pools are ever read: fetch just their events, in one query.

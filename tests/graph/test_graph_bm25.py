@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from groundeval.graph.sql import GraphSQL
 from groundeval.store.store import Store
@@ -85,3 +88,61 @@ def test_bm25_batch_finds_hits(corpus):
     gs, words, subsystems, _ = corpus
     queries = [(i, sub, " ".join(words[:40]), 5) for i, sub in enumerate(subsystems)]
     assert len(gs.bm25_batch(queries)) >= len(subsystems)
+
+
+# --------------------------------------------------------------------------- without the index
+
+# Words that stem alike, stopwords (and a word that stems to one: "ups" -> "up"),
+# accents, digits, punctuation and case: what tokenizing, stopping and stemming decide.
+_WORDS = [
+    "run", "running", "runs", "Runner", "the", "up", "ups", "picking", "Pick", "café", "CAFE", "naïve",
+    "INC-42", "inc.42", "42", "postmortem", "post-mortem", "review", "reviewed", "reviews", "a", "it's",
+    "escalation", "ZD-00015", "über", "x", "...", "--", "  ",
+]  # fmt: skip
+_text = st.one_of(st.none(), st.lists(st.sampled_from(_WORDS), max_size=12).map(" ".join))
+
+
+def _corpus_store(docs: list[tuple[str, str | None, str | None]]) -> Store:
+    """A store holding just ``artifacts`` and ``artifact_text`` (what BM25 reads)."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE artifacts (id VARCHAR, subsystem VARCHAR)")
+    con.execute("CREATE TABLE artifact_text (id VARCHAR, title VARCHAR, body VARCHAR)")
+    for i, (sub, title, body) in enumerate(docs):
+        con.execute("INSERT INTO artifacts VALUES (?, ?)", [f"A-{i}", sub])
+        con.execute("INSERT INTO artifact_text VALUES (?, ?, ?)", [f"A-{i}", title, body])
+    return Store(con, SimpleNamespace(timezone="UTC"), None)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    docs=st.lists(st.tuples(st.sampled_from(["jira", "slack"]), _text, _text), min_size=1, max_size=12),
+    queries=st.lists(
+        st.tuples(st.sampled_from(["jira", "slack"]), st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4)),
+        min_size=1,
+        max_size=4,
+    ),
+    lim=st.integers(1, 4),
+    rare=st.sampled_from([0, 1, 2, 10**9]),
+)
+def test_bm25_without_the_index_equals_the_index(docs, queries, lim, rare):
+    """Generation ranks search-space queries straight from ``artifact_text`` when the store
+    has no FTS index: the same hits, in the same order, as with the index."""
+    store = _corpus_store(docs)
+    batch = [(qid, sub, " ".join(words), lim) for qid, (sub, words) in enumerate(queries)]
+    text = GraphSQL(store.cursor)
+    text.RARE_DF = rare
+    without = text.bm25_batch(batch)
+    store.ensure_fts()
+    index = GraphSQL(store.cursor)
+    index.RARE_DF = rare
+    assert index.bm25_batch(batch) == without
+    assert store.query(f"SELECT count(*) FROM duckdb_schemas() WHERE schema_name = '{FTS}'")[0][0] == 1
+
+
+def test_bm25_without_the_index_finds_hits():
+    """Guard against a vacuous comparison: without the index, matching words hit."""
+    store = _corpus_store([("jira", "Running café", "postmortem ups"), ("jira", None, "the review")])
+    got = GraphSQL(store.cursor).bm25_batch([(0, "jira", "run cafe up", 5), (1, "jira", "reviewed", 5)])
+    assert got == [(0, "A-0"), (1, "A-1")]
