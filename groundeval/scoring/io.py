@@ -215,7 +215,7 @@ class TraceRef:
     """A re-scored trace as the reports keep it: the fields the aggregate and the run summary
     read, and the trace's line, parsed again only when the HTML drill-down shows that trace.
     A parsed trace takes ~7x its line in memory, so ``score`` holds lines, not traces; a
-    reference made while reading the file itself (:meth:`of_data`) holds where its line is
+    reference made while reading the file itself (:meth:`of_struct`) holds where its line is
     (``(path, offset, size)``), read again, and checked to be the same trace, when needed."""
 
     __slots__ = (
@@ -246,19 +246,20 @@ class TraceRef:
         self._full: Trace | None = None
 
     @classmethod
-    def of_data(cls, data: dict[str, Any], line: bytes | tuple[str, int, int]) -> TraceRef:
-        """The reference to a trace validated into plain data (``trace_data_adapter``): the
-        kept fields as the model would hold them (its defaults for the fields left out);
-        ``line``: its bytes, or where they are in the file (path, offset, size)."""
+    def of_struct(cls, trace: Any, line: bytes | tuple[str, int, int]) -> TraceRef:
+        """The reference to a trace read as a struct (:func:`~groundeval.trace.model.decode_trace`),
+        its kept fields as the model holds them; ``line``: its bytes, or where they are in
+        the file (path, offset, size)."""
         ref = object.__new__(cls)
-        ref.question_id = data["question_id"]
-        ref.track = data["track"]
-        ref.mode = data["mode"]
-        ref.agent = data.get("agent")
-        ref.trial = data.get("trial", 0)
-        ref.contract_digest = data["contract_digest"]
-        ref.usage = data["usage"] if "usage" in data else {}
-        ref.timings = _timings(data.get("timings"))
+        ref.question_id = trace.question_id
+        ref.track = trace.track
+        ref.mode = trace.mode
+        ref.agent = trace.agent
+        ref.trial = trace.trial
+        ref.contract_digest = trace.contract_digest
+        ref.usage = trace.usage
+        t = trace.timings
+        ref.timings = timings_of(t.started, t.ended, t.total_ms, t.call_latency_ms)
         ref._line = line
         ref._full = None
         return ref
@@ -287,17 +288,15 @@ class TraceRef:
         return trace
 
 
-def _timings(data: dict[str, Any] | None) -> Timings:
-    """The :class:`Timings` model ``Timings.model_validate`` makes of validated plain data,
-    without validating it again."""
-    values = {"started": None, "ended": None, "total_ms": None, "call_latency_ms": None}
-    if data:
-        values.update(data)
-    if values["call_latency_ms"] is None:
-        values["call_latency_ms"] = []
+_TIMING_FIELDS = frozenset(Timings.model_fields)
+
+
+def timings_of(started: Any, ended: Any, total_ms: Any, call_latency_ms: Any) -> Timings:
+    """The :class:`Timings` model of values already validated, without validating them again."""
     t = object.__new__(Timings)
+    values = {"started": started, "ended": ended, "total_ms": total_ms, "call_latency_ms": call_latency_ms}
     object.__setattr__(t, "__dict__", values)
-    object.__setattr__(t, "__pydantic_fields_set__", set(data or ()))
+    object.__setattr__(t, "__pydantic_fields_set__", set(_TIMING_FIELDS))
     object.__setattr__(t, "__pydantic_extra__", None)
     object.__setattr__(t, "__pydantic_private__", None)
     return t
@@ -351,8 +350,8 @@ def iter_rescore_lines(
             keys.add(trace, n)
             yield trace, s, line
         return
-    if profile is None or profile == "default":  # groundeval's formulas: traces read as plain data
-        yield from _rescore_data(path, iter_trace_spans(path), questions, config, contract_digest, keys)
+    if profile is None or profile == "default":  # groundeval's formulas: traces read as structs
+        yield from _rescore_structs(path, iter_trace_spans(path), questions, config, contract_digest, keys)
         return
     for n, line in iter_trace_lines(path):
         trace = check_trace_line(path, n, line, contract_digest)
@@ -360,7 +359,7 @@ def iter_rescore_lines(
         yield trace, rescore_trace(trace, questions, config, profile), line
 
 
-def _rescore_data(
+def _rescore_structs(
     path: Path,
     lines: Iterator[tuple[int, int, bytes]],
     questions: dict[str, Question],
@@ -368,34 +367,28 @@ def _rescore_data(
     contract_digest: str | None,
     keys: TraceKeys,
 ) -> Iterator[tuple[Trace | TraceRef, QuestionScore | None, bytes]]:
-    """The default profile's re-scoring loop on traces validated into plain data
-    (:func:`~groundeval.trace.model.trace_data_adapter`, ~40% faster than the models; same
-    lines accepted, same values) and scored by :func:`~groundeval.scoring.score.score_data`
-    (the same scores). A line it refuses, or of another contract, is parsed again by the
-    model, which raises the located error :func:`check_trace_line` raises. The references
-    yielded hold where their line is, not the line (a 140K-trace file is ~250 MB of lines).
-    ``lines``: :func:`~groundeval.trace.io.iter_trace_spans`."""
-    from ..trace.model import trace_data_adapter
-    from .score import score_data
+    """The default profile's re-scoring loop on traces read as structs
+    (:func:`~groundeval.trace.model.decode_trace`: the model's fields and values, four to
+    five times faster), scored by the same :func:`~groundeval.scoring.score.score`. A line
+    it does not vouch for, or of another contract, is parsed by the model, which accepts it
+    (the model path) or raises the located error :func:`check_trace_line` raises. The
+    references yielded hold where their line is, not the line (a 140K-trace file is ~250 MB
+    of lines). ``lines``: :func:`~groundeval.trace.io.iter_trace_spans`."""
+    from ..trace.model import decode_trace
+    from .score import score as score_default
 
-    validate = trace_data_adapter().validate_json
-    add, get = keys.add_values, questions.get
+    add, get, of_struct = keys.add, questions.get, TraceRef.of_struct
     where = str(path)
     for n, at, line in lines:
-        try:
-            data = validate(line)
-        except ValidationError:
-            trace = check_trace_line(path, n, line, contract_digest)  # raises the model's located error
-            keys.add(trace, n)  # (never reached: both accept the same lines, tests/trace say)
+        trace = decode_trace(line)
+        if trace is None or (contract_digest is not None and trace.contract_digest != contract_digest):
+            trace = check_trace_line(path, n, line, contract_digest)  # the model: accepts, or raises located
+            keys.add(trace, n)
             yield trace, rescore_trace(trace, questions, config), line
             continue
-        if contract_digest is not None and data["contract_digest"] != contract_digest:
-            check_trace_line(path, n, line, contract_digest)  # raises
-        qid = data["question_id"]
-        add(qid, data.get("agent"), data["mode"], data.get("trial", 0), n)
-        q = get(qid)
-        ref = TraceRef.of_data(data, (where, at, len(line)))  # not the line: read again if ever needed
-        yield ref, None if q is None else score_data(q, data, config), line
+        add(trace, n)
+        q = get(trace.question_id)
+        yield of_struct(trace, (where, at, len(line))), None if q is None else score_default(q, trace, config), line
 
 
 def check_trace_line(path: str | Path, n: int, line: bytes, contract_digest: str | None = None) -> Trace:

@@ -66,8 +66,7 @@ def workers_wanted(path: Path) -> int:
 def _builders():
     """(trace reference, score) builders from the helpers' plain values, without validation:
     the values were validated (or computed) by the helper, as in one process."""
-    from ..trace.model import Timings
-    from .io import TraceRef
+    from .io import TraceRef, timings_of
     from .model import QuestionScore
     from .score import EVERY_FIELD
 
@@ -76,12 +75,7 @@ def _builders():
     def head(values: tuple, span: tuple[str, int, int]) -> TraceRef:
         h = new(TraceRef)
         (h.question_id, h.track, h.mode, h.agent, h.trial, h.contract_digest, h.usage, timing) = values
-        t = new(Timings)
-        setattr_(t, "__dict__", dict(zip(TIMING_FIELDS, timing)))
-        setattr_(t, "__pydantic_fields_set__", set(TIMING_FIELDS))
-        setattr_(t, "__pydantic_extra__", None)
-        setattr_(t, "__pydantic_private__", None)
-        h.timings = t
+        h.timings = timings_of(*timing)
         h._line, h._full = span, None  # where the line is: read again when the drill-down needs it
         return h
 
@@ -193,7 +187,7 @@ def _serve() -> None:
     is answered with ``None`` (the parent then scores it itself)."""
     received = messages()
     path, questions, config, profile, digest = next(received)
-    score_chunk = _data_rows if profile is None or profile == "default" else _model_rows
+    score_chunk = _struct_rows if profile is None or profile == "default" else _model_rows
     for chunk in received:
         try:
             rows: list | None = score_chunk(chunk, path, questions, config, profile, digest)
@@ -216,36 +210,34 @@ def _model_rows(chunk: list, path: str, questions: dict, config: Any, profile: s
     return rows
 
 
-def _data_rows(chunk: list, path: str, questions: dict, config: Any, profile: str | None, digest: str | None) -> list:
-    """A chunk's rows from traces read as plain data (the default profile, as
-    :func:`~groundeval.scoring.io.iter_rescore_lines` reads them in one process)."""
-    from ..trace.model import trace_data_adapter
-    from .score import score_data
+def _struct_rows(chunk: list, path: str, questions: dict, config: Any, profile: str | None, digest: str | None) -> list:
+    """A chunk's rows from traces read as structs (the default profile, as
+    :func:`~groundeval.scoring.io.iter_rescore_lines` reads them in one process); a line the
+    struct does not vouch for is parsed by the model."""
+    from ..trace.model import decode_trace
+    from .io import check_trace_line
+    from .score import score
 
-    validate = trace_data_adapter().validate_json
     rows = []
-    for _n, line in chunk:
-        d = validate(line)
-        if digest is not None and d["contract_digest"] != digest:
+    for n, line in chunk:
+        d = decode_trace(line)
+        if d is None:
+            d = check_trace_line(path, n, line, digest)
+        elif digest is not None and d.contract_digest != digest:
             raise ValueError("another contract")
-        t = d.get("timings") or {}
+        t = d.timings
         head = (
-            d["question_id"],
-            d["track"],
-            d["mode"],
-            d.get("agent"),
-            d.get("trial", 0),
-            d["contract_digest"],
-            d["usage"] if "usage" in d else {},
-            (
-                t.get("started"),
-                t.get("ended"),
-                t.get("total_ms"),
-                t["call_latency_ms"] if "call_latency_ms" in t else [],
-            ),
+            d.question_id,
+            d.track,
+            d.mode,
+            d.agent,
+            d.trial,
+            d.contract_digest,
+            d.usage,
+            (t.started, t.ended, t.total_ms, t.call_latency_ms),
         )
-        q = questions.get(d["question_id"])
-        rows.append((head, *_score_values(None if q is None else score_data(q, d, config))))
+        q = questions.get(d.question_id)
+        rows.append((head, *_score_values(None if q is None else score(q, d, config))))
     return rows
 
 

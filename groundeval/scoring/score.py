@@ -72,26 +72,6 @@ def path_facts(trace: Trace) -> PathFacts:
     )
 
 
-def path_facts_of(trace: dict[str, Any]) -> PathFacts:
-    """:func:`path_facts` of a trace validated into plain data
-    (:func:`~groundeval.trace.model.trace_data_adapter`: dicts, a field left out is absent
-    and means the model's default). Same facts (tested on generated traces)."""
-    calls = [
-        (c["tool"], c["status"], c.get("flags"), c.get("arguments", _EMPTY), c.get("result_ids"))
-        for c in trace.get("calls", ())
-    ]
-    subs = trace.get("submissions", ())
-    final = next((sub for sub in reversed(subs) if sub["valid"]), None)
-    return _path_facts(
-        trace["mode"] == "context",
-        calls,
-        any(not s["valid"] for s in subs),
-        final.get("citation_flags", _EMPTY) if final is not None else {},
-        trace.get("final_answer"),
-        trace.get("context_ids", ()),
-    )
-
-
 _Call = tuple[str, str, Any, dict[str, Any], Any]  # tool, status, flags, arguments, result_ids
 
 
@@ -153,9 +133,6 @@ def _path_facts(
             cited = A.id_list(answer, "evidence_artifacts")
             hallucinated.update(c for c in cited if c in flags_by_id and flags_by_id[c] is None)
     return facts
-
-
-_EMPTY: dict[str, Any] = {}  # read only: a call's absent arguments
 
 
 def _final_submission(trace: Trace):
@@ -230,14 +207,6 @@ def _default_weights(track: str) -> TrackWeights:
 def score(question: Question, trace: Trace, config: ScoringConfig | None = None) -> QuestionScore:
     """Score one trace against its question. Pure and deterministic."""
     return _verdict(question, path_facts(trace), trace.final_answer, trace.mode, trace.trial, trace.agent, config)
-
-
-def score_data(question: Question, trace: dict[str, Any], config: ScoringConfig | None = None) -> QuestionScore:
-    """:func:`score` of a trace validated into plain data (:func:`path_facts_of`): the same score."""
-    facts = path_facts_of(trace)
-    return _verdict(
-        question, facts, trace.get("final_answer"), trace["mode"], trace.get("trial", 0), trace.get("agent"), config
-    )
 
 
 def _verdict(

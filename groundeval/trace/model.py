@@ -12,8 +12,9 @@ from functools import cache, reduce
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_serializer
-from typing_extensions import NotRequired, Required, TypedDict
+import annotated_types
+import msgspec
+from pydantic import BaseModel, Field, model_serializer
 
 from ..contract.models import Gate
 from ..models import StrictModel
@@ -97,18 +98,33 @@ class Trace(_Model):
         return data
 
 
-# --------------------------------------------------------------------------- the trace as plain data
+# --------------------------------------------------------------------------- the trace as msgspec structs
+
+# The datetimes a struct holds as text until :func:`decode_trace` checks and converts them:
+# msgspec's own datetime accepts texts pydantic refuses or reads otherwise (it rounds a 7th
+# fractional digit, pydantic truncates it). This is a subset both read alike.
+_DATETIME = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})?\Z"
+    ),
+]
+# a trace nested deeper than this is refused by pydantic; msgspec reads deeper
+_MAX_DEPTH = 200
+_NOT_OPENING = bytes(b for b in range(256) if b not in b"[{")
 
 
-def _plain(annotation: Any) -> Any:
-    """``annotation`` with every model in it replaced by its :func:`_data_type`."""
+def _struct_annotation(annotation: Any) -> Any:
+    """``annotation`` with every model replaced by its :func:`_struct` and datetimes by text."""
+    if annotation is datetime:
+        return _DATETIME
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return _data_type(annotation)
+        return _struct(annotation)
     args = get_args(annotation)
     origin = get_origin(annotation)
     if not args or origin is Literal:
         return annotation
-    plain = tuple(_plain(a) for a in args)
+    plain = tuple(_struct_annotation(a) for a in args)
     if plain == args:
         return annotation
     if origin in (Union, UnionType):
@@ -116,26 +132,56 @@ def _plain(annotation: Any) -> Any:
     return origin[plain]
 
 
+def _struct_default(f: Any) -> Any:
+    if f.default_factory is None:
+        return f.default
+    factory = f.default_factory
+    if isinstance(factory, type) and issubclass(factory, BaseModel):
+        factory = _struct(factory)
+    return msgspec.field(default_factory=factory)
+
+
 @cache
-def _data_type(model: type[BaseModel]) -> Any:
-    """A TypedDict of ``model``'s fields (their types and constraints, required as in the
-    model, the model's config): validating JSON against it accepts exactly what the model
-    accepts, into dicts, without building a model per object."""
-    fields = {}
+def _struct(model: type[BaseModel]) -> type[msgspec.Struct]:
+    """A msgspec struct of ``model``'s fields (their types, defaults and ``ge`` bounds;
+    unknown fields refused, as the model forbids them). Strict: a value the model would
+    coerce (``"1"`` for an int, ``1`` for a bool) is refused, and left to the model."""
+    fields = []
     for name, f in model.model_fields.items():
-        ann = _plain(f.annotation)
-        if f.metadata:
-            ann = Annotated[(ann, *f.metadata)]
-        fields[name] = Required[ann] if f.is_required() else NotRequired[ann]
-    data = TypedDict(f"{model.__name__}Data", fields)  # type: ignore[operator]
-    data.__pydantic_config__ = ConfigDict(**model.model_config)  # type: ignore[attr-defined]
-    return data
+        ann = _struct_annotation(f.annotation)
+        for m in f.metadata:
+            if not isinstance(m, annotated_types.Ge):
+                raise TypeError(f"{model.__name__}.{name}: no struct for the constraint {m!r}")
+            ann = Annotated[ann, msgspec.Meta(ge=m.ge)]
+        fields.append((name, ann) if f.is_required() else (name, ann, _struct_default(f)))
+    return msgspec.defstruct(f"{model.__name__}Struct", fields, kw_only=True, forbid_unknown_fields=True)
 
 
-@cache
-def trace_data_adapter() -> TypeAdapter:
-    """Validates a trace line into plain data (dicts and lists): the same lines as
-    ``Trace.model_validate_json`` accepts, the same values, but a field left out stays out
-    (its default is the model's) — ~40% faster than building the models. Re-scoring reads
-    traces this way; any line it refuses is parsed by the model again for the located error."""
-    return TypeAdapter(_data_type(Trace))
+_decode = msgspec.json.Decoder(_struct(Trace), strict=True).decode
+
+
+def decode_trace(line: bytes) -> Any | None:
+    """A trace line as a struct that reads like a :class:`Trace` (the same fields and values;
+    nested models as structs) — or None where msgspec does not vouch for the model's reading
+    (a line it refuses, nested near pydantic's limit, a datetime outside the subset both read
+    alike): the caller then asks the model, which accepts it or raises the located error.
+    Four to five times faster than the model; re-scoring reads traces this way."""
+    if len(line.translate(None, _NOT_OPENING)) > _MAX_DEPTH:  # the [ and { it holds, nested or not
+        return None
+    try:
+        t = _decode(line)
+        t.as_of = _datetime(t.as_of)
+        timings = t.timings
+        if timings.started is not None:
+            timings.started = _datetime(timings.started)
+        if timings.ended is not None:
+            timings.ended = _datetime(timings.ended)
+    except (msgspec.DecodeError, ValueError):  # msgspec.ValidationError is a DecodeError
+        return None
+    return t
+
+
+def _datetime(text: str) -> datetime:
+    """A datetime text of the subset (``_DATETIME``) as pydantic reads it (an impossible date
+    raises ValueError, as pydantic refuses it)."""
+    return datetime.fromisoformat(text)

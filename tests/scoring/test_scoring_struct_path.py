@@ -1,5 +1,5 @@
-"""Re-scoring's default path reads each trace as plain data (``trace_data_adapter``) and
-scores it with ``score_data``: the same facts, scores and score lines as the model path
+"""Re-scoring's default path reads each trace as a msgspec struct (``decode_trace``) and
+scores it with the same ``score``: the same facts, scores and score lines as the model path
 (``Trace.model_validate_json`` then ``score``), the same kept trace fields, and the same
 located errors for bad lines, repeated keys and another contract's traces."""
 
@@ -14,37 +14,34 @@ from test_scoring_properties import QUESTIONS, cases
 
 from groundeval.errors import ContractError
 from groundeval.scoring.io import TraceRef, check_trace_line, iter_rescore_lines, rescore_trace, score_line
-from groundeval.scoring.score import _SCORE_FIELDS, path_facts, path_facts_of, score, score_data
+from groundeval.scoring.score import _SCORE_FIELDS, path_facts, score
 from groundeval.trace.io import TraceKeys, trace_line
-from groundeval.trace.model import Trace, trace_data_adapter
+from groundeval.trace.model import Trace, decode_trace
 
 QMAP = {q.id: q for q in QUESTIONS}
 KEPT = TraceRef._KEPT
 
 
-def _both(trace: Trace) -> tuple[Trace, dict]:
-    line = trace_line(trace)
-    return Trace.model_validate_json(line), trace_data_adapter().validate_json(line)
+def _both(line: str | bytes) -> tuple[Trace, object]:
+    return Trace.model_validate_json(line), decode_trace(line.encode() if isinstance(line, str) else line)
 
 
 @settings(max_examples=300, deadline=None)
 @given(cases(), st.booleans())
 def test_same_facts_and_score_as_the_model(case, sparse):
     q, trace = case
+    line = trace_line(trace)
     if sparse:  # the optional fields at a default-like value left out of the line, as older writers did
-        line = json.dumps(_sparse(json.loads(trace_line(trace))))
-        model, data = Trace.model_validate_json(line), trace_data_adapter().validate_json(line)
-    else:
-        model, data = _both(trace)
-    assert path_facts_of(data) == path_facts(model)
-    a, b = score_data(q, data), score(q, model)
+        line = json.dumps(_sparse(json.loads(line)))
+    model, struct = _both(line)
+    assert path_facts(struct) == path_facts(model)
+    a, b = score(q, struct), score(q, model)
     assert a.__dict__.keys() == b.__dict__.keys() == _SCORE_FIELDS  # the scorer sets every field
     assert a == b and score_line(a) == score_line(b)
     assert a.__pydantic_fields_set__ == b.__pydantic_fields_set__
-    ref, full = TraceRef.of_data(data, b""), TraceRef(model, b"")
+    ref, full = TraceRef.of_struct(struct, b""), TraceRef(model, b"")
     for f in KEPT:
         assert getattr(ref, f) == getattr(full, f), f
-    assert ref.timings.model_fields_set == model.timings.model_fields_set
 
 
 REQUIRED = {"question_id", "track", "mode", "actor", "as_of", "contract_digest", "index", "tool", "status"}
@@ -97,7 +94,7 @@ def _outcome(fn):
     st.sampled_from([None, "0" * 64, "f" * 64]),
 )
 def test_the_same_stream_and_errors_as_the_model_path(tmp_path_factory, batch, junk, repeat, digest):
-    """Whole files, with junk lines, a repeated trace or another contract's digest: the data
+    """Whole files, with junk lines, a repeated trace or another contract's digest: the struct
     path yields what the model path yields, or raises the same located error."""
     raw = _lines(batch)
     lines = raw.splitlines(keepends=True)
@@ -132,7 +129,7 @@ def test_another_profile_takes_the_model_path(tmp_path):
 
 
 @pytest.mark.parametrize("profile", [None, "default"])
-def test_the_default_profile_reads_plain_data(tmp_path, profile):
+def test_the_default_profile_reads_structs(tmp_path, profile):
     from scoring_builders import trace
 
     q = QUESTIONS[0]
@@ -166,7 +163,7 @@ def test_scores_share_one_fields_set_that_nothing_changes():
 
 
 def test_a_reference_reads_its_line_again_and_refuses_a_changed_file(tmp_path):
-    """The references of the data path hold where their line is: a field not kept is read
+    """The references of the struct path hold where their line is: a field not kept is read
     from the file again; a file changed since (another trace there) is a located error."""
     from scoring_builders import trace
 
