@@ -24,14 +24,15 @@ from __future__ import annotations
 import json
 from operator import itemgetter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from ..contract.paths import join_key, render_template
 from ..store.store import Store, iso, to_utc
 from .records import AmbiguousTrigger, CausalEdge, Distractor, SilenceRecord
 from .sql import GraphSQL, gap_us
+
+if TYPE_CHECKING:
+    import networkx as nx  # imported when a caller asks for the view: generation does not
 
 
 @dataclass
@@ -425,6 +426,8 @@ def _search_spaces(
 
 
 def _networkx(events: dict[str, EventInfo], edges, distractors, presences, absences) -> nx.MultiDiGraph:
+    import networkx as nx
+
     g = nx.MultiDiGraph()
     silence: dict[str, list[str]] = {}
     for r in presences + absences:
