@@ -323,6 +323,9 @@ def _group_stats(
 def _slice(cols: dict[str, Sequence[Any]], idx: Sequence[int] | slice) -> dict[str, Sequence[Any]]:
     if isinstance(idx, slice):
         return {f: c[idx] for f, c in cols.items()}
+    if len(idx) > 1:
+        get = operator.itemgetter(*idx)  # made once for every column: it copies the positions
+        return {f: get(c) for f, c in cols.items()}
     return {f: _gather(c, idx) for f, c in cols.items()}
 
 
@@ -411,11 +414,9 @@ def _aggregate(
 ) -> RunReport:
     cfg = config or ScoringConfig()
     scores = list(scores)
-    read = _read(scores)
-    heads = list(zip(read["track"], read["question_id"], [a or "" for a in read["agent"]], read["mode"], read["trial"]))
-    order = _order(scores, heads)
+    order = _order(scores, [(t, q, a or "", m, tr) for t, q, a, m, tr in map(_HEAD, scores)])
     ordered = list(_gather(scores, order))
-    cols = {f: _gather(c, order) for f, c in read.items()}  # canonical order from here on
+    cols = _read(ordered)  # canonical order from here on
     profiles = set(cols["profile"])
     if len(profiles) > 1:
         raise ValueError(f"scores of several profiles in one run: {', '.join(sorted(profiles))}")

@@ -5,13 +5,16 @@ Lines are canonical JSON (sorted keys, compact) so identical scores are identica
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import operator
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
+import msgspec
 from pydantic import ValidationError
-from pydantic_core import to_json
 
 from ..contract.models import ScoringConfig
 from ..errors import ContractError
@@ -27,93 +30,48 @@ SCORES_FILE = "scores.jsonl"
 
 
 _OMITTED = tuple(_OMITTED_AT_DEFAULT.items())
+_NAMES = tuple(QuestionScore.model_fields)
+_VALUES = operator.itemgetter(*_NAMES)  # a score's __dict__ -> its values in field order
+_STR, _FLOAT, _INT = frozenset({str}), frozenset({float}), frozenset({int})
+# msgspec writes JSON as sorted ``json.dumps`` does (keys sorted at every level, the same
+# escaping, a float's shortest round-trip digits) except floats below 1e-4 or from 1e16 on
+# (``0.00001`` for ``1e-05``, ``1e16`` for ``1e+16``) and non-finite ones (``null``)
+_ENCODE = msgspec.json.Encoder(order="deterministic").encode
 
 
-# How the fast score line checks a field's value (see :func:`_kind`).
-_TYPES, _LITERAL, _FLOAT, _FLOAT_OR_NONE, _STR_LIST, _FLOAT_DICT, _INT_DICT = range(7)
-
-
-def _kind(annotation: Any) -> tuple[int, Any] | None:
-    """How to test that a field's value is what the JSON dump would write unchanged (exact
-    type; a float both writers spell alike); None for a type the fast path does not know."""
-    exact = {str: (str,), int: (int,), bool: (bool,), str | None: (str, type(None))}
+def _field_types(annotation: Any) -> tuple[str, frozenset, Any]:
+    """(how the fast line checks a field's items, the exact types its value may have, the
+    literal's values); raises TypeError for a type it does not know, so a new field is
+    written by the reference until this knows it."""
+    exact = {str: {str}, int: {int}, bool: {bool}, float: {float}, str | None: {str, type(None)}}
+    exact[float | None] = {float, type(None)}
     for ann, types in exact.items():
         if annotation == ann:
-            return _TYPES, frozenset(types)
-    known = {
-        float: _FLOAT,
-        float | None: _FLOAT_OR_NONE,
-        list[str]: _STR_LIST,
-        dict[str, float]: _FLOAT_DICT,
-        dict[str, int]: _INT_DICT,
-    }
-    for ann, kind in known.items():
+            return "float" if float in types else "", frozenset(types), None
+    containers = {list[str]: "str_list", dict[str, float]: "float_dict", dict[str, int]: "int_dict"}
+    for ann, kind in containers.items():
         if annotation == ann:
-            return kind, None
+            return kind, frozenset({get_origin(ann)}), None
     if get_origin(annotation) is Literal and all(type(a) is str for a in get_args(annotation)):
-        return _LITERAL, frozenset(get_args(annotation))
-    return None  # always the reference path
+        return "literal", _STR, frozenset(get_args(annotation))
+    raise TypeError(f"no fast score line for {annotation!r}")
 
 
-def _fast_values(values: dict[str, Any]) -> dict[str, Any] | None:
-    """The score's values in sorted key order, dicts sorted, when every one passes its field's
-    test (inline loops, no call per field: this runs once per score line); None otherwise.
-    The scalars, most of the fields, are tested here; the lists and dicts in
-    :func:`_fast_containers`, which fills the same dict (its keys already in order)."""
-    data = _ORDER.copy()
-    for name, kind, arg in _SCALARS:
-        v = values[name]
-        t = type(v)
-        if kind == _TYPES:
-            if t not in arg:
-                return None
-        elif kind == _LITERAL:
-            if t is not str or v not in arg:
-                return None
-        elif v is not None or kind == _FLOAT:
-            if t is not float or not (v == 0.0 or 1e-4 <= abs(v) < 1e16):
-                return None
-        data[name] = v
-    return _fast_containers(values, data)
+def _fast_layout() -> tuple[frozenset, tuple, tuple, tuple] | None:
+    """The exact type tuples a score's values may have (in field order), and the positions of
+    its literals, floats and containers; None when a field's type is not known here."""
+    try:
+        kinds = [_field_types(f.annotation) for f in QuestionScore.model_fields.values()]
+    except TypeError:
+        return None
+    signatures = frozenset(itertools.product(*(types for _k, types, _l in kinds)))
+    literals = tuple((i, values) for i, (k, _t, values) in enumerate(kinds) if k == "literal")
+    floats = tuple(i for i, (k, _t, _l) in enumerate(kinds) if k == "float")
+    containers = tuple((i, k) for i, (k, _t, _l) in enumerate(kinds) if k.endswith(("list", "dict")))
+    return signatures, literals, floats, containers
 
 
-def _fast_containers(values: dict[str, Any], data: dict[str, Any]) -> dict[str, Any] | None:
-    """``data`` with the list and dict fields set (a dict sorted) when their items pass the
-    field's test; None otherwise. Part of :func:`_fast_values`, apart so each loop stays short."""
-    for name, kind, _arg in _CONTAINERS:
-        v = values[name]
-        t = type(v)
-        if kind == _STR_LIST:
-            if t is not list:
-                return None
-            for x in v:
-                if type(x) is not str:
-                    return None
-        else:
-            if t is not dict:
-                return None
-            for k, x in v.items():
-                if type(k) is not str:
-                    return None
-                if kind == _INT_DICT:
-                    if type(x) is not int:
-                        return None
-                elif type(x) is not float or not (x == 0.0 or 1e-4 <= abs(x) < 1e16):
-                    return None
-            if len(v) > 1:
-                v = dict(sorted(v.items()))
-        data[name] = v
-    return data
-
-
-# (name, kind, its argument) in sorted order of the names: the order the line writes them
-_KINDS = [(name, _kind(f.annotation)) for name, f in sorted(QuestionScore.model_fields.items())]
-_FAST = all(k is not None for _n, k in _KINDS)
-_FIELDS = tuple((name, *k) for name, k in _KINDS if k is not None)
-# the same split in two for :func:`_fast_values`, and every name (None) in order: the line's key order
-_SCALARS = tuple(f for f in _FIELDS if f[1] < _STR_LIST)
-_CONTAINERS = tuple(f for f in _FIELDS if f[1] >= _STR_LIST)
-_ORDER = dict.fromkeys(name for name, _k, _a in _FIELDS)
+_LAYOUT = _fast_layout()
 
 
 def score_line_reference(s: QuestionScore) -> str:
@@ -123,39 +81,74 @@ def score_line_reference(s: QuestionScore) -> str:
 
 def score_line(s: QuestionScore) -> str:
     """One score as canonical JSON (sorted keys, compact): the same text as
-    :func:`score_line_reference`, written by pydantic-core's JSON writer from a dict built in
-    sorted key order when every field already holds exactly the type it declares (as the
-    scorer builds them) and nothing the two writers spell differently; anything else takes
-    the reference path. Tested equal on generated scores (tests/scoring)."""
+    :func:`score_line_reference` (tested equal on generated scores, tests/scoring)."""
+    fast = _fast_line(s)
+    return score_line_reference(s) if fast is None else fast.decode("utf-8")
+
+
+def _fast_line(s: QuestionScore) -> bytes | None:
+    """:func:`score_line` as UTF-8, written by msgspec, when every field holds exactly the type
+    it declares (as the scorer builds them) and no float the two writers spell differently;
+    None otherwise (the reference decides)."""
     values = s.__dict__
-    if not _FAST or type(s) is not QuestionScore or len(values) != len(_FIELDS):
-        return score_line_reference(s)
-    data = _fast_values(values)
-    if data is None:
-        return score_line_reference(s)
+    if _LAYOUT is None or type(s) is not QuestionScore or len(values) != len(_NAMES):
+        return None
+    signatures, literals, float_at, containers = _LAYOUT
+    try:
+        vals = _VALUES(values)
+    except KeyError:
+        return None
+    if tuple(map(type, vals)) not in signatures:
+        return None
+    floats = [vals[i] for i in float_at]
+    for i, allowed in literals:
+        if vals[i] not in allowed:
+            return None
+    for i, kind in containers:
+        v = vals[i]
+        if not v:
+            continue
+        if kind == "str_list":
+            if set(map(type, v)) != _STR:
+                return None
+        elif set(map(type, v)) != _STR or set(map(type, v.values())) != (_FLOAT if kind == "float_dict" else _INT):
+            return None
+        elif kind == "float_dict":
+            floats.extend(v.values())
+    sizes = list(map(abs, filter(None, floats)))  # None and 0.0 are written alike; a NaN makes the sum NaN
+    if sizes and not (min(sizes) >= 1e-4 and max(sizes) < 1e16 and math.isfinite(sum(sizes))):
+        return None
+    return _encode_compact(values)
+
+
+def _encode_compact(values: dict[str, Any]) -> bytes | None:
+    """``values`` written by msgspec without the fields at their omitted default."""
+    data = values
     for key, default in _OMITTED:
         if key in data and data[key] == default:
+            if data is values:
+                data = dict(values)
             del data[key]
     try:
-        return to_json(data).decode("utf-8")
-    except (ValueError, UnicodeError):  # e.g. a lone surrogate the reference writes escaped-through
-        return score_line_reference(s)
+        return _ENCODE(data)
+    except (ValueError, UnicodeError, TypeError):  # e.g. a lone surrogate, which the reference writes through
+        return None
 
 
 def write_scores(path: str | Path, scores: list[QuestionScore]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        write = fh.write
-        batch: list[str] = []
+    with open(tmp, "wb") as fh:
+        write, fast = fh.write, _fast_line
+        batch: list[bytes] = []
         for s in scores:  # written in batches: one string of the whole file would double the peak memory
-            batch.append(score_line(s))
+            batch.append(fast(s) or score_line_reference(s).encode("utf-8"))
             if len(batch) == 4096:
-                write("\n".join(batch) + "\n")
+                write(b"\n".join(batch) + b"\n")
                 batch.clear()
         if batch:
-            write("\n".join(batch) + "\n")
+            write(b"\n".join(batch) + b"\n")
     tmp.replace(path)
     return path
 

@@ -132,3 +132,25 @@ def _one() -> QuestionScore:
     q = QUESTIONS[0]
     t = Trace(question_id=q.id, track=q.track, mode="tool", actor=q.actor, as_of=q.as_of, contract_digest="d")
     return score(q, t)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@settings(max_examples=200, deadline=None)
+@given(raw_scores(), st.randoms(use_true_random=False), st.sampled_from(["shuffle", "drop", "extra"]))
+def test_fast_line_reads_fields_by_name_whatever_their_order(s, rnd, how):
+    """The fast line checks each value against its own field's type, whatever order the
+    score's ``__dict__`` holds them in; a score missing a field or holding another name is
+    left to the reference (and fails, or not, as it does)."""
+    items = list(s.__dict__.items())
+    rnd.shuffle(items)
+    if how == "drop":
+        items.pop()
+    elif how == "extra":
+        items.append(("extra", 1.0))
+    object.__setattr__(s, "__dict__", dict(items))
+    expected = _reference_or_error(s)
+    if isinstance(expected, str):
+        assert score_line(s) == expected
+    else:
+        with pytest.raises(expected):
+            score_line(s)
