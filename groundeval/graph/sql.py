@@ -26,6 +26,11 @@ FTS = "fts_main_artifact_text"  # the store's BM25 index (``Store.ensure_fts``)
 # The options Store.ensure_fts builds that index with: reading the text without the
 # index must tokenize, stop and stem as it does (tests/graph/test_graph_bm25.py).
 FTS_OPTIONS = "stemmer = 'porter', stopwords = 'english', lower = 1, strip_accents = 1, ignore = '(\\.|[^a-z0-9])+'"
+# The index's tokens of a text: its ``tokenize`` macro replaces runs of ``ignore`` by a space
+# and splits on whitespace, i.e. the maximal runs of [a-z0-9] (and an empty text at an edge,
+# never a term) — here in one regex instead of two.
+_LOWERED = "lower(strip_accents(CAST({} AS VARCHAR)))"
+_TOKENS = f"string_split_regex({_LOWERED}, '[^a-z0-9]+')"
 # One term's BM25 part in one document (k1 = 1.2, b = 0.75), as match_bm25 computes it,
 # in integer 1e-9 units: exact, so sums and ties are the same every run.
 _BM25_WEIGHT = """round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
@@ -459,39 +464,42 @@ class GraphSQL:
         )
 
     def _bm25_from_text(self) -> None:
-        """The index's numbers for the queries' terms only: every document's length and the
-        vocabulary in one pass over the text; the vocabulary's words that stem to a query
-        term (a few words are stemmed, not every token); their frequencies in the documents
-        whose text contains one of them (a token is a substring of the lowered text)."""
-        tokenize, stopwords = self._tokenizer()
+        """The index's numbers for the queries' terms only. One pass over the text counts
+        every word (the vocabulary, and the stopped words' total for the mean length); the
+        words that stem to a query term are found among the vocabulary's (a few words are
+        stemmed, not every token); a second pass reads only the documents whose text holds
+        one of them (a token is a substring of the lowered text): their lengths and those
+        words' frequencies."""
+        stopwords = self._stopwords()
 
-        def kept(where: str = "") -> str:
-            return f"""(SELECT docid, id, w FROM (
-                           SELECT rowid AS docid, id, unnest({tokenize}(title)) AS w FROM artifact_text {where}
-                           UNION ALL SELECT rowid, id, unnest({tokenize}(body)) FROM artifact_text {where})
-                       WHERE w NOT NULL AND len(w) > 0 AND w NOT IN (SELECT sw FROM {stopwords}))"""
+        def words(where: str = "") -> str:
+            return f"""SELECT rowid AS docid, id, unnest({_TOKENS.format("title")}) AS w FROM artifact_text {where}
+                       UNION ALL SELECT rowid, id, unnest({_TOKENS.format("body")}) FROM artifact_text {where}"""
 
         self.cur.execute(
-            f"""CREATE OR REPLACE TEMP TABLE ge_blen AS
-                SELECT docid, w, count(*) AS n FROM {kept()} GROUP BY GROUPING SETS ((docid), (w))"""
+            f"""CREATE OR REPLACE TEMP TABLE ge_bvocab AS
+                SELECT w, count(*) AS n, len(w) > 0 AND w NOT IN (SELECT sw FROM {stopwords}) AS kept
+                FROM ({words()}) GROUP BY w"""
         )
         self.cur.execute(
             f"""CREATE OR REPLACE TEMP TABLE ge_bqt AS SELECT DISTINCT qid, stem(t, 'porter') AS term
-                FROM (SELECT qid, unnest({tokenize}(query)) AS t FROM ge_q)"""
+                FROM (SELECT qid, unnest({_TOKENS.format("query")}) AS t FROM ge_q)"""
         )
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_bhw AS
-               SELECT w, term FROM (SELECT w, stem(w, 'porter') AS term FROM ge_blen WHERE w IS NOT NULL)
+               SELECT w, term FROM (SELECT w, stem(w, 'porter') AS term FROM ge_bvocab WHERE kept)
                WHERE term IN (SELECT term FROM ge_bqt)"""
         )
-        words = [r[0] for r in self.q("SELECT w FROM ge_bhw ORDER BY w")]  # [a-z0-9]+: a safe pattern
-        text = "lower(strip_accents(coalesce(title, '') || ' ' || coalesce(body, '')))"
+        hit = [r[0] for r in self.q("SELECT w FROM ge_bhw ORDER BY w")]  # [a-z0-9]+: a safe pattern
+        text = _LOWERED.format("coalesce(title, '') || ' ' || coalesce(body, '')")
         self.cur.execute(
             f"""CREATE OR REPLACE TEMP TABLE ge_btf AS
-                SELECT hw.term, k.docid, any_value(k.id) AS id, count(*) AS tf
-                FROM {kept(f"WHERE regexp_matches({text}, $re)")} k JOIN ge_bhw hw USING (w)
-                GROUP BY hw.term, k.docid""",
-            {"re": "|".join(words) or "^$"},
+                WITH k AS (SELECT * FROM ({words(f"WHERE regexp_matches({text}, $re)")})
+                           WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM {stopwords})),
+                     l AS (SELECT docid, count(*) AS len FROM k GROUP BY docid)
+                SELECT hw.term, k.docid, any_value(k.id) AS id, count(*) AS tf, any_value(l.len) AS len
+                FROM k JOIN ge_bhw hw USING (w) JOIN l USING (docid) GROUP BY hw.term, k.docid""",
+            {"re": "|".join(hit) or "^$"},
         )
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_bq AS
@@ -503,23 +511,21 @@ class GraphSQL:
         self.cur.execute(
             f"""CREATE OR REPLACE TEMP TABLE ge_bw AS
                 WITH n AS (SELECT count(*) AS num_docs FROM artifact_text),
-                     st AS (SELECT num_docs, (SELECT sum(n) FROM ge_blen WHERE docid IS NOT NULL) / num_docs AS avgdl
-                            FROM n),
-                     tf AS (SELECT t.term, t.id, d.df, t.tf, l.n AS len FROM ge_btf t
-                            JOIN (SELECT DISTINCT term, df FROM ge_bq) d USING (term)
-                            JOIN ge_blen l ON l.docid = t.docid AND l.w IS NULL)
+                     st AS (SELECT num_docs, (SELECT sum(n) FROM ge_bvocab WHERE kept) / num_docs AS avgdl FROM n),
+                     tf AS (SELECT t.term, t.id, d.df, t.tf, t.len FROM ge_btf t
+                            JOIN (SELECT DISTINCT term, df FROM ge_bq) d USING (term))
                 SELECT tf.term, tf.id, x.subsystem, {_BM25_WEIGHT.replace("d.len", "tf.len")} AS w
                 FROM tf JOIN artifacts x ON x.id = tf.id, st"""
         )
 
-    def _tokenizer(self) -> tuple[str, str]:
-        """The index's tokenize macro and stopword table, as an empty index built with the
-        store's options has them, in an attached in-memory database (the store's own
-        database is never written, and may be read-only)."""
+    def _stopwords(self) -> str:
+        """The index's stopword table, as an empty index built with the store's options has
+        it, in an attached in-memory database (the store's own database is never written,
+        and may be read-only)."""
         self.cur.execute("ATTACH IF NOT EXISTS ':memory:' AS ge_fts")
         if not self.q(
             "SELECT 1 FROM duckdb_schemas() WHERE database_name = 'ge_fts' AND schema_name = 'fts_main_probe'"
         ):
             self.cur.execute("CREATE OR REPLACE TABLE ge_fts.main.probe (id VARCHAR, body VARCHAR)")
             self.cur.execute(f"PRAGMA create_fts_index('ge_fts.main.probe', 'id', 'body', {FTS_OPTIONS})")
-        return "ge_fts.fts_main_probe.tokenize", "ge_fts.fts_main_probe.stopwords"
+        return "ge_fts.fts_main_probe.stopwords"

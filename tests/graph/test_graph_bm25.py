@@ -97,7 +97,8 @@ def test_bm25_batch_finds_hits(corpus):
 _WORDS = [
     "run", "running", "runs", "Runner", "the", "up", "ups", "picking", "Pick", "café", "CAFE", "naïve",
     "INC-42", "inc.42", "42", "postmortem", "post-mortem", "review", "reviewed", "reviews", "a", "it's",
-    "escalation", "ZD-00015", "über", "x", "...", "--", "  ",
+    "escalation", "ZD-00015", "über", "x", "...", "--", "  ", "Straße", "İstanbul", "a\tb", "x_y",
+    "émile.zola", "ﬁle", "Ωmega", "\u00a0nbsp", "2024-01-05T10:00Z",
 ]  # fmt: skip
 _text = st.one_of(st.none(), st.lists(st.sampled_from(_WORDS), max_size=12).map(" ".join))
 
