@@ -43,8 +43,17 @@ def _check_pack_digest(pack: str, questions_path: Path, digest: str) -> None:
 
 
 def _rescore(
-    traces_path: Path, questions: dict, config, digest: str | None = None, profile: str | None = None, backend=None
+    traces_path: Path,
+    questions: dict,
+    config,
+    digest: str | None = None,
+    profile: str | None = None,
+    backend=None,
+    sink=None,
 ) -> tuple[list, list, list[str]]:
+    """(traces, scores, unknown question ids); each score also goes to ``sink`` (a
+    :class:`~groundeval.scoring.io.ScoresWriter`'s ``add``) as it arrives, so its line is
+    written while helper processes score the next traces."""
     from ..distributed import LocalBackend
     from ..scoring.io import TraceRef
 
@@ -57,6 +66,8 @@ def _rescore(
                 unknown.append(trace.question_id)
             else:
                 scores.append(s)
+                if sink is not None:
+                    sink(s)
     return traces, scores, unknown
 
 
@@ -134,7 +145,7 @@ def score(
     the scores and reports are the same bytes."""
     from ..report.render import write_reports
     from ..scoring.aggregate import aggregate
-    from ..scoring.io import SCORES_FILE, read_question_set, write_scores
+    from ..scoring.io import SCORES_FILE, ScoresWriter, read_question_set
 
     be = make_backend(backend, ray_address, workers, ray_runtime_env)
     qs = read_question_set(questions_path)
@@ -143,13 +154,13 @@ def score(
     digest = qs.metadata.contract_digest
     if pack is not None:
         _check_pack_digest(pack, questions_path, digest)
+    out = out or traces.parent
     try:
-        trace_list, scores, unknown = _rescore(traces, qmap, config, digest, profile, be)
-        zs = _rescore(zero_shot, qmap, config, digest, profile, be)[1] if zero_shot is not None else None
+        with ScoresWriter(out / SCORES_FILE) as sink:  # in place only once both files are re-scored
+            trace_list, scores, unknown = _rescore(traces, qmap, config, digest, profile, be, sink.add)
+            zs = _rescore(zero_shot, qmap, config, digest, profile, be)[1] if zero_shot is not None else None
     finally:
         be.close()
-    out = out or traces.parent
-    write_scores(out / SCORES_FILE, scores)
     report = aggregate(
         qs.questions,
         trace_list,

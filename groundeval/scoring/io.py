@@ -136,21 +136,58 @@ def _encode_compact(values: dict[str, Any]) -> bytes | None:
 
 
 def write_scores(path: str | Path, scores: list[QuestionScore]) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        write, fast = fh.write, _fast_line
-        batch: list[bytes] = []
-        for s in scores:  # written in batches: one string of the whole file would double the peak memory
-            batch.append(fast(s) or score_line_reference(s).encode("utf-8"))
-            if len(batch) == 4096:
-                write(b"\n".join(batch) + b"\n")
-                batch.clear()
-        if batch:
-            write(b"\n".join(batch) + b"\n")
-    tmp.replace(path)
-    return path
+    with ScoresWriter(path) as sink:
+        for s in scores:
+            sink.add(s)
+    return Path(path)
+
+
+class ScoresWriter:
+    """``scores.jsonl`` written as the scores arrive (re-scoring writes each line while helper
+    processes score the next traces), in batches to a temporary file that replaces ``path``
+    when the ``with`` block ends without error; on an error nothing is left (nor a folder made
+    for it)."""
+
+    BATCH = 4096
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.tmp = self.path.with_name(self.path.name + ".tmp")
+        self.batch: list[bytes] = []
+        self.fh: Any = None
+        self.made: list[Path] = []
+
+    def __enter__(self) -> ScoresWriter:
+        return self
+
+    def add(self, s: QuestionScore) -> None:
+        self.batch.append(_fast_line(s) or score_line_reference(s).encode("utf-8"))
+        if len(self.batch) == self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.fh is None:
+            self.made = [p for p in reversed(self.path.parents) if not p.exists()]
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.fh = open(self.tmp, "wb")
+        if self.batch:  # one string of the whole file would double the peak memory
+            self.fh.write(b"\n".join(self.batch) + b"\n")
+            self.batch.clear()
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        if kind is None:
+            self._flush()
+            self.fh.close()
+            self.tmp.replace(self.path)
+            return
+        if self.fh is not None:
+            self.fh.close()
+            self.tmp.unlink(missing_ok=True)
+            for folder in reversed(self.made):
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
 
 
 def _located(path: Path, n: int, exc: ValidationError) -> ContractError:
