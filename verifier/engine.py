@@ -11,6 +11,7 @@ import traceback
 from collections import defaultdict
 from pathlib import Path
 
+from groundeval.contract.manifest import find_manifest
 from groundeval.store.store import Store
 
 from .context import PackContext
@@ -109,13 +110,28 @@ def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
     return _cap(findings), sorted(set(ran))
 
 
-def verify(pack_path: str | Path, level: int = 4, *, store: Store | None = None) -> VerificationResult:
+def _open(pack_path: str | Path) -> Store | None:
+    """``Store.open(pack, keep_rows=True)`` as every command that reads a pack opens it, or
+    ``None`` when the loader refuses the pack (the lenient loader then reports every problem).
+    On a clean pack the checks run on this store and its kept rows: one read of the sources
+    and the loader's own build, instead of staging them again and building a second store."""
+    try:
+        return Store.open(pack_path, keep_rows=True)
+    except Exception:  # noqa: BLE001 - whatever the loader refuses, the lenient path reports it
+        return None
+
+
+def verify(
+    pack_path: str | Path, level: int = 4, *, store: Store | None = None, lenient: bool = False
+) -> VerificationResult:
     """Verify a pack up to ``level`` (1 shape, 2 references, 3 semantics, 4 dry run).
 
     ``store`` may be a :meth:`Store.open` of the same pack: when every record passes
     the shape checks, levels 2+ run on it instead of loading the pack a second time
-    (the caller keeps it open), and ``result.shared_store`` says so. At level 4,
-    ``result.questions`` is the generated :class:`QuestionSet`.
+    (the caller keeps it open), and ``result.shared_store`` says so. Without one, levels
+    2+ open the pack that way themselves (and close it), unless ``lenient``: then the
+    records are read and the store built only by the lenient loader (the reference path;
+    the same findings). At level 4, ``result.questions`` is the generated :class:`QuestionSet`.
 
     Raises :class:`groundeval.errors.ContractError` only when there is no pack to
     read (no such path, no manifest); every other problem is a finding.
@@ -123,6 +139,19 @@ def verify(pack_path: str | Path, level: int = 4, *, store: Store | None = None)
     if level not in LEVELS:
         raise ValueError(f"level must be one of {sorted(LEVELS)}")
     load_all()
+    find_manifest(pack_path)  # no pack at all: the ContractError, before any loading
+    own = _open(pack_path) if store is None and level >= 2 and not lenient else None
+    try:
+        result = _verify(pack_path, level, store if own is None else own)
+    finally:
+        if own is not None:
+            own.close()
+    if own is not None:
+        result.shared_store = False  # the store was this call's own, and is closed
+    return result
+
+
+def _verify(pack_path: str | Path, level: int, store: Store | None) -> VerificationResult:
     ctx = PackContext(pack_path, store=store)
     try:
         findings, ran = run_checks(ctx, level)
