@@ -363,11 +363,14 @@ def _run_summary(run: dict[str, Any] | None, traces: Sequence[Trace] | None) -> 
     total_ms = 0.0
     timed = 0
     for t in traces or []:
-        for k, v in t.usage.items():
-            if isinstance(v, int):
-                usage[k] = usage.get(k, 0) + v
-        if t.timings.total_ms is not None:
-            total_ms += t.timings.total_ms
+        used = t.usage
+        if used:
+            for k, v in used.items():
+                if isinstance(v, int):
+                    usage[k] = usage.get(k, 0) + v
+        ms = t.timings.total_ms
+        if ms is not None:
+            total_ms += ms
             timed += 1
     return {
         "agent": str(agent.get("name") or ""),
@@ -461,7 +464,20 @@ def _detailed(scores: Sequence[QuestionScore], limit: int | None) -> list[Questi
     if limit is None or len(scores) <= limit:
         return list(scores)
     # the first ``limit`` of the sorted scores (nsmallest is documented equal to sorted()[:n], ties included)
-    return heapq.nsmallest(limit, scores, key=lambda s: (s.s_adj, s.track, s.question_id, s.agent or "", s.mode))
+    key = _detail_key
+    adj = list(map(_S_ADJ, scores))
+    if limit and all(type(x) is float and x == x for x in adj):  # noqa: PLR0124 - x == x: not NaN
+        # only scores up to the limit-th lowest S_adj can be among them: those, in their order, keyed in full
+        bound = heapq.nsmallest(limit, adj)[-1]
+        scores = [s for s, x in zip(scores, adj) if x <= bound]
+    return heapq.nsmallest(limit, scores, key=key)
+
+
+_S_ADJ = operator.attrgetter("s_adj")
+
+
+def _detail_key(s: QuestionScore) -> tuple:
+    return (s.s_adj, s.track, s.question_id, s.agent or "", s.mode)
 
 
 def _num(x: float | None) -> str:

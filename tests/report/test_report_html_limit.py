@@ -42,7 +42,11 @@ def test_under_the_limit_nothing_changes():
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from(["a", "b"]), st.sampled_from([None, "", "x"])),
+        st.tuples(
+            st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0, 1]),
+            st.sampled_from(["a", "b"]),
+            st.sampled_from([None, "", "x"]),
+        ),
         max_size=40,
     ),
     st.integers(0, 12),
