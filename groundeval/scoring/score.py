@@ -59,60 +59,43 @@ def _clean(x: float) -> float:
 
 
 def path_facts(trace: Trace) -> PathFacts:
-    """Fetched set, flags, hallucinated ids and v from the recorded calls (or citations)."""
-    calls = [(c.tool, c.status, c.flags, c.arguments, c.result_ids) for c in trace.calls]
-    final = _final_submission(trace)
-    return _path_facts(
-        trace.mode == "context",
-        calls,
-        any(not s.valid for s in trace.submissions),
-        final.citation_flags if final is not None else {},
-        trace.final_answer,
-        trace.context_ids,
-    )
-
-
-_Call = tuple[str, str, Any, dict[str, Any], Any]  # tool, status, flags, arguments, result_ids
-
-
-def _path_facts(
-    context: bool,
-    calls: list[_Call],
-    invalid_submission: bool,
-    flags_by_id: dict[str, Any],
-    answer: Any,
-    context_ids: Sequence[str],
-) -> PathFacts:
-    """The facts of either form of a trace, its calls as plain tuples."""
+    """Fetched set, flags, hallucinated ids and v from the recorded calls (or citations).
+    ``trace``: a :class:`Trace`, or anything that reads like one (re-scoring's structs)."""
     fetched: set[str] = set()
     hallucinated: set[str] = set()
     searched: set[str] = set()
     counts = dict.fromkeys(FLAG_KINDS, 0)
     looked = False
     bad = 0
-    for tool, status, flags, args, result_ids in calls:  # hot loop: plain locals, no per-call allocations
+    calls = trace.calls
+    for c in calls:  # hot loop: plain locals, no per-call allocations
+        flags, tool = c.flags, c.tool
         if flags:
             bad += 1
             for kind in set(flags):
                 counts[kind] = counts.get(kind, 0) + 1
-            if tool == FETCH and status == "not_found":
-                arg = args.get("artifact_id")
+            if tool == FETCH and c.status == "not_found":
+                arg = c.arguments.get("artifact_id")
                 hallucinated.add("" if arg is None else str(arg))
             continue
         if tool == FETCH:
+            status = c.status
             if status == "ok":
-                if result_ids:
-                    fetched.update(result_ids)
-                elif isinstance(args.get("artifact_id"), str):
-                    fetched.add(args["artifact_id"])
+                if c.result_ids:
+                    fetched.update(c.result_ids)
+                else:
+                    arg = c.arguments.get("artifact_id")
+                    if isinstance(arg, str):
+                        fetched.add(arg)
             elif status == "not_found":
-                arg = args.get("artifact_id")
+                arg = c.arguments.get("artifact_id")
                 hallucinated.add("" if arg is None else str(arg))
-        elif tool == SEARCH and status == "ok":
+        elif tool == SEARCH and c.status == "ok":
             looked = True
-            sub = args.get("subsystem")
+            sub = c.arguments.get("subsystem")
             if sub and isinstance(sub, str):
                 searched.add(sub)
+    context = trace.mode == "context"
     facts = PathFacts(
         context=context,
         fetched=set() if context else fetched,
@@ -123,14 +106,16 @@ def _path_facts(
         hallucinated=hallucinated,
         flag_counts=counts,
     )
-    facts.invalid_submission = invalid_submission
+    facts.invalid_submission = any(not sub.valid for sub in trace.submissions)
+    final = _final_submission(trace)
+    flags_by_id = final.citation_flags if final is not None else {}
     if context:
-        cited = A.id_list(answer, "evidence_artifacts")
-        _context_citations(facts, context_ids, cited, flags_by_id, counts)
+        cited = A.id_list(trace.final_answer, "evidence_artifacts")
+        _context_citations(facts, trace.context_ids, cited, flags_by_id, counts)
     else:
         facts.units = facts.n_calls
         if flags_by_id:
-            cited = A.id_list(answer, "evidence_artifacts")
+            cited = A.id_list(trace.final_answer, "evidence_artifacts")
             hallucinated.update(c for c in cited if c in flags_by_id and flags_by_id[c] is None)
     return facts
 
