@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import msgspec
@@ -139,33 +141,41 @@ def workers_wanted(records: int) -> int:
     return helpers_wanted("GROUNDEVAL_DIGEST_WORKERS", records, MIN_PARALLEL)
 
 
-def _fetch(cur: Any) -> Iterator[list]:
-    while rows := cur.fetchmany(CHUNK):
+def _fetch(cur: Any, stopped: threading.Event | None = None) -> Iterator[list]:
+    while (stopped is None or not stopped.is_set()) and (rows := cur.fetchmany(CHUNK)):
         yield rows
 
 
-def records_digest(con: Any, sql: str, drop: tuple[str, ...] = (), *, workers: int | None = None) -> str:
+def records_digest(
+    con: Any,
+    sql: str,
+    drop: tuple[str, ...] = (),
+    *,
+    workers: int | None = None,
+    stopped: threading.Event | None = None,
+) -> str:
     """sha256 over the sorted md5s of each record's canonical JSON (prefixed by the row's
     other columns): independent of record order, file layout and key order. ``con`` is a
-    DuckDB connection; ``sql`` selects ``(*prefix, text)`` rows."""
+    DuckDB connection; ``sql`` selects ``(*prefix, text)`` rows. Once ``stopped`` is set
+    the records are no longer read (the value returned then means nothing)."""
     if workers is None:
         count = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]
         workers = workers_wanted(count)
     hashes: list[bytes] = []
     if workers > 0:
         try:
-            hashes = _parallel(con.execute(sql), drop, workers)
+            hashes = _parallel(con.execute(sql), drop, workers, stopped)
         except OSError:
             hashes = []  # a helper could not start or died: hash everything here (same result)
             workers = 0
     if workers == 0:
-        for rows in _fetch(con.execute(sql)):
+        for rows in _fetch(con.execute(sql), stopped):
             hashes += chunk_md5s(rows, drop)
     hashes.sort()  # sorted runs: the sort merges them
     return hashlib.sha256(b"".join(hashes)).hexdigest() if hashes else ""
 
 
-def _parallel(cur: Any, drop: tuple[str, ...], workers: int) -> list[bytes]:
+def _parallel(cur: Any, drop: tuple[str, ...], workers: int, stopped: threading.Event | None) -> list[bytes]:
     """Chunks handed to ``workers`` helpers round-robin; each helper holds at most one chunk,
     and its answer is read before it is sent the next (no pipe can fill both ways)."""
     helpers: list[HelperProcess] = []
@@ -180,7 +190,7 @@ def _parallel(cur: Any, drop: tuple[str, ...], workers: int) -> list[bytes]:
     try:
         helpers = [HelperProcess("groundeval.store.digest", "GROUNDEVAL_DIGEST_WORKERS") for _ in range(workers)]
         pending = [False] * workers
-        for turn, rows in enumerate(_fetch(cur)):
+        for turn, rows in enumerate(_fetch(cur, stopped)):
             i = turn % workers
             if pending[i]:
                 collect(i)
@@ -193,6 +203,41 @@ def _parallel(cur: Any, drop: tuple[str, ...], workers: int) -> list[bytes]:
         for h in helpers:
             h.close()
     return hashes
+
+
+class BackgroundDigests:
+    """:func:`records_digest` of tables computed on one thread beside the caller's own DuckDB
+    statements, which release the GIL while they run: at a million records the digest's
+    Python (≈ 3 µs a record) overlaps the building of the next tables instead of following
+    it. Tables are hashed one after another, in the order submitted, each through its own
+    cursor (a DuckDB connection serves one thread at a time). The value is
+    :func:`records_digest`'s; an error it raises is raised by ``Future.result()``.
+
+    Use as a context manager: leaving it stops the thread (a table being hashed is dropped
+    at its next chunk) and waits for it, so a failed load leaves no work running."""
+
+    def __init__(self, con: Any) -> None:
+        self._con = con
+        self._stopped = threading.Event()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="groundeval-digest")
+
+    def submit(self, sql: str, drop: tuple[str, ...] = ()) -> Future[str]:
+        cur = self._con.cursor()
+
+        def run() -> str:
+            try:
+                return records_digest(cur, sql, drop, stopped=self._stopped)
+            finally:
+                cur.close()
+
+        return self._pool.submit(run)
+
+    def __enter__(self) -> BackgroundDigests:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopped.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _serve() -> None:

@@ -517,14 +517,17 @@ def build_tables(con) -> None:
     build_artifact_tables(con)
 
 
-def build_event_tables(con) -> None:
-    """``events``, ``event_actors`` and ``event_artifacts`` from the validated ``ev_x``."""
+def build_event_tables(con, built: Callable[[str], None] | None = None) -> None:
+    """``events``, ``event_actors`` and ``event_artifacts`` from the validated ``ev_x``
+    (``built("events")`` is called once ``events`` exists)."""
     con.execute(
         """CREATE OR REPLACE TABLE events AS
            SELECT eid AS id, j2->>'$' AS type, CAST(j3->>'$' AS TIMESTAMPTZ) AS ts,
                   json(text) AS raw, file AS src_file, line AS src_line
            FROM ev_x ORDER BY id"""
     )
+    if built is not None:
+        built("events")
     con.execute(
         """CREATE OR REPLACE TABLE event_actors AS
            SELECT event_id, unnest(range(len(a))) AS pos, unnest(a) AS actor
@@ -548,8 +551,9 @@ def build_event_tables(con) -> None:
     )
 
 
-def build_artifact_tables(con) -> None:
-    """``artifacts`` and ``artifact_text`` from the validated ``art_x``."""
+def build_artifact_tables(con, built: Callable[[str], None] | None = None) -> None:
+    """``artifacts`` and ``artifact_text`` from the validated ``art_x`` (``built("artifacts")``
+    is called once ``artifacts`` exists)."""
     con.execute(
         """CREATE OR REPLACE TABLE artifacts AS
            SELECT aid AS id, subsystem, CAST(created_j->>'$' AS TIMESTAMPTZ) AS created,
@@ -559,6 +563,8 @@ def build_artifact_tables(con) -> None:
                   json(text) AS raw, file AS src_file, line AS src_line
            FROM art_x ORDER BY id"""
     )
+    if built is not None:
+        built("artifacts")
     reserved = ", ".join(f"'{k}'" for k in RESERVED_ARTIFACT_KEYS)
     con.execute(
         f"""CREATE OR REPLACE TABLE artifact_text AS
@@ -584,30 +590,43 @@ def ingest(
     *,
     keep_rows: bool = False,
     artifact_seen: Callable[[str, os.stat_result], None] | None = None,
+    built: Callable[[str], None] | None = None,
 ) -> None:
     """Stage, validate (all problems at once) and build the record tables.
 
     ``artifact_seen`` is called with each artifact file of a folder as it is read (see
-    :func:`stage_artifacts`).
+    :func:`stage_artifacts`). ``built`` is called with ``"events"`` as soon as the
+    ``events`` table exists and with ``"artifacts"`` once ``artifacts`` does (the caller
+    may read them on another cursor while the other tables are built).
+
+    The events are built before the artifacts are read (when they have no problems), so
+    their digest can start early; a problem in either still raises every problem of both,
+    the events' first, once both are validated.
 
     ``keep_rows`` keeps the staged rows (file, line, text; stem and folder of artifact
     files) in the temporary tables :data:`KEPT_EVENTS` and :data:`KEPT_ARTIFACTS`, as the
     verifier's lenient reader would stage them, so a verifier run on this store checks
     these very records instead of reading every source file a second time."""
     stage_events(con, events_path)
+    problems = validate_events(con)
+    if not problems:
+        # Each staging table is dropped as soon as its tables are built: the artifacts' build
+        # does not hold the events' parsed text beside its own (a lower peak at 1M).
+        _build_events(con, keep_rows, built)
     stage_artifacts(con, artifacts_path, artifact_seen)
-    problems = validate_events(con) + validate_artifacts(con)
+    problems += validate_artifacts(con)
     if problems:
         raise ContractError(problems)
-    # Each staging table is dropped as soon as its tables are built: the artifacts' build
-    # does not hold the events' parsed text beside its own (a lower peak at 1M).
-    build_event_tables(con)
-    if keep_rows:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {KEPT_EVENTS} AS SELECT file, line, text FROM ev_x")
-    con.execute("DROP TABLE IF EXISTS ev_x")
-    build_artifact_tables(con)
+    build_artifact_tables(con, built)
     if keep_rows:
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE {KEPT_ARTIFACTS} AS SELECT file, line, text, stem, folder FROM art_x"
         )
     con.execute("DROP TABLE IF EXISTS art_x")
+
+
+def _build_events(con, keep_rows: bool, built: Callable[[str], None] | None) -> None:
+    build_event_tables(con, built)
+    if keep_rows:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {KEPT_EVENTS} AS SELECT file, line, text FROM ev_x")
+    con.execute("DROP TABLE IF EXISTS ev_x")

@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import threading
+from concurrent.futures import Future
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ import duckdb
 from ..contract.manifest import PackPaths, load_manifest
 from ..contract.models import Manifest
 from ..errors import ContractError
-from .digest import canonical_record, records_digest  # noqa: F401 - canonical_record: its old home
+from .digest import BackgroundDigests, canonical_record, records_digest  # noqa: F401 - canonical_record: its old home
 from .ingest import KEPT_ARTIFACTS, KEPT_EVENTS, ingest, json_files
 
 # DuckDB's Python client tries ``import pandas`` twice for every bound parameter; when
@@ -213,10 +214,16 @@ class Store:
             def seen(path: str, st: os.stat_result) -> None:
                 _stamp(head, path, st.st_size, st.st_mtime_ns)
 
-        ingest(con, paths.events_path, paths.artifacts_path, keep_rows=keep_rows, artifact_seen=seen)
-        if head is not None:
-            stamp = head.hexdigest()
-        finish_load(con, m, stamp)
+        with BackgroundDigests(con) as digests:  # each table's digest beside the building of the next
+            records: dict[str, Future[str]] = {}
+
+            def built(table: str) -> None:
+                records[table] = digests.submit(*RECORDS[table])
+
+            ingest(con, paths.events_path, paths.artifacts_path, keep_rows=keep_rows, artifact_seen=seen, built=built)
+            if head is not None:
+                stamp = head.hexdigest()
+            finish_load(con, m, stamp, records)
 
     def take_rows(self) -> tuple[duckdb.DuckDBPyConnection, str, str] | None:
         """The staged rows kept by ``Store.open(keep_rows=True)``, once: ``(connection,
@@ -316,13 +323,16 @@ class Store:
         self.con.close()
 
 
-def finish_load(con: duckdb.DuckDBPyConnection, m: Manifest, fingerprint: str = "") -> None:
+def finish_load(
+    con: duckdb.DuckDBPyConnection, m: Manifest, fingerprint: str = "", records: dict[str, Future[str]] | None = None
+) -> None:
     """Once the record tables exist: load the access policy, stamp the digest, write ``meta``.
 
-    Shared by :meth:`Store.open` and the verifier, which builds the record tables from
-    the records that passed its shape checks."""
+    ``records``: the tables' digests (:data:`RECORDS`) being computed already, by table;
+    the others are computed here. Shared by :meth:`Store.open` and the verifier, which
+    builds the record tables from the records that passed its shape checks."""
     _load_policy(con, m)
-    digest = _digest(con, m)
+    digest = _digest(con, m, records or {})
     con.execute("SET TimeZone = 'UTC'")
     con.execute("CREATE OR REPLACE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
     _insert(
@@ -417,7 +427,14 @@ def _load_policy(con: duckdb.DuckDBPyConnection, m: Manifest) -> None:
     )
 
 
-def _digest(con: duckdb.DuckDBPyConnection, m: Manifest) -> str:
+# The records of each table the digest covers: (*prefix, text) rows and the keys the prefix replaces.
+RECORDS = {
+    "events": ("SELECT raw::VARCHAR FROM events", ()),
+    "artifacts": ("SELECT id, subsystem, raw::VARCHAR FROM artifacts", ("id", "subsystem")),
+}
+
+
+def _digest(con: duckdb.DuckDBPyConnection, m: Manifest, records: dict[str, Future[str]]) -> str:
     """sha256 over the evaluated content, independent of file and record order and of the
     key order inside records.
 
@@ -430,6 +447,7 @@ def _digest(con: duckdb.DuckDBPyConnection, m: Manifest) -> str:
     manifest_part = json.dumps(
         m.model_dump(mode="json", include={"timezone", "access", "evaluation"}), sort_keys=True, separators=(",", ":")
     )
-    ev = records_digest(con, "SELECT raw::VARCHAR FROM events")
-    art = records_digest(con, "SELECT id, subsystem, raw::VARCHAR FROM artifacts", drop=("id", "subsystem"))
+    ev, art = (
+        records[t].result() if t in records else records_digest(con, *RECORDS[t]) for t in ("events", "artifacts")
+    )
     return hashlib.sha256(f"{manifest_part}\n{ev}\n{art}".encode()).hexdigest()

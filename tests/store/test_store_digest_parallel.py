@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import threading
 
 import duckdb
 import pytest
@@ -123,3 +124,38 @@ def test_store_digest_does_not_depend_on_helpers(tiny_pack, monkeypatch):
     alone = Store.open(tiny_pack).digest
     monkeypatch.setenv("GROUNDEVAL_DIGEST_WORKERS", "2")
     assert Store.open(tiny_pack).digest == alone
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(RECORDS, max_size=25), st.integers(0, 2**16))
+def test_background_digest_equals_oracle(records, seed):
+    """On a thread, through its own cursor, while this thread keeps using the connection."""
+    con = _table(records, seed)
+    with D.BackgroundDigests(con) as digests:
+        futures = [digests.submit(sql, drop) for sql, drop in SQLS]
+        con.execute("CREATE TABLE other AS SELECT * FROM range(1000)")
+        assert [f.result() for f in futures] == [_oracle(con, sql, drop) for sql, drop in SQLS]
+
+
+def test_background_digest_raises_the_records_error_and_stops(monkeypatch_chunk):
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (raw VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?)", [['{"a": 1}'], ['{"n": ' + "9" * 5000 + "}"]])
+    with D.BackgroundDigests(con) as digests:
+        failing = digests.submit("SELECT raw FROM t")
+        with pytest.raises(ValueError):
+            failing.result()
+    con.execute("CREATE TABLE big AS SELECT '{\"a\": ' || range || '}' AS raw FROM range(100000)")
+    stopped = threading.Event()
+    stopped.set()  # a digest stopped before its first chunk reads no record
+    assert D.records_digest(con, "SELECT raw FROM big", stopped=stopped, workers=0) == ""
+
+
+def test_store_digest_is_the_one_computed_after_loading(tiny_pack):
+    """Store.open hashes each table on a thread while it builds the others: the same value
+    as hashing the loaded tables afterwards, in this thread (the verifier's way)."""
+    from groundeval.contract.manifest import load_manifest
+    from groundeval.store import store as S
+
+    store = S.Store.open(tiny_pack)
+    assert S._digest(store.con, load_manifest(tiny_pack).manifest, {}) == store.digest
