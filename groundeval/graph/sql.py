@@ -310,19 +310,23 @@ class GraphSQL:
         must be unique (one spec per group, so ties cannot remain)."""
         for sql in self._RECORDS:
             self.cur.execute(sql)
+        # the ``keep`` smallest per group by a bounded heap (min_by), not a sort of every record
         causal = self.q(
             """WITH p AS (SELECT name, true AS causal, cause, effect, cause_us, effect_us FROM ge_e
-                          UNION ALL SELECT name, false, cause, effect, cause_us, effect_us FROM ge_d)
-               SELECT p.*, m.effect IS NOT NULL AS multi FROM p LEFT JOIN ge_multi m ON p.causal AND m.effect = p.effect
-               QUALIFY row_number() OVER (
-                   PARTITION BY p.name, p.causal
-                   ORDER BY sha256(? || p.name || chr(31) || p.cause || chr(31) || p.effect), p.cause) <= ?
+                          UNION ALL SELECT name, false, cause, effect, cause_us, effect_us FROM ge_d),
+                    top AS (SELECT unnest(min_by(p, (sha256(? || p.name || chr(31) || p.cause || chr(31) || p.effect),
+                                                     p.cause), ?)) AS p
+                            FROM p GROUP BY p.name, p.causal)
+               SELECT p.*, m.effect IS NOT NULL AS multi FROM (SELECT unnest(p) FROM top) p
+               LEFT JOIN ge_multi m ON p.causal AND m.effect = p.effect
                ORDER BY ALL""",
             [prefixes[0], keep[0]],
         )
         silence = self.q(
-            """SELECT i, kind, tid, tts, presence, pts FROM ge_s
-               QUALIFY row_number() OVER (PARTITION BY key, kind ORDER BY sha256(? || key || chr(31) || tid), tid) <= ?
+            """SELECT unnest(r) FROM (
+                   SELECT unnest(min_by({'i': i, 'kind': kind, 'tid': tid, 'tts': tts, 'presence': presence, 'pts': pts},
+                                        (sha256(? || key || chr(31) || tid), tid), ?)) AS r
+                   FROM ge_s GROUP BY key, kind)
                ORDER BY ALL""",
             [prefixes[1], keep[1]],
         )
