@@ -172,7 +172,9 @@ _WANTED_EVENTS = """
 # Every event's fact values under the given keys, per type group (``ge_efact``: built by
 # ``load_facts`` for every fact key of the log at once, so each document is parsed once per
 # generation, through one JSON pointer list — ``?``: the pointers, ``?``: their keys in the
-# same order), read by ``_COUNT`` and ``frequencies`` directly.
+# same order), read by ``_COUNT`` and ``frequencies`` directly. Its rows are distinct as they
+# come (event ids are unique, one value per event and key, a list's keys ``list_distinct``):
+# no DISTINCT over millions of rows at 1M events.
 _FACT_KEYS = """
     SELECT DISTINCT unnest(json_keys(raw, '/facts')) AS key FROM events ORDER BY 1"""
 
@@ -180,7 +182,7 @@ _EVENT_FACTS = """
     INSERT INTO ge_efact
     WITH j AS (SELECT e.id, e.type, g.grp, unnest(json_extract(e.raw, ?)) AS v, unnest(?) AS key FROM events e
                JOIN ge_tgroup g ON g.type = e.type)
-    SELECT DISTINCT grp, type, key, unnest(CASE WHEN json_type(v) = 'VARCHAR'
+    SELECT grp, type, key, unnest(CASE WHEN json_type(v) = 'VARCHAR'
                     THEN [v ->> '$'] ELSE ge_keys_of(v) END) AS val, id
     FROM j WHERE v IS NOT NULL"""
 
