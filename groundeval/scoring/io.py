@@ -5,13 +5,15 @@ Lines are canonical JSON (sorted keys, compact) so identical scores are identica
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
 import operator
+import re
+import sys
 from collections.abc import Iterator
+from functools import reduce
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from types import UnionType
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 from pydantic import ValidationError
@@ -30,48 +32,43 @@ SCORES_FILE = "scores.jsonl"
 
 
 _OMITTED = tuple(_OMITTED_AT_DEFAULT.items())
-_NAMES = tuple(QuestionScore.model_fields)
-_VALUES = operator.itemgetter(*_NAMES)  # a score's __dict__ -> its values in field order
-_STR, _FLOAT, _INT = frozenset({str}), frozenset({float}), frozenset({int})
-# msgspec writes JSON as sorted ``json.dumps`` does (keys sorted at every level, the same
-# escaping, a float's shortest round-trip digits) except floats below 1e-4 or from 1e16 on
-# (``0.00001`` for ``1e-05``, ``1e16`` for ``1e+16``) and non-finite ones (``null``)
-_ENCODE = msgspec.json.Encoder(order="deterministic").encode
+# A finite float: msgspec writes NaN and infinities as null
+_FINITE = Annotated[float, msgspec.Meta(ge=-sys.float_info.max, le=sys.float_info.max)]
 
 
-def _field_types(annotation: Any) -> tuple[str, frozenset, Any]:
-    """(how the fast line checks a field's items, the exact types its value may have, the
-    literal's values); raises TypeError for a type it does not know, so a new field is
-    written by the reference until this knows it."""
-    exact = {str: {str}, int: {int}, bool: {bool}, float: {float}, str | None: {str, type(None)}}
-    exact[float | None] = {float, type(None)}
-    for ann, types in exact.items():
-        if annotation == ann:
-            return "float" if float in types else "", frozenset(types), None
-    containers = {list[str]: "str_list", dict[str, float]: "float_dict", dict[str, int]: "int_dict"}
-    for ann, kind in containers.items():
-        if annotation == ann:
-            return kind, frozenset({get_origin(ann)}), None
-    if get_origin(annotation) is Literal and all(type(a) is str for a in get_args(annotation)):
-        return "literal", _STR, frozenset(get_args(annotation))
-    raise TypeError(f"no fast score line for {annotation!r}")
+def _line_type(annotation: Any) -> Any:
+    """``annotation`` with every float in it finite."""
+    if annotation is float:
+        return _FINITE
+    origin, args = get_origin(annotation), get_args(annotation)
+    if not args or origin is Literal:
+        return annotation
+    if origin in (Union, UnionType):
+        return reduce(operator.or_, map(_line_type, args))
+    return origin[tuple(map(_line_type, args))]
 
 
-def _fast_layout() -> tuple[frozenset, tuple, tuple, tuple] | None:
-    """The exact type tuples a score's values may have (in field order), and the positions of
-    its literals, floats and containers; None when a field's type is not known here."""
-    try:
-        kinds = [_field_types(f.annotation) for f in QuestionScore.model_fields.values()]
-    except TypeError:
-        return None
-    signatures = frozenset(itertools.product(*(types for _k, types, _l in kinds)))
-    literals = tuple((i, values) for i, (k, _t, values) in enumerate(kinds) if k == "literal")
-    floats = tuple(i for i, (k, _t, _l) in enumerate(kinds) if k == "float")
-    containers = tuple((i, k) for i, (k, _t, _l) in enumerate(kinds) if k.endswith(("list", "dict")))
-    return signatures, literals, floats, containers
+def _line_struct() -> type[msgspec.Struct]:
+    """A msgspec struct of the score's fields and types (floats finite), the fields the line
+    leaves out at their default given that default: converting a score's ``__dict__`` to it
+    (strict) accepts exactly the values the line writes as the model's JSON dump does —
+    each of its field's type, an int in a float field made a float as pydantic's dump makes it."""
+    omitted = dict(_OMITTED)
+    fields = [
+        (name, _line_type(f.annotation), omitted[name]) if name in omitted else (name, _line_type(f.annotation))
+        for name, f in QuestionScore.model_fields.items()
+    ]
+    return msgspec.defstruct("ScoreLine", fields, kw_only=True, omit_defaults=True, forbid_unknown_fields=True)
 
 
-_LAYOUT = _fast_layout()
+_LINE_STRUCT = _line_struct()
+_LINE_DEFAULTS = tuple((k, d) for k, d in _OMITTED if k in _LINE_STRUCT.__struct_fields__)
+_ENCODE = msgspec.json.Encoder(order="sorted").encode
+# Where msgspec spells a float otherwise than ``json.dumps``: below 1e-4 (``0.00001`` for
+# ``1e-05``, ``1e-6`` for ``1e-06``) and from 1e16 on (``1e16`` for ``1e+16``). Every float of a
+# score line is an object's value (after a colon); text inside a string that looks alike only
+# sends its line to the reference.
+_OTHER_SPELLING = re.compile(rb":-?(?:[0-9.]+e|0\.0000)").search
 
 
 def score_line_reference(s: QuestionScore) -> str:
@@ -87,52 +84,20 @@ def score_line(s: QuestionScore) -> str:
 
 
 def _fast_line(s: QuestionScore) -> bytes | None:
-    """:func:`score_line` as UTF-8, written by msgspec, when every field holds exactly the type
-    it declares (as the scorer builds them) and no float the two writers spell differently;
-    None otherwise (the reference decides)."""
-    values = s.__dict__
-    if _LAYOUT is None or type(s) is not QuestionScore or len(values) != len(_NAMES):
+    """:func:`score_line` as UTF-8, written by msgspec from the score's values converted
+    (strictly) to the line's struct — which checks every value's type in C — when nothing in
+    it is spelled otherwise than by ``json.dumps``; None otherwise (the reference decides)."""
+    if type(s) is not QuestionScore:
         return None
-    signatures, literals, float_at, containers = _LAYOUT
     try:
-        vals = _VALUES(values)
-    except KeyError:
+        values = msgspec.convert(s.__dict__, _LINE_STRUCT, strict=True)
+        for key, default in _LINE_DEFAULTS:
+            if getattr(values, key) == default:
+                setattr(values, key, default)  # the default itself: msgspec leaves out only that object
+        line = _ENCODE(values)
+    except (msgspec.ValidationError, ValueError, TypeError, UnicodeError):  # a lone surrogate, too
         return None
-    if tuple(map(type, vals)) not in signatures:
-        return None
-    floats = [vals[i] for i in float_at]
-    for i, allowed in literals:
-        if vals[i] not in allowed:
-            return None
-    for i, kind in containers:
-        v = vals[i]
-        if not v:
-            continue
-        if kind == "str_list":
-            if set(map(type, v)) != _STR:
-                return None
-        elif set(map(type, v)) != _STR or set(map(type, v.values())) != (_FLOAT if kind == "float_dict" else _INT):
-            return None
-        elif kind == "float_dict":
-            floats.extend(v.values())
-    sizes = list(map(abs, filter(None, floats)))  # None and 0.0 are written alike; a NaN makes the sum NaN
-    if sizes and not (min(sizes) >= 1e-4 and max(sizes) < 1e16 and math.isfinite(sum(sizes))):
-        return None
-    return _encode_compact(values)
-
-
-def _encode_compact(values: dict[str, Any]) -> bytes | None:
-    """``values`` written by msgspec without the fields at their omitted default."""
-    data = values
-    for key, default in _OMITTED:
-        if key in data and data[key] == default:
-            if data is values:
-                data = dict(values)
-            del data[key]
-    try:
-        return _ENCODE(data)
-    except (ValueError, UnicodeError, TypeError):  # e.g. a lone surrogate, which the reference writes through
-        return None
+    return None if _OTHER_SPELLING(line) else line
 
 
 def write_scores(path: str | Path, scores: list[QuestionScore]) -> Path:

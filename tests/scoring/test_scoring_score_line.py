@@ -24,8 +24,11 @@ PLAIN_INTS = st.integers(0, 10**6)
 WILD_INTS = st.one_of(st.integers(-(2**70), 2**70), st.booleans(), st.floats(allow_nan=False).filter(float.is_integer))
 
 
+SCORE_FLOATS = st.one_of(st.just(0.0), st.floats(1e-4, 1.0), st.floats(1e-4, 1.0).map(lambda x: round(x, 10)))
+
+
 @st.composite
-def raw_scores(draw) -> QuestionScore:
+def raw_scores(draw, plain_floats=PLAIN_FLOATS) -> QuestionScore:
     """A score built without validation: mostly the scorer's plain values (the fast path),
     with, in a third of the scores, any value of another plausible JSON type in a field."""
     wild = draw(st.integers(0, 2)) == 0
@@ -37,7 +40,7 @@ def raw_scores(draw) -> QuestionScore:
         return pick(PLAIN_TEXT, WILD_TEXT)
 
     def num():
-        return pick(PLAIN_FLOATS, WILD_FLOATS)
+        return pick(plain_floats, WILD_FLOATS)
 
     def count():
         return pick(PLAIN_INTS, WILD_INTS)
@@ -148,6 +151,57 @@ def test_fast_line_reads_fields_by_name_whatever_their_order(s, rnd, how):
     elif how == "extra":
         items.append(("extra", 1.0))
     object.__setattr__(s, "__dict__", dict(items))
+    expected = _reference_or_error(s)
+    if isinstance(expected, str):
+        assert score_line(s) == expected
+    else:
+        with pytest.raises(expected):
+            score_line(s)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@settings(max_examples=300, deadline=None)
+@given(raw_scores(SCORE_FLOATS))
+def test_fast_line_equals_reference_on_score_like_values(s):
+    """Floats as scores hold them (0, or from 1e-4 to 1, often rounded to 10 digits): mostly
+    the fast path, which must write the reference's line."""
+    expected = _reference_or_error(s)
+    if isinstance(expected, str):
+        assert score_line(s) == expected
+    else:
+        with pytest.raises(expected):
+            score_line(s)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize(
+    "update",
+    [
+        {"s_adj": 1},  # an int in a float field: the dump writes 1.0
+        {"s_adj": True},
+        {"coverage": 1},
+        {"answer_components": {"known": 1, "b": 0.5}},
+        {"s_adj": 1e-5},
+        {"s_adj": 5e-7},
+        {"s_adj": 1e16},
+        {"s_adj": float("nan")},
+        {"coverage": float("inf")},
+        {"s_adj": -0.0},
+        {"question_id": "a:0.00001", "agent": 'x":1e5'},
+        {"trial": 0, "profile": "default"},
+        {"profile": "".join(["de", "fault"])},  # equal to the default, another object (as unpickled)
+        {"trial": 3, "profile": "paper"},
+        {"trial": True},
+        {"v_units": 2.0},
+        {"failure_class": "other"},
+        {"failures": ("b", "a")},
+        {"hallucinated_ids": ["x", 1]},
+        {"flag_counts": {"horizon": True}},
+        {"agent": "\ud800"},
+    ],
+)
+def test_fast_line_on_values_the_writers_spell_differently(update):
+    s = QuestionScore.model_construct(**{**json.loads(score_line_reference(_one())), **update})
     expected = _reference_or_error(s)
     if isinstance(expected, str):
         assert score_line(s) == expected
