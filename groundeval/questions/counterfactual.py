@@ -123,6 +123,15 @@ def candidates(
     return out, skipped
 
 
+def subject_requests(
+    eg: EventGraph, ev: EvaluationConfig, artifacts: dict[str, tuple[str, int | None]], pairs: list[tuple[Any, bool]]
+) -> list[tuple[Any, Subject, Role]]:
+    """The reference requests :func:`candidates` makes for ``pairs`` (to resolve with other tracks')."""
+    usable = _usable(eg, pairs, artifacts, {})
+    specs = {s.name: s for s in ev.causal_links}
+    return _requests(usable, _roles([(rec, c, e, ew) for rec, _, c, e, ew in usable], specs))
+
+
 def _usable(
     eg: EventGraph, pairs: list[tuple[Any, bool]], artifacts: dict[str, tuple[str, int | None]], skipped: dict[str, int]
 ) -> list[tuple[Any, bool, Any, Any, list[str]]]:

@@ -176,6 +176,11 @@ def _context(
     ctx.artifacts = ctx.sql.artifacts_info(set().union(*(t.pool_artifacts(ctx, pools[t.name]) for t in specs)))
     ctx.mechanisms = sorted({s.name for s in ev.causal_links})
     ctx.vocabulary = _vocabulary(ctx.sql, ev, specs)
+    # Every track's subject references in one batch (a track without the optional hook
+    # resolves its own in its candidates, as before).
+    ctx.subjects.resolve(
+        r for t in specs if hasattr(t, "subject_requests") for r in t.subject_requests(ctx, pools[t.name])
+    )
     return ctx, pools
 
 

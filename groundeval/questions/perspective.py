@@ -54,17 +54,40 @@ class _Targets(NamedTuple):
     gated: dict[str, list[tuple]]  # row index (text) -> (artifact, subsystem, horizon, subsystem, actor ok)
 
 
-def candidates(
-    gs: GraphSQL, ev: EvaluationConfig, subjects: SubjectIndex, seed: int = 0
-) -> tuple[list[Candidate], dict[str, int]]:
+class Pool(NamedTuple):
+    """The labelled, sampled targets candidates are made of (``None`` targets: none)."""
+
+    targets: _Targets | None
+    labelled: dict[int, tuple[str, list[str]]]
+    skipped: dict[str, int]
+
+
+def pool(gs: GraphSQL, ev: EvaluationConfig, seed: int = 0) -> Pool:
+    """The targets, their labels and the seeded sample that :func:`candidates` reads."""
     skipped: dict[str, int] = {}
-    gates = set(ev.gates.get("perspective", []))
     t = _targets(gs, ev)
     if t is None:
-        return [], skipped
-    labelled = _label(gs, t, gates, skipped)
+        return Pool(None, {}, skipped)
+    labelled = _label(gs, t, set(ev.gates.get("perspective", [])), skipped)
     _sample(labelled, t, seed)
-    refs = _references(subjects, labelled, t)
+    return Pool(t, labelled, skipped)
+
+
+def subject_requests(p: Pool) -> list[tuple[str, Subject, Role]]:
+    """The reference requests :func:`candidates` makes for ``p`` (to resolve with other tracks')."""
+    return [] if p.targets is None else _requests(p.labelled, p.targets)
+
+
+def candidates(
+    gs: GraphSQL, ev: EvaluationConfig, subjects: SubjectIndex, seed: int = 0, p: Pool | None = None
+) -> tuple[list[Candidate], dict[str, int]]:
+    """Candidates from ``p`` (default: :func:`pool`)."""
+    p = pool(gs, ev, seed) if p is None else p
+    skipped, t, labelled = dict(p.skipped), p.targets, p.labelled
+    gates = set(ev.gates.get("perspective", []))
+    if t is None:
+        return [], skipped
+    refs = subjects.resolve(_requests(labelled, t))
     roles = sql.actor_sets(gs, t.pivots, "roles")
     granted = sql.actor_sets(gs, t.pivots, "grants")
     out = []
@@ -142,9 +165,9 @@ def _sample(labelled: dict[int, tuple[str, list[str]]], t: _Targets, seed: int) 
             del labelled[i]
 
 
-def _references(subjects: SubjectIndex, labelled: dict[int, tuple[str, list[str]]], t: _Targets) -> dict:
-    """Each kept target's reference, without its time and its witnesses: an artifact key
-    that witnesses any target of a type is hidden for every target of it."""
+def _requests(labelled: dict[int, tuple[str, list[str]]], t: _Targets) -> list[tuple[str, Subject, Role]]:
+    """Each kept target's reference request, without its time and its witnesses: an artifact
+    key that witnesses any target of a type is hidden for every target of it."""
     targets = sorted({t.rows[i][2] for i in labelled})
     hide: dict[str, set[tuple[str, str]]] = {}
     for eid in targets:
@@ -152,14 +175,14 @@ def _references(subjects: SubjectIndex, labelled: dict[int, tuple[str, list[str]
         hide.setdefault(etype, set()).update(
             k for k, vals in keyed_values(raw).items() if k[0] == "a" and vals & set(t.wit[eid])
         )
-    return subjects.resolve(
+    return [
         (
             eid,
             Subject(eid, t.info[eid][1], t.info[eid][2], json.loads(t.info[eid][3]), tuple(t.info[eid][4])),
             Role(time=False, hide=frozenset(hide[t.info[eid][1]]), forbid=frozenset(t.wit[eid])),
         )
         for eid in targets
-    )
+    ]
 
 
 def _candidate(

@@ -71,17 +71,7 @@ def candidates(
     skipped: dict[str, int] = {}
     specs = {s.key: s for s in ev.silence_pairs}
     usable = _usable(eg, records, skipped)
-    hidden = _hidden([u[0] for u in usable], eg, artifacts)
-    prefer = {key: tuple(k for j in spec.join if (k := path_key(j.trigger))) for key, spec in specs.items()}
-    refs = subjects.resolve(
-        (
-            n,
-            Subject(t.id, t.type, t.ts_us, t.record, tuple(t.actors)),
-            Role(hide=hidden[rec.spec], prefer=prefer[rec.spec]),
-        )
-        for n, (rec, _, _) in enumerate(usable)
-        for t in [eg.events[rec.trigger_event_id]]
-    )
+    refs = subjects.resolve(_requests(eg, ev, artifacts, usable))
     out = []
     for n, (rec, exists, evidence) in enumerate(usable):
         if refs[n] is None:
@@ -100,6 +90,33 @@ def candidates(
             )
         )
     return out, skipped
+
+
+def subject_requests(
+    eg: EventGraph, ev: EvaluationConfig, artifacts: dict[str, tuple[str, int | None]], records: list[SilenceRecord]
+) -> list[tuple[Any, Subject, Role]]:
+    """The reference requests :func:`candidates` makes for ``records`` (to resolve with other tracks')."""
+    return _requests(eg, ev, artifacts, _usable(eg, records, {}))
+
+
+def _requests(
+    eg: EventGraph,
+    ev: EvaluationConfig,
+    artifacts: dict[str, tuple[str, int | None]],
+    usable: list[tuple[SilenceRecord, bool, list[str]]],
+) -> list[tuple[Any, Subject, Role]]:
+    """Each usable record's trigger reference request, keyed by its place in ``usable``."""
+    hidden = _hidden([u[0] for u in usable], eg, artifacts)
+    prefer = {sp.key: tuple(k for j in sp.join if (k := path_key(j.trigger))) for sp in ev.silence_pairs}
+    return [
+        (
+            n,
+            Subject(t.id, t.type, t.ts_us, t.record, tuple(t.actors)),
+            Role(hide=hidden[rec.spec], prefer=prefer[rec.spec]),
+        )
+        for n, (rec, _, _) in enumerate(usable)
+        for t in [eg.events[rec.trigger_event_id]]
+    ]
 
 
 def _usable(

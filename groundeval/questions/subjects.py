@@ -215,6 +215,7 @@ class SubjectIndex:
     _indexed: set[tuple[str, str, str, str]] = field(default_factory=set)  # values in ge_post
     _actors: bool = False  # ge_eact built
     _fact_keys: set[str] | None = None  # keys in ge_efact (None: none loaded yet)
+    _found: dict[tuple, Reference | None] = field(default_factory=dict)  # resolved, by _memo_key
 
     LEVELS_PER_ROUND = 3  # references per subject a round counts (most resolve on the first)
 
@@ -239,9 +240,23 @@ class SubjectIndex:
     def resolve(self, requests: Iterable[tuple[Any, Subject, Role]]) -> dict[Any, Reference | None]:
         """``key -> the first reference naming exactly its subject`` (``None`` if none does).
 
-        In rounds: every unresolved subject has its next few references counted in one
-        query; the first that matches exactly its subject wins."""
-        levels = self.levels(list(requests))
+        A subject's reference depends on the log, the subject and its role only, never on
+        the other requests: one resolved before (say, by the generator for every track at
+        once) is answered from memory. The others in rounds: every unresolved subject has
+        its next few references counted in one query; the first that matches exactly its
+        subject wins."""
+        requests = list(requests)
+        todo: dict[tuple, tuple[Subject, Role]] = {}
+        for _, s, role in requests:
+            memo = _memo_key(s, role)
+            if memo not in self._found:
+                todo.setdefault(memo, (s, role))
+        if todo:
+            self._found.update(self._resolve([(memo, s, role) for memo, (s, role) in todo.items()]))
+        return {key: self._found[_memo_key(s, role)] for key, s, role in requests}
+
+    def _resolve(self, requests: list[tuple[Any, Subject, Role]]) -> dict[Any, Reference | None]:
+        levels = self.levels(requests)
         found: dict[Any, Reference | None] = {key: None for key in levels}
         step = {key: 0 for key in levels}
         while step:
@@ -324,6 +339,12 @@ class SubjectIndex:
             for rid, (n, own) in sql.match_counts(self.gs, rows, constraints).items():
                 out[rid] = n == 1 and own
         return out
+
+
+def _memo_key(s: Subject, role: Role) -> tuple:
+    """What a reference is a function of: the event (its type, time and record follow from
+    its id), the actors the request offers, and the role."""
+    return s.event_id, s.actors, role
 
 
 def _constraints(ref: Reference) -> list[tuple[str, str, str]]:

@@ -180,6 +180,12 @@ class BaseTrack:
     def pool_artifacts(self, ctx: GenerationContext, pool: Any) -> set[str]:
         return set()
 
+    def subject_requests(self, ctx: GenerationContext, pool: Any) -> list[tuple[Any, Any, Any]]:
+        """The ``(key, Subject, Role)`` requests :meth:`candidates` will give
+        ``ctx.subjects.resolve``. Optional (not part of :class:`Track`): the generator
+        resolves every track's at once, so each track's own call is answered from memory."""
+        return []
+
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Candidate], dict[str, int]]:
         raise NotImplementedError(f"track {self.name!r} generates no candidates")
 

@@ -154,6 +154,11 @@ class Counterfactual(BaseTrack):
     def pool_artifacts(self, ctx: GenerationContext, pool: Any) -> set[str]:
         return {a for e in self.pool_events(pool) for a in ctx.graph.events[e].artifacts}
 
+    def subject_requests(self, ctx: GenerationContext, pool: Any) -> list[tuple[Any, Any, Any]]:
+        from ..questions.counterfactual import subject_requests
+
+        return subject_requests(ctx.graph, ctx.ev, ctx.artifacts, pool)
+
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Any], dict[str, int]]:
         from ..questions.counterfactual import candidates
 

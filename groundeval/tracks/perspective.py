@@ -102,10 +102,21 @@ class Perspective(BaseTrack):
     def truth_ids(self, truth: PerspectiveTruth) -> list[str]:
         return [truth.target_event_id, *truth.target_artifacts]
 
+    def prepare(self, ctx: GenerationContext, pool: Any) -> Any:
+        """The labelled, sampled targets (``questions.perspective.pool``)."""
+        from ..questions.perspective import pool as targets
+
+        return targets(ctx.sql, ctx.ev, ctx.seed)
+
+    def subject_requests(self, ctx: GenerationContext, pool: Any) -> list[tuple[Any, Any, Any]]:
+        from ..questions.perspective import subject_requests
+
+        return subject_requests(pool)
+
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Any], dict[str, int]]:
         from ..questions.perspective import candidates
 
-        return candidates(ctx.sql, ctx.ev, ctx.subjects, ctx.seed)
+        return candidates(ctx.sql, ctx.ev, ctx.subjects, ctx.seed, pool)
 
     def score(
         self,

@@ -110,6 +110,11 @@ class Silence(BaseTrack):
         out |= {v for r in pool for v in all_values(events[r.trigger_event_id].record)}
         return out
 
+    def subject_requests(self, ctx: GenerationContext, pool: Any) -> list[tuple[Any, Any, Any]]:
+        from ..questions.silence import subject_requests
+
+        return subject_requests(ctx.graph, ctx.ev, ctx.artifacts, pool)
+
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Any], dict[str, int]]:
         from ..questions.silence import candidates
 

@@ -267,3 +267,27 @@ def test_counts_at_org_shape_match_a_brute_force_reading(tmp_path):
 
 def _us(timestamp: str) -> int:
     return int(datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1_000_000)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=logs(), split=st.integers(0, 16), roles=st.lists(st.booleans(), min_size=2, max_size=2))
+def test_references_do_not_depend_on_the_batch(tmp_path_factory, data, split, roles):
+    """A reference is a function of the log, the subject and its role: resolved in one batch,
+    in two (the second partly answered from memory, as when the generator resolves every
+    track's requests first), or each alone in a fresh index, it is the same."""
+    events, arts = data
+    store = Store.open(_write(tmp_path_factory.mktemp("log"), events, arts))
+    gs = GraphSQL(store.cursor)
+    kinds = [Role(time=roles[0]), Role(time=roles[1], actors=False, hide=frozenset({("a", "jira")}))]
+    requests = [
+        ((e["id"], n), Subject(e["id"], e["type"], _us(e["timestamp"]), e, tuple(e["actors"])), role)
+        for e in events
+        for n, role in enumerate(kinds)
+    ]
+    whole = SubjectIndex(gs, DISPLAY).resolve(requests)
+    batched = SubjectIndex(gs, DISPLAY)
+    first = batched.resolve(requests[:split])
+    second = batched.resolve(requests[split // 2 :])
+    assert {**first, **second} == whole
+    for request in requests[:6]:
+        assert SubjectIndex(gs, DISPLAY).resolve([request]) == {request[0]: whole[request[0]]}
