@@ -376,14 +376,19 @@ def _lone_surrogate(con, table: str, problem: Problem) -> Problem:
 
 def _parse(con, stage: str, out: str, paths: list[str], derived: str = "") -> None:
     """Parse each staged record once, extracting ``paths`` as JSON fragments ``j1..jn``
-    (then the ``derived`` SQL columns, computed from them, e.g. ``, j1 || j2 AS k``)."""
+    (then the ``derived`` SQL columns, computed from them, e.g. ``, j1 || j2 AS k``).
+
+    ``valid`` is whether the extraction could parse the text: ``try`` gives ``NULL`` exactly
+    where ``json_valid`` is false (a property test holds them equal), without a second
+    parse of every record (≈ 0.25 s CPU a million records)."""
     cols = ", ".join(f"j[{i + 1}] AS j{i + 1}" for i in range(len(paths)))
     plist = "[" + ", ".join(f"'{p}'" for p in paths) + "]"
     con.execute(f"""CREATE OR REPLACE TEMP TABLE {out} AS
-                    SELECT *{derived} FROM (SELECT * EXCLUDE (j), {cols} FROM (
-                        SELECT *, CASE WHEN ok THEN json_extract(text, {plist}) END AS j FROM (
+                    SELECT *{derived} FROM (SELECT * EXCLUDE (parsed, j), {cols} FROM (
+                        SELECT *, CASE WHEN ok THEN parsed END AS j FROM (
                             SELECT *, valid AND left(ltrim(text), 1) = '{{' AS ok FROM (
-                                SELECT *, json_valid(text) AS valid FROM {stage}))))""")
+                                SELECT *, parsed IS NOT NULL AS valid FROM (
+                                    SELECT *, try(json_extract(text, {plist})) AS parsed FROM {stage})))))""")
     con.execute(f"DROP TABLE {stage}")  # keep peak memory to one copy of the text
 
 
