@@ -10,8 +10,10 @@ and the template is picked by a seeded hash (balanced per label, see
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from functools import lru_cache
 
 
+@lru_cache(maxsize=4096)  # a log has a few dozen event types, named thousands of times per generation
 def humanize(event_type: str) -> str:
     return " ".join(event_type.replace("-", " ").replace("_", " ").split())
 
