@@ -9,11 +9,11 @@ import json
 import operator
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import reduce
 from pathlib import Path
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 from pydantic import ValidationError
@@ -24,9 +24,6 @@ from ..questions.model import Question, QuestionSet
 from ..trace.model import Timings, Trace
 from .model import _OMITTED_AT_DEFAULT, QuestionScore
 from .profiles import score
-
-if TYPE_CHECKING:
-    from ..trace.io import TraceKeys
 
 SCORES_FILE = "scores.jsonl"
 
@@ -333,57 +330,54 @@ def iter_rescore_lines(
     Re-scoring verifies its input: a second trace of the same (question, agent, mode, trial)
     is a located error (never scored twice), and so is a trace recorded on another
     contract than ``contract_digest`` (the questions' digest), all-zero digests included."""
-    from ..trace.io import TraceKeys, iter_trace_lines, iter_trace_spans
+    from ..trace.io import TraceKeys, iter_trace_spans
     from .parallel import rescore_parallel, workers_wanted
 
     path = Path(traces_path)
     keys = TraceKeys(path)
     workers = workers_wanted(path) if workers is None else workers
-    if workers > 0:  # a large file: parsed and scored by helper processes, yielded in file order
-        lines = iter_trace_spans(path)
-        for trace, s, line, n in rescore_parallel(path, lines, questions, config, profile, contract_digest, workers):
-            keys.add(trace, n)
-            yield trace, s, line
-        return
-    if profile is None or profile == "default":  # groundeval's formulas: traces read as structs
-        yield from _rescore_structs(path, iter_trace_spans(path), questions, config, contract_digest, keys)
-        return
-    for n, line in iter_trace_lines(path):
-        trace = check_trace_line(path, n, line, contract_digest)
-        keys.add(trace, n)
-        yield trace, rescore_trace(trace, questions, config, profile), line
+    lines = iter_trace_spans(path)
+    if workers > 0:  # a large file: helper processes score chunks of it too, yielded in file order
+        scored = rescore_parallel(path, lines, questions, config, profile, contract_digest, workers)
+    else:
+        scored = score_lines(path, lines, questions, config, profile, contract_digest)
+    add = keys.add
+    for trace, s, line, n in scored:
+        add(trace, n)
+        yield trace, s, line
 
 
-def _rescore_structs(
+def score_lines(
     path: Path,
-    lines: Iterator[tuple[int, int, bytes]],
+    lines: Iterable[tuple[int, int, bytes]],
     questions: dict[str, Question],
     config: ScoringConfig | None,
+    profile: str | None,
     contract_digest: str | None,
-    keys: TraceKeys,
-) -> Iterator[tuple[Trace | TraceRef, QuestionScore | None, bytes]]:
-    """The default profile's re-scoring loop on traces read as structs
-    (:func:`~groundeval.trace.model.decode_trace`: the model's fields and values, four to
-    five times faster), scored by the same :func:`~groundeval.scoring.score.score`. A line
-    it does not vouch for, or of another contract, is parsed by the model, which accepts it
-    (the model path) or raises the located error :func:`check_trace_line` raises. The
-    references yielded hold where their line is, not the line (a 140K-trace file is ~250 MB
-    of lines). ``lines``: :func:`~groundeval.trace.io.iter_trace_spans`."""
+) -> Iterator[tuple[Trace | TraceRef, QuestionScore | None, bytes, int]]:
+    """``(trace, score or None, line, line number)`` of each of ``lines``
+    (:func:`~groundeval.trace.io.iter_trace_spans`), in order; a bad line or another
+    contract's trace raises its located error. Under the default profile the traces are read
+    as structs (:func:`~groundeval.trace.model.decode_trace`: the model's fields and values,
+    four to five times faster) and yielded as :class:`TraceRef` holding where their line is,
+    not the line (a 140K-trace file is ~250 MB of lines); a line the struct does not vouch
+    for, or of another contract, is parsed by the model, which accepts it or raises the
+    located error :func:`check_trace_line` raises. Under another profile: parsed models."""
     from ..trace.model import decode_trace
     from .score import score as score_default
 
-    add, get, of_struct = keys.add, questions.get, TraceRef.of_struct
+    default = profile is None or profile == "default"
+    get, of_struct = questions.get, TraceRef.of_struct
     where = str(path)
     for n, at, line in lines:
-        trace = decode_trace(line)
+        trace = decode_trace(line) if default else None
         if trace is None or (contract_digest is not None and trace.contract_digest != contract_digest):
             trace = check_trace_line(path, n, line, contract_digest)  # the model: accepts, or raises located
-            keys.add(trace, n)
-            yield trace, rescore_trace(trace, questions, config), line
+            yield trace, rescore_trace(trace, questions, config, profile), line, n
             continue
-        add(trace, n)
         q = get(trace.question_id)
-        yield of_struct(trace, (where, at, len(line))), None if q is None else score_default(q, trace, config), line
+        s = None if q is None else score_default(q, trace, config)
+        yield of_struct(trace, (where, at, len(line))), s, line, n
 
 
 def check_trace_line(path: str | Path, n: int, line: bytes, contract_digest: str | None = None) -> Trace:

@@ -1,21 +1,25 @@
 """Re-scoring a large traces file on every core, with the same results as one process.
 
-Parsing and validating a trace and scoring it take ~100 µs of Python per trace; one
+Parsing a trace, scoring it and writing its score line take ~40 µs of Python per trace; one
 process is bound to one core. Helper processes (``python -m groundeval.scoring.parallel``,
 started from scratch: no ``fork`` of a process that may hold DuckDB threads, no re-import
 of the caller's ``__main__``) receive the questions, config and profile once, then chunks
 of ``(line number, line)``; each returns, per line, the fields the caller keeps of the
-trace (:class:`TraceHead`) and the score's values. This process reads the file, checks the
-one-trace-per-key rule in file order and yields in file order, so the output does not
-depend on which helper scored what.
+trace (:class:`TraceHead`) and the score's values. This process reads the file, hands the
+chunks out, and — rather than wait while the chunk due next is still with its helper —
+scores the following chunk itself; it checks the one-trace-per-key rule in file order and
+yields in file order, so the output does not depend on who scored what. On an idle machine
+it starts one helper fewer than the cores: it is a worker too.
 
 Any problem in a chunk (a bad line, another contract's digest, a helper that fails) makes
-this process score that chunk itself with :func:`~groundeval.scoring.io.iter_rescore_lines`'s
-own per-line functions: the located error raised is the one a single process raises.
+this process score that chunk itself with :func:`~groundeval.scoring.io.score_lines`: the
+located error raised is the one a single process raises, in its turn.
 """
 
 from __future__ import annotations
 
+import os
+import select
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +28,7 @@ from typing import Any
 from ..helper_process import HelperProcess, helpers_wanted, messages, reply
 
 CHUNK = 1024  # trace lines per helper round trip
+ENV = "GROUNDEVAL_SCORE_WORKERS"
 MIN_BYTES = 16 * 1024 * 1024  # smaller files are scored here: helpers take ~0.5 s to start
 
 HEAD_FIELDS = ("question_id", "track", "mode", "agent", "trial", "contract_digest", "usage")
@@ -54,13 +59,15 @@ def _rebuild_head(*values: Any) -> TraceHead:
 
 
 def workers_wanted(path: Path) -> int:
-    """Helper processes for re-scoring ``path`` (0 = in this process).
+    """Helper processes for re-scoring ``path`` (0 = in this process): one fewer than the cores
+    :func:`~groundeval.helper_process.idle_cores` offers, this process scoring chunks too.
     ``GROUNDEVAL_SCORE_WORKERS`` overrides (0 turns helpers off)."""
     try:
         size = path.stat().st_size
     except OSError:
         size = 0
-    return helpers_wanted("GROUNDEVAL_SCORE_WORKERS", size, MIN_BYTES)
+    wanted = helpers_wanted(ENV, size, MIN_BYTES)
+    return wanted if ENV in os.environ else max(0, wanted - 1)
 
 
 def _builders():
@@ -97,13 +104,20 @@ class _Helper(HelperProcess):
     chunk's answer is its rows, or None for "a problem in this chunk" (and for a helper that stopped)."""
 
     def __init__(self) -> None:
-        super().__init__("groundeval.scoring.parallel", "GROUNDEVAL_SCORE_WORKERS")
+        super().__init__("groundeval.scoring.parallel", ENV)
 
     def receive(self) -> list | None:
         try:
             return super().receive()
         except OSError:
             return None
+
+    def ready(self) -> bool:
+        """Whether its answer has arrived (reading it would not wait)."""
+        try:
+            return bool(select.select([self.proc.stdout], [], [], 0)[0])
+        except (OSError, ValueError):  # no select on this pipe: read it, and wait
+            return True
 
 
 def rescore_parallel(
@@ -116,11 +130,11 @@ def rescore_parallel(
     workers: int,
 ) -> Iterator[tuple[Any, Any, bytes, int]]:
     """``(trace reference, score or None, line, line number)`` for every line of ``lines``
-    (:func:`~groundeval.trace.io.iter_trace_spans`), in file order. The references are
-    :class:`~groundeval.scoring.io.TraceRef` holding where their line is (a chunk a helper
-    could not score is scored here: its traces are parsed :class:`Trace` models)."""
-    from .io import check_trace_line, rescore_trace
-
+    (:func:`~groundeval.trace.io.iter_trace_spans`), in file order: chunks go to the
+    ``workers`` helpers, and whenever the chunk due next is still with its helper, this process
+    scores the following chunk itself (:func:`~groundeval.scoring.io.score_lines`) instead of
+    waiting. A chunk a helper could not score is scored here. Any error (a bad line, one
+    too long to read) is raised in its turn, after every line before it."""
     make_head, make_score = _builders()
     setup = (str(path), questions, config, profile, contract_digest)
     helpers: list[_Helper] = []
@@ -129,44 +143,100 @@ def rescore_parallel(
             helpers = [_Helper() for _ in range(workers)]  # all started first: their imports overlap
         except OSError:
             helpers = []
-        helpers = _send_setup(helpers, setup)
-        idle = deque(helpers)
-        pending: deque[tuple[_Helper | None, list[tuple[int, int, bytes]]]] = deque()
+        queue = _Queue(_send_setup(helpers, setup), lines, lambda c: _score_here(path, c, *setup[1:]))
         where = str(path)
-
-        def feed() -> bool:
-            chunk = [x for _, x in zip(range(CHUNK), lines)]
-            if not chunk:
-                return False
-            h = idle.popleft() if idle else None
+        while queue.due():
+            chunk, h, done = queue.pending.popleft()
             if h is not None:
-                try:
-                    h.send([(n, line) for n, _at, line in chunk])
-                except OSError:
-                    h = None  # the chunk is scored here
-            pending.append((h, chunk))
-            return True
-
-        more = True
-        while more and (idle or not helpers) and len(pending) < max(1, len(helpers)):
-            more = feed()
-        while pending:
-            h, chunk = pending.popleft()
-            rows = h.receive() if h is not None else None
-            if h is not None and h.alive():
-                idle.append(h)  # alive: it answered, with rows or with "a problem in this chunk"
-            if more:
-                more = feed()  # keep the helper busy while this chunk is handed out
-            if rows is not None:
-                for (n, at, line), (head, values, fields_set) in zip(chunk, rows):
-                    yield make_head(head, (where, at, len(line))), make_score(values, fields_set), line, n
-            else:  # a problem in the chunk, or no helper: this process scores it (and raises what it raises)
-                for n, _at, line in chunk:
-                    trace = check_trace_line(path, n, line, contract_digest)
-                    yield trace, rescore_trace(trace, questions, config, profile), line, n
+                rows = queue.answer(h)
+                if rows is not None:
+                    for (n, at, line), (head, values, fields_set) in zip(chunk, rows):
+                        yield make_head(head, (where, at, len(line))), make_score(values, fields_set), line, n
+                    continue
+                done = queue.here(chunk)  # a problem in the chunk: scored here, raising what one process raises
+            results, error = done
+            yield from results
+            if error is not None:
+                raise error
     finally:
         for h in helpers:
             h.close()
+
+
+class _Queue:
+    """The chunks in file order (``pending``: [chunk, its helper or None, (results, error) when
+    scored here]): every idle helper given the next chunk, and this process scoring the next
+    one itself while the chunk due is still with its helper."""
+
+    def __init__(self, helpers: list[_Helper], lines: Iterator, here: Any) -> None:
+        self.idle = deque(helpers)
+        self.chunks = _chunks(lines)
+        self.here = here
+        self.more = True
+        self.pending: deque[list] = deque()
+
+    def take(self) -> list | None:
+        """The next chunk; None at the end (a read error then queued, raised in its turn)."""
+        chunk = next(self.chunks, None) if self.more else None
+        if type(chunk) is not list:
+            self.more = False
+            if chunk is not None:
+                self.pending.append([[], None, ([], chunk)])
+            return None
+        return chunk
+
+    def due(self) -> bool:
+        """Whether a chunk is due, its answer at hand (or at least asked for)."""
+        while True:
+            while self.idle and (chunk := self.take()) is not None:
+                h = self.idle.popleft()
+                try:
+                    h.send([(n, line) for n, _at, line in chunk])
+                    self.pending.append([chunk, h, None])
+                except OSError:
+                    self.pending.append([chunk, None, self.here(chunk)])
+            if not self.pending:
+                if (chunk := self.take()) is None:
+                    return bool(self.pending)
+                self.pending.append([chunk, None, self.here(chunk)])
+                continue
+            h = self.pending[0][1]
+            if h is None or h.ready() or (chunk := self.take()) is None:
+                return True
+            self.pending.append([chunk, None, self.here(chunk)])  # its helper is still at it
+
+    def answer(self, h: _Helper) -> list | None:
+        rows = h.receive()
+        if h.alive():
+            self.idle.append(h)  # alive: it answered, with rows or with "a problem in this chunk"
+        return rows
+
+
+def _chunks(lines: Iterator[tuple[int, int, bytes]]) -> Iterator[list | BaseException]:
+    """``lines`` in chunks of :data:`CHUNK`; an error reading them on is the last item."""
+    while True:
+        try:
+            chunk = [x for _, x in zip(range(CHUNK), lines)]
+        except Exception as exc:  # noqa: BLE001 - e.g. a line too long: raised in its turn by the caller
+            yield exc
+            return
+        if not chunk:
+            return
+        yield chunk
+
+
+def _score_here(
+    path: Path, chunk: list, questions: dict, config: Any, profile: str | None, digest: str | None
+) -> tuple[list, BaseException | None]:
+    """The chunk scored in this process, up to its first error, and that error."""
+    from .io import score_lines
+
+    results: list = []
+    try:
+        results.extend(score_lines(path, chunk, questions, config, profile, digest))
+    except Exception as exc:  # noqa: BLE001 - raised in its turn, after the lines before it
+        return results, exc
+    return results, None
 
 
 def _send_setup(helpers: list[_Helper], setup: tuple) -> list[_Helper]:

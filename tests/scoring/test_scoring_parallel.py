@@ -16,6 +16,7 @@ from test_scoring_properties import QUESTIONS, calls
 from groundeval.errors import ContractError
 from groundeval.scoring import parallel
 from groundeval.scoring.io import TraceRef, iter_rescore_lines, score_line
+from groundeval.trace import io as trace_io
 from groundeval.trace.io import trace_line
 from groundeval.trace.model import Trace
 
@@ -74,10 +75,13 @@ def _write(tmp_path, lines: list[str]):
 @given(
     trace_lines(),
     st.integers(1, 3),
-    st.sampled_from(["none", "json", "digest", "duplicate", "field"]),
+    st.sampled_from(["none", "json", "digest", "duplicate", "field", "long"]),
     st.integers(0, 20),
+    st.sampled_from([None, True, False]),
 )
-def test_helpers_yield_what_one_process_yields(tmp_path, lines, workers, damage, where):
+def test_helpers_yield_what_one_process_yields(tmp_path, lines, workers, damage, where, ready):
+    """``ready``: whether a helper's answer counts as arrived — False: this process scores
+    every chunk it can while the one due is with its helper; True: it always waits."""
     lines = list(lines)
     at = where % (len(lines) + 1)
     if damage == "json":
@@ -90,9 +94,19 @@ def test_helpers_yield_what_one_process_yields(tmp_path, lines, workers, damage,
         rec = json.loads(lines[at % len(lines)])
         rec["calls"] = [{"index": "x"}]
         lines.insert(at, json.dumps(rec))
+    longest = max(map(len, lines))
+    if damage == "long":  # a line longer than the reader takes (below): its error raised in its turn
+        lines.insert(at, max(lines, key=len) + " " * 64)
     path = _write(tmp_path, lines)
-    alone = _run(path, 0)
-    assert _run(path, workers) == alone
+    saved = parallel._Helper.ready, trace_io.MAX_LINE_BYTES
+    trace_io.MAX_LINE_BYTES = longest + 33
+    try:
+        alone = _run(path, 0)
+        if ready is not None:
+            parallel._Helper.ready = lambda self: ready
+        assert _run(path, workers) == alone
+    finally:
+        parallel._Helper.ready, trace_io.MAX_LINE_BYTES = saved
     if damage != "none":
         assert alone[0] == "error"
 
@@ -119,7 +133,7 @@ def test_a_large_file_uses_helpers_and_keeps_every_field(tmp_path, monkeypatch):
     monkeypatch.delenv("GROUNDEVAL_SCORE_WORKERS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1})
     monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.2, 0.2))
-    assert parallel.workers_wanted(path) == 2  # two cores, one idle: helpers
+    assert parallel.workers_wanted(path) == 1  # two cores, one idle: a helper, and this process
     monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 0.2, 0.2))
     assert parallel.workers_wanted(path) == 0  # no idle core: helpers would only add their costs
     monkeypatch.setenv("GROUNDEVAL_SCORE_WORKERS", "3")
