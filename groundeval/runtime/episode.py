@@ -357,14 +357,14 @@ class Episode:
 
     # ------------------------------------------------------------------ fetch
 
-    def _events(self, meta) -> list[dict[str, Any]]:
+    def _events(self, artifact_id: str, meta) -> list[dict[str, Any]]:
         """The events referencing the artifact up to as-of. A track asking what its actor could
         know from records (``Track.witnessed_events_only``: Perspective) lists only the events
         the document records (``store/witness.py``): a ticket written before an event cannot tell of it."""
         recorded = get_track(self.question.track).witnessed_events_only
         return [
             {"id": eid, "type": etype, "time": iso(to_utc(t)), "actors": list(actors)}
-            for t, eid, etype, actors in meta.events
+            for t, eid, etype, actors in fetch_index(self.store).events(artifact_id)
             if t <= self.scope.as_of_us and (not recorded or is_witness(meta.created_us, t))
         ]
 
@@ -377,7 +377,9 @@ class Episode:
         if flags:
             return _Outcome("denied", flags=flags, error=REFUSAL, reply_status=REFUSAL_STATUS)
         artifact = self._artifact(artifact_id, meta)
-        return _Outcome("ok", {"artifact": artifact, "events": self._events(meta)}, result_ids=[artifact_id])
+        return _Outcome(
+            "ok", {"artifact": artifact, "events": self._events(artifact_id, meta)}, result_ids=[artifact_id]
+        )
 
     def _artifact(self, artifact_id: str, meta, raw: dict[str, Any] | None = None) -> dict[str, Any]:
         record = raw if raw is not None else (fetch_index(self.store).record(artifact_id) or {})
@@ -463,6 +465,6 @@ class Episode:
         rows = context_rows(self.store, self.scope, subsystems, self.context_budget_chars)
         index = fetch_index(self.store).meta
         return [
-            {"artifact": self._artifact(aid, index[aid], json.loads(raw)), "events": self._events(index[aid])}
+            {"artifact": self._artifact(aid, index[aid], json.loads(raw)), "events": self._events(aid, index[aid])}
             for aid, raw in rows
         ]
