@@ -79,17 +79,19 @@ def verify_pack(
     store: Any = None,
     force: bool = False,
     on_forced: Callable[[Any], None] | None = None,
+    beside: Callable[[Any], Any] | None = None,
 ) -> Any:
     """Run the verifier; errors become one :class:`ContractError` listing every finding.
 
-    ``store`` (an open store of ``pack``) lets the verifier skip loading the pack again.
+    ``store`` (an open store of ``pack``) lets the verifier skip loading the pack again;
+    ``beside(store)`` runs in a thread meanwhile (see :func:`groundeval.verifier.verify`).
     With ``force`` errors do not stop anything: ``on_forced(result)`` is called instead
     (the CLI prints them loudly)."""
     from .contract.packs import resolve_pack
     from .verifier import verify
 
     pack = resolve_pack(pack)
-    result = verify(str(pack), level=level, store=store)
+    result = verify(str(pack), level=level, store=store, beside=beside)
     if out_dir is not None:
         _write_json(out_dir / VERIFICATION, result.to_dict())
     errors = result.errors
@@ -432,7 +434,12 @@ def _evaluate(
     except ContractError:
         store = None  # the verifier reports every problem, not just the first
     try:
-        checked = verify_pack(pack, out, level=level, store=store, force=force, on_forced=on_forced)
+        # The runtime's indexes are built on the second core while the verifier checks the pack
+        # (the local backend's episodes read this store; Ray's read a file built for them).
+        from .runtime.search_sql import prepare as prepare_runtime
+
+        prepare = prepare_runtime if be.name == "local" else None
+        checked = verify_pack(pack, out, level=level, store=store, force=force, on_forced=on_forced, beside=prepare)
         agent_obj = _agent(agent, agent_options)
         stage("generate")
         if store is None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -189,7 +191,9 @@ def _records(kind: str, staged: StagedPack, source: str) -> list[Record]:
 class PackContext:
     """A pack as far as it can be read. Raises :class:`ContractError` only when there is no pack."""
 
-    def __init__(self, pack: str | Path, store: Store | None = None):
+    def __init__(
+        self, pack: str | Path, store: Store | None = None, beside: Callable[[Store], Any] | None = None
+    ) -> None:
         self.pack = Path(pack)
         self.offered = store  # a Store.open of the same pack, adopted when nothing was set aside
         self.shared_store = False
@@ -215,9 +219,12 @@ class PackContext:
         self.questions: Any = None  # the level 4 dry run's QuestionSet
         self.staged: StagedPack | None = None
         self.rows_from_store = False  # the records are the offered store's own staged rows
+        self._beside: threading.Thread | None = None
         self._read_manifest()
         self._resolve_sources()
         self._stage()
+        if beside is not None and store is not None:
+            self._start_beside(beside, store)
 
     # ------------------------------------------------------------------ manifest
 
@@ -402,6 +409,29 @@ class PackContext:
         # Rows taken from the store are the records it holds; rows read again must come from unchanged files.
         return self.rows_from_store or store.sources_unchanged()
 
+    def _start_beside(self, work: Callable[[Store], Any], store: Store) -> None:
+        """Run ``work(store)`` in a thread while the checks run (``evaluate`` builds the runtime's
+        search and fetch indexes this way: DuckDB work on the second core beside the checks'
+        Python). It starts once the store's own connection is no longer read here (its kept
+        rows are taken) and may leave the store's BM25 index half built until :meth:`settle`;
+        a failure is dropped (the runtime builds what is missing itself, and reports it)."""
+
+        def run() -> None:
+            try:
+                work(store)
+            except Exception:  # noqa: BLE001 - see the docstring
+                pass
+
+        self._beside = threading.Thread(target=run, name="verifier-beside", daemon=True)
+        self._beside.start()
+
+    def settle(self) -> None:
+        """Wait for the work started beside the checks: call before anything that ranks by BM25
+        (it may read a half-built index) and before the store is handed back."""
+        if self._beside is not None:
+            self._beside.join()
+            self._beside = None
+
     # ------------------------------------------------------------------ derived, cached
 
     @cached_property
@@ -428,6 +458,7 @@ class PackContext:
 
     def close(self) -> None:
         """Close what the context opened; an adopted store stays open for its owner."""
+        self.settle()
         if self.store is not None and not self.shared_store:
             self.store.close()
         elif self.staged is not None:

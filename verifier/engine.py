@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import traceback
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from groundeval.contract.manifest import find_manifest
 from groundeval.store.store import Store
@@ -122,7 +124,12 @@ def _open(pack_path: str | Path) -> Store | None:
 
 
 def verify(
-    pack_path: str | Path, level: int = 4, *, store: Store | None = None, lenient: bool = False
+    pack_path: str | Path,
+    level: int = 4,
+    *,
+    store: Store | None = None,
+    lenient: bool = False,
+    beside: Callable[[Store], Any] | None = None,
 ) -> VerificationResult:
     """Verify a pack up to ``level`` (1 shape, 2 references, 3 semantics, 4 dry run).
 
@@ -132,6 +139,8 @@ def verify(
     2+ open the pack that way themselves (and close it), unless ``lenient``: then the
     records are read and the store built only by the lenient loader (the reference path;
     the same findings). At level 4, ``result.questions`` is the generated :class:`QuestionSet`.
+    ``beside(store)``: work on the given ``store`` run in a thread while the checks run
+    (:meth:`PackContext.settle` says when it is waited for); done when this returns.
 
     Raises :class:`groundeval.errors.ContractError` only when there is no pack to
     read (no such path, no manifest); every other problem is a finding.
@@ -142,7 +151,7 @@ def verify(
     find_manifest(pack_path)  # no pack at all: the ContractError, before any loading
     own = _open(pack_path) if store is None and level >= 2 and not lenient else None
     try:
-        result = _verify(pack_path, level, store if own is None else own)
+        result = _verify(pack_path, level, store if own is None else own, beside if own is None else None)
     finally:
         if own is not None:
             own.close()
@@ -151,8 +160,10 @@ def verify(
     return result
 
 
-def _verify(pack_path: str | Path, level: int, store: Store | None) -> VerificationResult:
-    ctx = PackContext(pack_path, store=store)
+def _verify(
+    pack_path: str | Path, level: int, store: Store | None, beside: Callable[[Store], Any] | None
+) -> VerificationResult:
+    ctx = PackContext(pack_path, store=store, beside=beside)
     try:
         findings, ran = run_checks(ctx, level)
         facts = facts_of(ctx)

@@ -256,6 +256,7 @@ def dry_run(ctx: PackContext) -> Iterable:
     except ImportError as exc:
         yield finding("GE405", f"question generator unavailable: {exc}")
         return
+    ctx.settle()  # generation may rank by BM25: not over an index still being built beside
     try:
         qs = generate(ctx.store, graph=ctx.graph)  # the graph level 3 built (None: generate builds it)
     except ContractError as exc:

@@ -145,6 +145,7 @@ def silence_pairs(ctx: PackContext) -> Iterable:
         [r.trigger_event_id for r in [*g.absences, *g.ambiguous]]
         + [r.response_event_id for r in g.ambiguous if r.response_event_id],
     )
+    ctx.settle()  # the search spaces may rank by BM25: not over an index still being built beside
     for rec in empty_search_spaces(ctx.store, g.absences, g.events):
         yield finding(
             "GE303",
