@@ -78,10 +78,23 @@ def _vocabulary(name: str, aliases: tuple[str, ...], listed: tuple[str, ...]) ->
     return frozenset(vocab)
 
 
+# id(question) -> (question, truth, its vocabulary): the question held, so its id stays its own
+_VOCABULARIES: dict[int, tuple[Any, Any, frozenset[str]]] = {}
+
+
 def mechanism_vocabulary(question: Any, truth: CounterfactualTruth) -> frozenset[str]:
+    """The mechanism names the question's answer schema lists and its truth's, normalised;
+    found once per question object (scoring asks for every trace; questions are not changed)."""
+    hit = _VOCABULARIES.get(id(question))
+    if hit is not None and hit[0] is question and hit[1] is truth:
+        return hit[2]
     prop = (question.answer_schema.get("properties") or {}).get("causal_mechanism") or {}
     listed = tuple(x for key in ("enum", "examples") for x in prop.get(key) or [] if isinstance(x, str))
-    return _vocabulary(truth.causal_mechanism, tuple(truth.mechanism_aliases), listed)
+    vocab = _vocabulary(truth.causal_mechanism, tuple(truth.mechanism_aliases), listed)
+    if len(_VOCABULARIES) >= 4096:
+        _VOCABULARIES.clear()
+    _VOCABULARIES[id(question)] = (question, truth, vocab)
+    return vocab
 
 
 class Counterfactual(BaseTrack):
