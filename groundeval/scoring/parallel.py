@@ -18,6 +18,7 @@ located error raised is the one a single process raises, in its turn.
 
 from __future__ import annotations
 
+import operator
 import os
 import select
 from collections import deque
@@ -311,7 +312,7 @@ def _struct_rows(chunk: list, path: str, questions: dict, config: Any, profile: 
     return rows
 
 
-_EVERY: list[frozenset] = []
+_EVERY: list[Any] = []  # every field's name, and a getter of their values in field order
 
 
 def _score_values(s: Any) -> tuple[tuple | None, frozenset | None]:
@@ -319,9 +320,10 @@ def _score_values(s: Any) -> tuple[tuple | None, frozenset | None]:
     if s is None:
         return None, None
     if not _EVERY:
-        _EVERY.append(frozenset(type(s).model_fields))
+        fields = tuple(type(s).model_fields)
+        _EVERY.extend((frozenset(fields), operator.itemgetter(*fields)))
     fs = s.__pydantic_fields_set__
-    return tuple(s.__dict__[f] for f in type(s).model_fields), None if fs == _EVERY[0] else frozenset(fs)
+    return _EVERY[1](s.__dict__), None if fs == _EVERY[0] else frozenset(fs)
 
 
 if __name__ == "__main__":
