@@ -155,14 +155,16 @@ class GraphSQL:
                WITH d AS (SELECT DISTINCT type, p1, p2, const FROM ge_sidedef)
                SELECT type, p1, p2, const, event_id, ts, unnest(ks) AS k FROM (
                    SELECT type, p1, p2, const, event_id, ts,
-                          CASE WHEN const THEN ['*'] ELSE ge_keys_of(coalesce(
-                              CASE WHEN json_type(v1) <> 'NULL' THEN v1 END,
-                              CASE WHEN json_type(v2) <> 'NULL' THEN v2 END)) END AS ks
-                   FROM (SELECT d.*, e.id AS event_id, e.ts,
+                          -- a string (most keys) is its own key: ge_keys_of's list machinery only for the rest
+                          CASE WHEN const THEN ['*'] WHEN json_type(v) = 'VARCHAR' THEN [v ->> '$']
+                               ELSE ge_keys_of(v) END AS ks
+                   FROM (SELECT *, coalesce(CASE WHEN json_type(v1) <> 'NULL' THEN v1 END,
+                                            CASE WHEN json_type(v2) <> 'NULL' THEN v2 END) AS v FROM (
+                         SELECT d.*, e.id AS event_id, e.ts,
                                 -- each raw document is parsed once per path (twice only for two candidates)
                                 CASE WHEN NOT d.const THEN json_extract(e.raw, d.p1) END AS v1,
                                 CASE WHEN NOT d.const AND d.p2 <> d.p1 THEN json_extract(e.raw, d.p2) END AS v2
-                         FROM d JOIN events e ON e.type = d.type))"""
+                         FROM d JOIN events e ON e.type = d.type)))"""
         )
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_keys AS
