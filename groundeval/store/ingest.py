@@ -518,21 +518,24 @@ def validate_artifacts(con) -> list[Problem]:
 
 def build_tables(con) -> None:
     """Type the validated staging rows into the final tables."""
-    build_event_tables(con)
-    build_artifact_tables(con)
+    build_events(con)
+    build_event_links(con)
+    build_artifacts(con)
+    build_artifact_text(con)
 
 
-def build_event_tables(con, built: Callable[[str], None] | None = None) -> None:
-    """``events``, ``event_actors`` and ``event_artifacts`` from the validated ``ev_x``
-    (``built("events")`` is called once ``events`` exists)."""
+def build_events(con) -> None:
+    """``events`` from the validated ``ev_x``."""
     con.execute(
         """CREATE OR REPLACE TABLE events AS
            SELECT eid AS id, j2->>'$' AS type, CAST(j3->>'$' AS TIMESTAMPTZ) AS ts,
                   json(text) AS raw, file AS src_file, line AS src_line
            FROM ev_x ORDER BY id"""
     )
-    if built is not None:
-        built("events")
+
+
+def build_event_links(con) -> None:
+    """``event_actors`` and ``event_artifacts`` from the validated ``ev_x``."""
     con.execute(
         """CREATE OR REPLACE TABLE event_actors AS
            SELECT event_id, unnest(range(len(a))) AS pos, unnest(a) AS actor
@@ -556,9 +559,8 @@ def build_event_tables(con, built: Callable[[str], None] | None = None) -> None:
     )
 
 
-def build_artifact_tables(con, built: Callable[[str], None] | None = None) -> None:
-    """``artifacts`` and ``artifact_text`` from the validated ``art_x`` (``built("artifacts")``
-    is called once ``artifacts`` exists)."""
+def build_artifacts(con) -> None:
+    """``artifacts`` from the validated ``art_x``."""
     con.execute(
         """CREATE OR REPLACE TABLE artifacts AS
            SELECT aid AS id, subsystem, CAST(created_j->>'$' AS TIMESTAMPTZ) AS created,
@@ -568,8 +570,10 @@ def build_artifact_tables(con, built: Callable[[str], None] | None = None) -> No
                   json(text) AS raw, file AS src_file, line AS src_line
            FROM art_x ORDER BY id"""
     )
-    if built is not None:
-        built("artifacts")
+
+
+def build_artifact_text(con) -> None:
+    """``artifact_text`` from ``artifacts``."""
     reserved = ", ".join(f"'{k}'" for k in RESERVED_ARTIFACT_KEYS)
     con.execute(
         f"""CREATE OR REPLACE TABLE artifact_text AS
@@ -604,9 +608,10 @@ def ingest(
     ``events`` table exists and with ``"artifacts"`` once ``artifacts`` does (the caller
     may read them on another cursor while the other tables are built).
 
-    The events are built before the artifacts are read (when they have no problems), so
-    their digest can start early; a problem in either still raises every problem of both,
-    the events' first, once both are validated.
+    ``events`` is built before the artifacts are read (when the events have no problems)
+    and the tables of the records' fields (actors, links, text) after ``artifacts``, so both
+    digests run beside DuckDB work; a problem in either source still raises every problem
+    of both, the events' first, once both are validated.
 
     ``keep_rows`` keeps the staged rows (file, line, text; stem and folder of artifact
     files) in the temporary tables :data:`KEPT_EVENTS` and :data:`KEPT_ARTIFACTS`, as the
@@ -615,23 +620,27 @@ def ingest(
     stage_events(con, events_path)
     problems = validate_events(con)
     if not problems:
-        # Each staging table is dropped as soon as its tables are built: the artifacts' build
-        # does not hold the events' parsed text beside its own (a lower peak at 1M).
-        _build_events(con, keep_rows, built)
+        build_events(con)
+        if built is not None:
+            built("events")
+        if keep_rows:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {KEPT_EVENTS} AS SELECT file, line, text FROM ev_x")
+        # only what the links need stays while the artifacts are read (the text's memory is released)
+        con.execute("CREATE OR REPLACE TEMP TABLE ev_x AS SELECT eid, j4, j5 FROM ev_x")
     stage_artifacts(con, artifacts_path, artifact_seen)
     problems += validate_artifacts(con)
     if problems:
         raise ContractError(problems)
-    build_artifact_tables(con, built)
+    build_artifacts(con)
+    if built is not None:
+        built("artifacts")
+    # The tables built from the records' fields, while their digests are computed; each
+    # staging table is dropped as soon as it has served (a lower peak at 1M).
+    build_event_links(con)
+    con.execute("DROP TABLE IF EXISTS ev_x")
+    build_artifact_text(con)
     if keep_rows:
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE {KEPT_ARTIFACTS} AS SELECT file, line, text, stem, folder FROM art_x"
         )
     con.execute("DROP TABLE IF EXISTS art_x")
-
-
-def _build_events(con, keep_rows: bool, built: Callable[[str], None] | None) -> None:
-    build_event_tables(con, built)
-    if keep_rows:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {KEPT_EVENTS} AS SELECT file, line, text FROM ev_x")
-    con.execute("DROP TABLE IF EXISTS ev_x")
