@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..gc_pause import collector_paused
 from ..helper_process import HelperProcess, helpers_wanted, messages, reply
 
 CHUNK = 1024  # trace lines per helper round trip
@@ -261,7 +262,8 @@ def _serve() -> None:
     score_chunk = _struct_rows if profile is None or profile == "default" else _model_rows
     for chunk in received:
         try:
-            rows: list | None = score_chunk(chunk, path, questions, config, profile, digest)
+            with collector_paused():  # a chunk's traces, scores and rows are acyclic: no collector passes
+                rows: list | None = score_chunk(chunk, path, questions, config, profile, digest)
         except Exception:  # noqa: BLE001 - the parent re-scores this chunk and raises the located error
             rows = None
         reply(rows)
