@@ -389,6 +389,7 @@ class GraphSQL:
         return {(r[0], r[1] or None) for r in rows}
 
     RARE_DF = 100  # terms in at most this many documents are "rare" (see ``bm25_batch``)
+    PREFILTER_WORDS = 2000  # up to this many query words, only the texts containing one are tokenized twice
 
     def bm25_batch(self, queries: list[tuple[int, str, str, int]]) -> list[tuple[int, str]]:
         """Ranked BM25 hits for many ``(qid, subsystem, query, limit)`` at once.
@@ -498,14 +499,15 @@ class GraphSQL:
         )
         hit = [r[0] for r in self.q("SELECT w FROM ge_bhw ORDER BY w")]  # [a-z0-9]+: a safe pattern
         text = _LOWERED.format("coalesce(title, '') || ' ' || coalesce(body, '')")
+        prefilter = f"WHERE regexp_matches({text}, $re)" if len(hit) <= self.PREFILTER_WORDS else ""
         self.cur.execute(
             f"""CREATE OR REPLACE TEMP TABLE ge_btf AS
-                WITH k AS (SELECT * FROM ({words(f"WHERE regexp_matches({text}, $re)")})
+                WITH k AS (SELECT * FROM ({words(prefilter)})
                            WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM {stopwords})),
                      l AS (SELECT docid, count(*) AS len FROM k GROUP BY docid)
                 SELECT hw.term, k.docid, any_value(k.id) AS id, count(*) AS tf, any_value(l.len) AS len
                 FROM k JOIN ge_bhw hw USING (w) JOIN l USING (docid) GROUP BY hw.term, k.docid""",
-            {"re": "|".join(hit) or "^$"},
+            {"re": "|".join(hit) or "^$"} if prefilter else {},
         )
         self.cur.execute(
             """CREATE OR REPLACE TEMP TABLE ge_bq AS

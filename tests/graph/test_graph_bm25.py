@@ -126,14 +126,15 @@ def _corpus_store(docs: list[tuple[str, str | None, str | None]]) -> Store:
     ),
     lim=st.integers(1, 4),
     rare=st.sampled_from([0, 1, 2, 10**9]),
+    prefilter=st.sampled_from([0, 2000]),
 )
-def test_bm25_without_the_index_equals_the_index(docs, queries, lim, rare):
+def test_bm25_without_the_index_equals_the_index(docs, queries, lim, rare, prefilter):
     """Generation ranks search-space queries straight from ``artifact_text`` when the store
     has no FTS index: the same hits, in the same order, as with the index."""
     store = _corpus_store(docs)
     batch = [(qid, sub, " ".join(words), lim) for qid, (sub, words) in enumerate(queries)]
     text = GraphSQL(store.cursor)
-    text.RARE_DF = rare
+    text.RARE_DF, text.PREFILTER_WORDS = rare, prefilter
     without = text.bm25_batch(batch)
     store.ensure_fts()
     index = GraphSQL(store.cursor)
