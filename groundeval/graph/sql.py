@@ -262,7 +262,8 @@ class GraphSQL:
                                       + to_microseconds(gap)).i AS outside
                            FROM jn GROUP BY src, tid),
                      hk AS (SELECT j.src, k.event_id AS tid, count(DISTINCT j.j) AS n
-                            FROM ge_joins j JOIN ge_keys k ON k.side = j.a_side GROUP BY j.src, k.event_id)
+                            FROM ge_joins j JOIN s ON s.src = j.src JOIN ge_keys k ON k.side = j.a_side
+                            GROUP BY j.src, k.event_id)
                 SELECT x.src, x.event_id, s.real AND coalesce(hk.n, 0) < s.nj AS missing,
                        g.pr.i, g.before, g.outside, epoch_us(x.ts), epoch_us(g.pr.t)
                 FROM ge_src x JOIN s ON s.src = x.src
