@@ -151,3 +151,24 @@ def test_unwritable_outputs_and_unreadable_inputs_exit_2_without_traceback(folde
     manifest.write_bytes(original + b"\nextra: " + b"[" * 2000 + b"]" * 2000 + b"\n")
     done = run("info", str(pack))
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("batch", [4096, 2])  # the error before, or after, scores.jsonl's first batch is written
+def test_a_refused_file_leaves_the_scores_and_the_folder_as_they_were(folder, capsys, tmp_path, monkeypatch, batch):
+    """scores.jsonl is written while the traces are re-scored: a located error part way leaves
+    no new folder, and an existing scores.jsonl unchanged."""
+    from groundeval.scoring.io import ScoresWriter
+
+    monkeypatch.setattr(ScoresWriter, "BATCH", batch)
+    path = folder / "traces.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines) + lines[2], encoding="utf-8")
+    fresh = tmp_path / "new" / "deeper"
+    code, _out, err = cli(capsys, "score", str(path), "-q", str(folder / "questions.json"), "--out", str(fresh))
+    assert code == 2 and "first is at line 3" in err and not (tmp_path / "new").exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "scores.jsonl").write_text("old\n")
+    code, _out, err = cli(capsys, "score", str(path), "-q", str(folder / "questions.json"), "--out", str(kept))
+    assert code == 2 and (kept / "scores.jsonl").read_text() == "old\n"
+    assert sorted(p.name for p in kept.iterdir()) == ["scores.jsonl"]
