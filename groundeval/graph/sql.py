@@ -34,7 +34,7 @@ _TOKENS = f"string_split_regex({_LOWERED}, '[^a-z0-9]+')"
 # One term's BM25 part in one document (k1 = 1.2, b = 0.75), as match_bm25 computes it,
 # in integer 1e-9 units: exact, so sums and ties are the same every run.
 _BM25_WEIGHT = """round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
-    * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * (d.len / st.avgdl)))) * 1e9)::BIGINT"""
+    * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * ({len} / st.avgdl)))) * 1e9)::BIGINT"""
 _JSON = msgspec.json.Encoder()
 
 # One scalar JSON value -> its join-key text (NULL for JSON null).
@@ -467,7 +467,7 @@ class GraphSQL:
                      st AS (SELECT num_docs, avgdl FROM {FTS}.stats),
                      tf AS (SELECT tm.termid AS term, tm.docid, any_value(t.df) AS df, count(*) AS tf
                             FROM terms t JOIN {FTS}.terms tm ON tm.termid = t.term GROUP BY tm.termid, tm.docid)
-                SELECT tf.term, d.name AS id, x.subsystem, {_BM25_WEIGHT} AS w
+                SELECT tf.term, d.name AS id, x.subsystem, {_BM25_WEIGHT.format(len="d.len")} AS w
                 FROM tf JOIN {FTS}.docs d ON d.docid = tf.docid JOIN artifacts x ON x.id = d.name, st"""
         )
 
@@ -523,14 +523,13 @@ class GraphSQL:
                      st AS (SELECT num_docs, (SELECT sum(n) FROM ge_bvocab WHERE kept) / num_docs AS avgdl FROM n),
                      tf AS (SELECT t.term, t.id, d.df, t.tf, t.len FROM ge_btf t
                             JOIN (SELECT DISTINCT term, df FROM ge_bq) d USING (term))
-                SELECT tf.term, tf.id, x.subsystem, {_BM25_WEIGHT.replace("d.len", "tf.len")} AS w
+                SELECT tf.term, tf.id, x.subsystem, {_BM25_WEIGHT.format(len="tf.len")} AS w
                 FROM tf JOIN artifacts x ON x.id = tf.id, st"""
         )
 
     def _stopwords(self) -> str:
         """The index's stopword table, as an empty index built with the store's options has
-        it, in an attached in-memory database (the store's own database is never written,
-        and may be read-only)."""
+        it, in an attached in-memory database (the store's own database is never written)."""
         self.cur.execute("ATTACH IF NOT EXISTS ':memory:' AS ge_fts")
         if not self.q(
             "SELECT 1 FROM duckdb_schemas() WHERE database_name = 'ge_fts' AND schema_name = 'fts_main_probe'"
