@@ -2,8 +2,9 @@
 
 Every registered track (``groundeval.tracks``) takes part, in registry order: each
 samples its pool, names the events and artifacts it needs (read in one query each for
-all tracks), builds its candidates; selection, templates, leakage checks and ids are
-the same for every track.
+all tracks) and the subjects its questions name (resolved in one batch for all tracks),
+builds its candidates; selection, templates, leakage checks and ids are the same for
+every track.
 
 Deterministic for a contract and seed: candidates are ordered by seeded hashes of
 stable keys, templates are assigned by seeded hash (round-robin per label, so no
