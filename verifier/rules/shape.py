@@ -26,6 +26,7 @@ from groundeval.gc_pause import collector_frozen
 from .. import sql
 from ..context import PackContext, Record, json_path
 from .registry import check, define, finding
+from .screen import screened
 
 MAX_MESSAGE = 300
 
@@ -532,6 +533,20 @@ def _without_null_links(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def passes(kind: str, data: Any) -> bool:
+    """Whether a parsed record passes the checks that read only the record itself, as the loops
+    below decide them: a JSON object matching its schema and, for an event, with a non-blank id
+    (what :mod:`verifier.rules.screen`'s helper answers with the record's facts)."""
+    if not isinstance(data, dict):
+        return False
+    if kind == "event":
+        data = _without_null_links(data)
+    known = verdict_cache(kind)
+    if not (known is not None and known[0](data) in known[1]) and schema_errors(kind, data):
+        return False
+    return kind != "event" or bool(data["id"].strip())
+
+
 @check("GE110", "GE111", "GE112", "GE113", "GE114", "GE116")
 def event_records(ctx: PackContext) -> Iterable:
     if ctx.events_path is not None and not ctx.events and not any(r == "GE115" for r, _ in ctx.problems):
@@ -539,8 +554,12 @@ def event_records(ctx: PackContext) -> Iterable:
     good: list[tuple[Record, str, str]] = []
     known_valid = verdict_cache("event")
     with collector_frozen():
-        for rec in ctx.events:
-            data, error = rec.parse_once()
+        for rec, parsed in screened(ctx.events, "event"):
+            if parsed is None:  # passed on a helper (see passes): its facts are known
+                facts = rec._facts
+                good.append((rec, facts[3], facts[1]))  # rec.timestamp and rec.ident
+                continue
+            data, error = parsed
             if error is not None or not isinstance(data, dict):
                 ctx.mark_bad(rec)
                 yield finding(
@@ -606,26 +625,27 @@ def artifact_records(ctx: PackContext) -> Iterable:
     by_text: dict[str, list[Record]] = defaultdict(list)  # the good records by creation time text
     known_valid = verdict_cache("artifact")
     with collector_frozen():
-        for rec in ctx.artifacts:
-            data, error = rec.parse_once()
-            if error is not None or not isinstance(data, dict):
-                ctx.mark_bad(rec)
-                yield finding(
-                    "GE121",
-                    f"malformed JSON: {error}" if error else f"expected a JSON object, got {type(data).__name__}",
-                    **_where(rec),
+        for rec, parsed in screened(ctx.artifacts, "artifact"):
+            if parsed is not None:  # else it passed on a helper (see passes)
+                data, error = parsed
+                if error is not None or not isinstance(data, dict):
+                    ctx.mark_bad(rec)
+                    yield finding(
+                        "GE121",
+                        f"malformed JSON: {error}" if error else f"expected a JSON object, got {type(data).__name__}",
+                        **_where(rec),
+                    )
+                    continue
+                errors = (
+                    []
+                    if known_valid is not None and known_valid[0](data) in known_valid[1]
+                    else schema_errors("artifact", data)
                 )
-                continue
-            errors = (
-                []
-                if known_valid is not None and known_valid[0](data) in known_valid[1]
-                else schema_errors("artifact", data)
-            )
-            for loc, msg in errors:
-                yield finding("GE120", msg, record=rec.ident, path=json_path(loc), **_where(rec))
-            if errors:
-                ctx.mark_bad(rec)
-                continue
+                for loc, msg in errors:
+                    yield finding("GE120", msg, record=rec.ident, path=json_path(loc), **_where(rec))
+                if errors:
+                    ctx.mark_bad(rec)
+                    continue
             ident, sub = rec.ident, rec.subsystem
             if not (ident and ident.strip() and sub and sub.strip()):
                 missing = [k for k, v in (("id", ident), ("subsystem", sub)) if not (v or "").strip()]

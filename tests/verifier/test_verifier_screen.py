@@ -1,0 +1,93 @@
+"""Shape screening on a helper (``verifier.rules.screen``): the helper answers a record's facts
+exactly when the in-process checks find nothing in it, and a pack checked with the helper
+reports what it reports in one process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from groundeval import verifier
+from groundeval.verifier.context import PackContext, Record
+from groundeval.verifier.rules import screen, shape
+from test_verifier_shape_cache import ARTIFACT_KEYS, EVENT_KEYS, edit, record
+from verifier_drafts import TINY, PackDraft
+
+BASE = {"id": "e1", "type": "t", "timestamp": "2026-03-01T00:00:00Z", "subsystem": "jira", "title": "x"}
+
+
+def _in_process(kind: str, text: str) -> tuple | None:
+    """The facts when the in-process loop would keep the record past its own checks, else None."""
+    rec = Record(kind, "f", 1, text)
+    data, error = rec.parse_once()
+    if error is not None or not isinstance(data, dict):
+        return None
+    if kind == "event":
+        data = shape._without_null_links(data)
+    if shape.schema_errors(kind, data) or (kind == "event" and not data["id"].strip()):
+        return None
+    return rec._facts
+
+
+texts = st.one_of(
+    st.sampled_from(["{", "[1]", '{"id": 1,}', "null", '"x"', '{"id": NaN}', '{"id": "\\ud800"}']),
+    st.one_of(record(EVENT_KEYS + ARTIFACT_KEYS), record(EVENT_KEYS + ARTIFACT_KEYS).map(lambda r: {**BASE, **r})).map(
+        json.dumps
+    ),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(kind=st.sampled_from(["event", "artifact"]), batch=st.lists(texts, max_size=20))
+def test_the_helper_answers_facts_exactly_for_passing_records(kind, batch):
+    assert screen.screen(kind, batch) == [_in_process(kind, t) for t in batch]
+
+
+def _verify(pack: Path, monkeypatch, helper: bool) -> dict:
+    monkeypatch.setenv(screen.ENV, "1" if helper else "0")
+    monkeypatch.setattr(screen, "CHUNK", 3)  # several chunks on the helper's half
+    try:
+        return verifier.verify(pack, level=2).to_dict()
+    finally:
+        monkeypatch.undo()
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(edit, min_size=0, max_size=6))
+def test_pack_checked_with_the_helper_reports_the_same(monkeypatch, edits):
+    d = PackDraft(TINY)
+    for kind, i, key, v in edits:
+        if kind == "event" and isinstance(d.events[i % len(d.events)], dict):
+            d.events[i % len(d.events)][key] = v
+        elif kind == "artifact":
+            rel = sorted(d.artifacts)[i % len(d.artifacts)]
+            if isinstance(d.artifacts[rel], dict):
+                d.artifacts[rel][key] = v
+        elif kind == "event_line":
+            d.events.insert(i % (len(d.events) + 1), v)
+    d.events += [dict(e, id=f"{e['id']}-copy") for e in d.events if isinstance(e, dict)]  # a longer second half
+    tmp = Path(tempfile.mkdtemp(prefix="ge-screen-"))
+    try:
+        pack = d.write(tmp / "p")
+        with_helper = _verify(pack, monkeypatch, True)
+        one_process = _verify(pack, monkeypatch, False)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert json.dumps(with_helper, sort_keys=True) == json.dumps(one_process, sort_keys=True)
+
+
+def test_records_come_out_in_order_and_a_dead_helper_leaves_its_chunks_here(monkeypatch):
+    ctx = PackContext(TINY)
+    records = [Record("event", r.file, n, r.text) for n, r in enumerate(list(ctx.events) * 5)]
+    monkeypatch.setenv(screen.ENV, "1")
+    monkeypatch.setattr(screen, "CHUNK", 4)
+    monkeypatch.setattr(screen, "MODULE", "groundeval.no_such_helper_module")  # starts, then dies at once
+    out = [rec for rec, _ in screen.screened(records, "event")]
+    assert out == records
