@@ -7,6 +7,7 @@ a systematic mistake (say, every actor undeclared) stays readable.
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections import defaultdict
 from collections.abc import Callable
@@ -72,6 +73,38 @@ def _cap(findings: list[Finding]) -> list[Finding]:
     return sorted(out, key=Finding.sort_key)
 
 
+def _run(ctx: PackContext, chk: Any) -> tuple[str | None, list[Finding]]:
+    """(the need the context lacks, or ``None`` when the check ran; its findings)."""
+    missing = [n for n in chk.needs if not _available(ctx, n)]
+    if missing:
+        return missing[0], []
+    try:
+        return None, list(chk.fn(ctx))
+    except Exception as exc:  # noqa: BLE001 - a check bug must not hide the other findings
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        return None, [
+            finding("GE000", f"{chk.name}: {type(exc).__name__}: {exc} ({Path(last.filename).name}:{last.lineno})")
+        ]
+
+
+def _run_level(ctx: PackContext, checks: list[Any]) -> list[tuple[Any, str | None, list[Finding]]]:
+    """Each check's outcome, in order. At a level with checks on the graph, the others run in a
+    thread meanwhile: their SQL on the second core while building the graph holds this one."""
+    graphless = [c for c in checks if "graph" not in c.needs]
+    if not graphless or len(graphless) == len(checks):
+        return [(c, *_run(ctx, c)) for c in checks]
+    outcomes: dict[int, tuple[str | None, list[Finding]]] = {}
+    beside = threading.Thread(target=lambda: outcomes.update((id(c), _run(ctx, c)) for c in graphless))
+    beside.start()
+    try:
+        for c in checks:
+            if "graph" in c.needs:
+                outcomes[id(c)] = _run(ctx, c)
+    finally:
+        beside.join()
+    return [(c, *outcomes[id(c)]) for c in checks]
+
+
 def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
     findings: list[Finding] = []
     ran: list[str] = []
@@ -85,23 +118,12 @@ def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
                     )
             except Exception as exc:  # noqa: BLE001 - reported, never raised
                 findings.append(finding("GE000", f"could not load the store: {exc}"))
-        for chk in CHECKS:
-            if chk.level != lvl:
-                continue
-            missing = [n for n in chk.needs if not _available(ctx, n)]
+        for chk, missing, found in _run_level(ctx, [c for c in CHECKS if c.level == lvl]):
             if missing:
-                skipped[missing[0]] += chk.rules
+                skipped[missing] += chk.rules
                 continue
             ran += chk.rules
-            try:
-                findings += list(chk.fn(ctx))
-            except Exception as exc:  # noqa: BLE001 - a check bug must not hide the other findings
-                last = traceback.extract_tb(exc.__traceback__)[-1]
-                findings.append(
-                    finding(
-                        "GE000", f"{chk.name}: {type(exc).__name__}: {exc} ({Path(last.filename).name}:{last.lineno})"
-                    )
-                )
+            findings += found
         if lvl < level:
             ctx.release(lvl)
     for need, rules in sorted(skipped.items()):
