@@ -177,3 +177,21 @@ def test_generate_restores_the_cycle_collector(tiny_pack):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_one_duckdb_thread_for_a_small_log_same_questions(tiny_pack, monkeypatch):
+    """A log within one row group is generated on one DuckDB thread: the same questions as on
+    the database's own threads, and the setting is the database's again afterwards."""
+    import groundeval.questions.generate as gen
+
+    store = Store.open(tiny_pack)
+    threads = lambda: store.query("SELECT current_setting('threads')")[0][0]  # noqa: E731
+    before = threads()
+    seen = []
+    real = gen._generate
+    monkeypatch.setattr(gen, "_generate", lambda *a: seen.append(threads()) or real(*a))
+    small = dumps(generate(store))
+    monkeypatch.setattr(gen, "ROW_GROUP", 0)  # every log "large": DuckDB's own threads
+    large = dumps(generate(store))
+    assert small == large
+    assert seen == [1, before] and threads() == before
