@@ -94,12 +94,15 @@ def candidates(
     seed: int,
     pairs: list[tuple[Any, bool]] | None = None,
     vocabulary: list[str] = (),
+    requests: list[tuple[Any, Subject, Role]] | None = None,
 ) -> tuple[list[Candidate], dict[str, int]]:
-    """Candidates from ``pairs`` (default: :func:`pool`)."""
+    """Candidates from ``pairs`` (default: :func:`pool`; ``requests``: their :func:`subject_requests`, if made)."""
     skipped: dict[str, int] = {}
     specs = {s.name: s for s in ev.causal_links}
     usable = _usable(eg, pool(eg, ev, seed) if pairs is None else pairs, artifacts, skipped)
-    refs = subjects.resolve(_requests(usable, _roles([(rec, c, e, ew) for rec, _, c, e, ew in usable], specs)))
+    if requests is None:
+        requests = _requests(usable, _roles([(rec, c, e, ew) for rec, _, c, e, ew in usable], specs))
+    refs = subjects.resolve(requests)
     out = []
     for n, (rec, positive, cause, effect, _) in enumerate(usable):
         c_ref, e_ref = refs[(n, "c")], refs[(n, "e")]

@@ -181,9 +181,8 @@ def _context(
     ctx.vocabulary = _vocabulary(ctx.sql, ev, specs)
     # Every track's subject references in one batch (a track without the optional hook
     # resolves its own in its candidates, as before).
-    ctx.subjects.resolve(
-        r for t in specs if hasattr(t, "subject_requests") for r in t.subject_requests(ctx, pools[t.name])
-    )
+    ctx.requests = {t.name: t.subject_requests(ctx, pools[t.name]) for t in specs if hasattr(t, "subject_requests")}
+    ctx.subjects.resolve(r for requests in ctx.requests.values() for r in requests)
     return ctx, pools
 
 

@@ -79,15 +79,20 @@ def subject_requests(p: Pool) -> list[tuple[str, Subject, Role]]:
 
 
 def candidates(
-    gs: GraphSQL, ev: EvaluationConfig, subjects: SubjectIndex, seed: int = 0, p: Pool | None = None
+    gs: GraphSQL,
+    ev: EvaluationConfig,
+    subjects: SubjectIndex,
+    seed: int = 0,
+    p: Pool | None = None,
+    requests: list[tuple[str, Subject, Role]] | None = None,
 ) -> tuple[list[Candidate], dict[str, int]]:
-    """Candidates from ``p`` (default: :func:`pool`)."""
+    """Candidates from ``p`` (default: :func:`pool`; ``requests``: its :func:`subject_requests`, if made)."""
     p = pool(gs, ev, seed) if p is None else p
     skipped, t, labelled = dict(p.skipped), p.targets, p.labelled
     gates = set(ev.gates.get("perspective", []))
     if t is None:
         return [], skipped
-    refs = subjects.resolve(_requests(labelled, t))
+    refs = subjects.resolve(_requests(labelled, t) if requests is None else requests)
     roles = sql.actor_sets(gs, t.pivots, "roles")
     granted = sql.actor_sets(gs, t.pivots, "grants")
     out = []
@@ -169,16 +174,16 @@ def _requests(labelled: dict[int, tuple[str, list[str]]], t: _Targets) -> list[t
     """Each kept target's reference request, without its time and its witnesses: an artifact
     key that witnesses any target of a type is hidden for every target of it."""
     targets = sorted({t.rows[i][2] for i in labelled})
+    records = {eid: json.loads(t.info[eid][3]) for eid in targets}
     hide: dict[str, set[tuple[str, str]]] = {}
     for eid in targets:
-        etype, raw = t.info[eid][1], json.loads(t.info[eid][3])
-        hide.setdefault(etype, set()).update(
-            k for k, vals in keyed_values(raw).items() if k[0] == "a" and vals & set(t.wit[eid])
+        hide.setdefault(t.info[eid][1], set()).update(
+            k for k, vals in keyed_values(records[eid]).items() if k[0] == "a" and vals & set(t.wit[eid])
         )
     return [
         (
             eid,
-            Subject(eid, t.info[eid][1], t.info[eid][2], json.loads(t.info[eid][3]), tuple(t.info[eid][4])),
+            Subject(eid, t.info[eid][1], t.info[eid][2], records[eid], tuple(t.info[eid][4])),
             Role(time=False, hide=frozenset(hide[t.info[eid][1]]), forbid=frozenset(t.wit[eid])),
         )
         for eid in targets

@@ -67,11 +67,13 @@ def candidates(
     subjects: SubjectIndex,
     artifacts: dict[str, tuple[str, int | None]],
     records: list[SilenceRecord],
+    requests: list[tuple[Any, Subject, Role]] | None = None,
 ) -> tuple[list[Candidate], dict[str, int]]:
+    """Candidates from ``records`` (``requests``: their :func:`subject_requests`, if made)."""
     skipped: dict[str, int] = {}
     specs = {s.key: s for s in ev.silence_pairs}
     usable = _usable(eg, records, skipped)
-    refs = subjects.resolve(_requests(eg, ev, artifacts, usable))
+    refs = subjects.resolve(_requests(eg, ev, artifacts, usable) if requests is None else requests)
     out = []
     for n, (rec, exists, evidence) in enumerate(usable):
         if refs[n] is None:

@@ -31,8 +31,9 @@ class GenerationContext:
 
     ``artifacts`` (id -> (subsystem, created_us)) covers what the tracks asked for in
     :meth:`Track.pool_artifacts`; ``mechanisms`` are the pack's causal link names (the
-    label vocabulary an answer schema may enumerate) and ``vocabulary`` the ground-truth
-    words no question text may show outside its subject references."""
+    label vocabulary an answer schema may enumerate), ``vocabulary`` the ground-truth
+    words no question text may show outside its subject references and ``requests`` each
+    track's :meth:`BaseTrack.subject_requests`, resolved already."""
 
     store: Any
     ev: EvaluationConfig
@@ -43,6 +44,9 @@ class GenerationContext:
     artifacts: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     mechanisms: list[str] = field(default_factory=list)
     vocabulary: list[str] = field(default_factory=list)
+    # track name -> its ``subject_requests``, as the generator resolved them: ``candidates``
+    # reuses them instead of making them again
+    requests: dict[str, list[tuple[Any, Any, Any]]] = field(default_factory=dict)
 
 
 class TrackScore(NamedTuple):

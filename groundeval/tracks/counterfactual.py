@@ -175,7 +175,9 @@ class Counterfactual(BaseTrack):
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Any], dict[str, int]]:
         from ..questions.counterfactual import candidates
 
-        return candidates(ctx.graph, ctx.ev, ctx.subjects, ctx.artifacts, ctx.seed, pool, ctx.vocabulary)
+        return candidates(
+            ctx.graph, ctx.ev, ctx.subjects, ctx.artifacts, ctx.seed, pool, ctx.vocabulary, ctx.requests.get(self.name)
+        )
 
     def score(
         self,

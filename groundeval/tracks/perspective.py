@@ -116,7 +116,7 @@ class Perspective(BaseTrack):
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Any], dict[str, int]]:
         from ..questions.perspective import candidates
 
-        return candidates(ctx.sql, ctx.ev, ctx.subjects, ctx.seed, pool)
+        return candidates(ctx.sql, ctx.ev, ctx.subjects, ctx.seed, pool, ctx.requests.get(self.name))
 
     def score(
         self,

@@ -118,7 +118,7 @@ class Silence(BaseTrack):
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Any], dict[str, int]]:
         from ..questions.silence import candidates
 
-        return candidates(ctx.graph, ctx.ev, ctx.subjects, ctx.artifacts, pool)
+        return candidates(ctx.graph, ctx.ev, ctx.subjects, ctx.artifacts, pool, ctx.requests.get(self.name))
 
     def score(
         self,

@@ -195,3 +195,26 @@ def test_one_duckdb_thread_for_a_small_log_same_questions(tiny_pack, monkeypatch
     large = dumps(generate(store))
     assert small == large
     assert seen == [1, before] and threads() == before
+
+
+@pytest.mark.parametrize("pack", ["tiny", "legal"])
+def test_candidates_reuse_the_generators_subject_requests(pack, tiny_pack):
+    """Each track's candidates are the same whether they reuse the requests the generator
+    resolved (``ctx.requests``) or make their own."""
+    import dataclasses
+
+    import groundeval.questions.generate as gen
+    from groundeval.tracks import tracks
+
+    path = tiny_pack if pack == "tiny" else PACKS / pack
+    store = Store.open(path)
+    specs = tracks()
+    ctx, pools = gen._context(store, store.manifest.evaluation.seed, None, specs)
+    assert ctx.requests
+    alone = dataclasses.replace(ctx, requests={})
+    for t in specs:
+        reused, own = t.candidates(ctx, pools[t.name]), t.candidates(alone, pools[t.name])
+        assert [(c.key, c.bucket, c.label, c.payload) for c in reused[0]] == [
+            (c.key, c.bucket, c.label, c.payload) for c in own[0]
+        ]
+        assert reused[1] == own[1]
