@@ -27,6 +27,7 @@ from ..graph.build import EventGraph, build_graph, sampled_graph
 from ..graph.sql import GraphSQL
 from ..store.store import Store
 from ..tracks import GenerationContext, Track, builtin_tracks, tracks
+from . import sql
 from .audit import shortcut_audit
 from .balance import Candidate, seeded_hash, select
 from .leakage import leaks
@@ -254,15 +255,15 @@ def _one_thread_when_small(store: Store) -> Iterator[None]:
     a second thread only adds scheduling (p22: 1.9 -> 1.5 s CPU for generation, o100 4.5 ->
     3.4 s). The setting is the database's, restored after."""
     cur = store.cursor
-    before = cur.execute("SELECT current_setting('threads')").fetchone()[0]
-    small = cur.execute("SELECT count(*) FROM events").fetchone()[0] <= ROW_GROUP
+    before = sql.threads(cur)
+    small = sql.event_count(cur) <= ROW_GROUP
     if small and before != 1:
-        cur.execute("SET threads = 1")
+        sql.threads(cur, 1)
     try:
         yield
     finally:
         if small and before != 1:
-            cur.execute(f"SET threads = {int(before)}")
+            sql.threads(cur, before)
 
 
 def _generate(store: Store, seed: int, prose: Prose | None, graph: EventGraph | None) -> QuestionSet:

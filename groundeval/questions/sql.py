@@ -124,6 +124,21 @@ def actor_sets(gs: GraphSQL, pivots: list[tuple[str, int]], what: str) -> dict[t
     return {(r[0], r[1]): list(r[2]) for r in rows}
 
 
+# --------------------------------------------------------------------------- the database
+
+
+def event_count(cur: Any) -> int:
+    """The events in the store."""
+    return cur.execute("SELECT count(*) FROM events").fetchone()[0]
+
+
+def threads(cur: Any, n: int | None = None) -> int:
+    """DuckDB's threads (the database's setting, not the cursor's); ``n``: set to that first."""
+    if n is not None:
+        cur.execute(f"SET threads = {int(n)}")
+    return cur.execute("SELECT current_setting('threads')").fetchone()[0]
+
+
 # --------------------------------------------------------------------------- names
 
 
