@@ -90,6 +90,16 @@ def _reference_or_error(s: QuestionScore) -> str | type:
         return type(exc)
 
 
+def _assert_written_as_reference(s) -> None:
+    """The fast writer gives the reference's line, or fails as the reference fails."""
+    expected = _reference_or_error(s)
+    if isinstance(expected, str):
+        assert score_line(s) == expected
+    else:
+        with pytest.raises(expected):
+            score_line(s)
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic warns on the off-type values, as intended
 @settings(max_examples=400, deadline=None)
 @given(raw_scores())
@@ -151,12 +161,7 @@ def test_fast_line_reads_fields_by_name_whatever_their_order(s, rnd, how):
     elif how == "extra":
         items.append(("extra", 1.0))
     object.__setattr__(s, "__dict__", dict(items))
-    expected = _reference_or_error(s)
-    if isinstance(expected, str):
-        assert score_line(s) == expected
-    else:
-        with pytest.raises(expected):
-            score_line(s)
+    _assert_written_as_reference(s)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -165,12 +170,7 @@ def test_fast_line_reads_fields_by_name_whatever_their_order(s, rnd, how):
 def test_fast_line_equals_reference_on_score_like_values(s):
     """Floats as scores hold them (0, or from 1e-4 to 1, often rounded to 10 digits): mostly
     the fast path, which must write the reference's line."""
-    expected = _reference_or_error(s)
-    if isinstance(expected, str):
-        assert score_line(s) == expected
-    else:
-        with pytest.raises(expected):
-            score_line(s)
+    _assert_written_as_reference(s)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -202,9 +202,4 @@ def test_fast_line_equals_reference_on_score_like_values(s):
 )
 def test_fast_line_on_values_the_writers_spell_differently(update):
     s = QuestionScore.model_construct(**{**json.loads(score_line_reference(_one())), **update})
-    expected = _reference_or_error(s)
-    if isinstance(expected, str):
-        assert score_line(s) == expected
-    else:
-        with pytest.raises(expected):
-            score_line(s)
+    _assert_written_as_reference(s)

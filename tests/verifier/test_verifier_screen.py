@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from groundeval import verifier
 from groundeval.verifier.context import PackContext, Record
 from groundeval.verifier.rules import screen, shape
-from test_verifier_shape_cache import ARTIFACT_KEYS, EVENT_KEYS, edit, record
-from verifier_drafts import TINY, PackDraft
+from test_verifier_shape_cache import ARTIFACT_KEYS, EVENT_KEYS, edit, edited_draft, record
+from verifier_drafts import TINY
 
 BASE = {"id": "e1", "type": "t", "timestamp": "2026-03-01T00:00:00Z", "subsystem": "jira", "title": "x"}
 
@@ -62,16 +62,7 @@ def _verify(pack: Path, monkeypatch, helper: bool) -> dict:
 )
 @given(st.lists(edit, min_size=0, max_size=6))
 def test_pack_checked_with_the_helper_reports_the_same(monkeypatch, edits):
-    d = PackDraft(TINY)
-    for kind, i, key, v in edits:
-        if kind == "event" and isinstance(d.events[i % len(d.events)], dict):
-            d.events[i % len(d.events)][key] = v
-        elif kind == "artifact":
-            rel = sorted(d.artifacts)[i % len(d.artifacts)]
-            if isinstance(d.artifacts[rel], dict):
-                d.artifacts[rel][key] = v
-        elif kind == "event_line":
-            d.events.insert(i % (len(d.events) + 1), v)
+    d = edited_draft(edits)
     d.events += [dict(e, id=f"{e['id']}-copy") for e in d.events if isinstance(e, dict)]  # a longer second half
     tmp = Path(tempfile.mkdtemp(prefix="ge-screen-"))
     try:

@@ -93,6 +93,21 @@ edit = st.one_of(
 )
 
 
+def edited_draft(edits) -> PackDraft:
+    """The tiny pack with ``edit`` values applied: fields set on events and artifacts, raw lines inserted."""
+    d = PackDraft(TINY)
+    for kind, i, key, v in edits:
+        if kind == "event" and isinstance(d.events[i % len(d.events)], dict):
+            d.events[i % len(d.events)][key] = v
+        elif kind == "artifact":
+            rel = sorted(d.artifacts)[i % len(d.artifacts)]
+            if isinstance(d.artifacts[rel], dict):
+                d.artifacts[rel][key] = v
+        elif kind == "event_line":
+            d.events.insert(i % (len(d.events) + 1), v)
+    return d
+
+
 def _verify(pack: Path, cached: bool, monkeypatch) -> dict:
     monkeypatch.setattr(shape, "_VALID_STRUCTURES", {})
     if not cached:
@@ -108,16 +123,7 @@ def _verify(pack: Path, cached: bool, monkeypatch) -> dict:
 )
 @given(st.lists(edit, min_size=1, max_size=8))
 def test_pack_findings_equal_the_reference_path(monkeypatch, edits):
-    d = PackDraft(TINY)
-    for kind, i, key, v in edits:
-        if kind == "event" and isinstance(d.events[i % len(d.events)], dict):
-            d.events[i % len(d.events)][key] = v
-        elif kind == "artifact":
-            rel = sorted(d.artifacts)[i % len(d.artifacts)]
-            if isinstance(d.artifacts[rel], dict):
-                d.artifacts[rel][key] = v
-        elif kind == "event_line":
-            d.events.insert(i % (len(d.events) + 1), v)
+    d = edited_draft(edits)
     tmp = Path(tempfile.mkdtemp(prefix="ge-shape-cache-"))
     try:
         pack = d.write(tmp / "p")
