@@ -73,7 +73,8 @@ def render_table(result: VerificationResult, console: Console | None = None) -> 
             table.add_row(f"[{_STYLE[f.severity]}]{f.severity}[/]", f.rule, where(f), text)
         console.print(table)
     style = "bold red" if result.count("error") else "yellow" if result.count("warning") else "green"
-    console.print(f"[{style}]{summary_line(result)}[/]", highlight=False)
+    # one line, whatever the path's length: CI logs are grepped for it
+    console.print(f"[{style}]{summary_line(result)}[/]", highlight=False, soft_wrap=True)
 
 
 def _relativised(result: VerificationResult) -> dict[str, Any]:
