@@ -80,18 +80,20 @@ def verify_pack(
     force: bool = False,
     on_forced: Callable[[Any], None] | None = None,
     beside: Callable[[Any], Any] | None = None,
+    refused: bool = False,
 ) -> Any:
     """Run the verifier; errors become one :class:`ContractError` listing every finding.
 
     ``store`` (an open store of ``pack``) lets the verifier skip loading the pack again;
-    ``beside(store)`` runs in a thread meanwhile (see :func:`groundeval.verifier.verify`).
+    ``beside(store)`` runs in a thread meanwhile (see :func:`groundeval.verifier.verify`);
+    ``refused``: the caller's ``Store.open`` of the pack failed, so the verifier does not try it again.
     With ``force`` errors do not stop anything: ``on_forced(result)`` is called instead
     (the CLI prints them loudly)."""
     from .contract.packs import resolve_pack
     from .verifier import verify
 
     pack = resolve_pack(pack)
-    result = verify(str(pack), level=level, store=store, beside=beside)
+    result = verify(str(pack), level=level, store=store, lenient=refused, beside=beside)
     if out_dir is not None:
         _write_json(out_dir / VERIFICATION, result.to_dict())
     errors = result.errors
@@ -439,7 +441,9 @@ def _evaluate(
         from .runtime.search_sql import prepare as prepare_runtime
 
         prepare = prepare_runtime if be.name == "local" else None
-        checked = verify_pack(pack, out, level=level, store=store, force=force, on_forced=on_forced, beside=prepare)
+        checked = verify_pack(
+            pack, out, level=level, store=store, force=force, on_forced=on_forced, beside=prepare, refused=store is None
+        )
         agent_obj = _agent(agent, agent_options)
         stage("generate")
         if store is None:
