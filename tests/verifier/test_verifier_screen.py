@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -82,3 +83,15 @@ def test_records_come_out_in_order_and_a_dead_helper_leaves_its_chunks_here(monk
     monkeypatch.setattr(screen, "MODULE", "groundeval.no_such_helper_module")  # starts, then dies at once
     out = [rec for rec, _ in screen.screened(records, "event")]
     assert out == records
+
+
+def test_a_check_that_stops_early_does_not_wait_for_the_helper(monkeypatch):
+    ctx = PackContext(TINY)
+    records = [Record("event", r.file, n, r.text) for n, r in enumerate(list(ctx.events) * 3000)]
+    monkeypatch.setenv(screen.ENV, "1")
+    monkeypatch.setattr(screen, "CHUNK", len(records))  # one answer larger than a pipe holds
+    out = screen.screened(records, "event")
+    next(out)
+    started = time.monotonic()
+    out.close()  # as when the check raises: the helper may be writing its answer
+    assert time.monotonic() - started < 2

@@ -42,7 +42,7 @@ def screened(records: Sequence[Any], kind: str) -> Iterator[tuple[Any, tuple[Any
                 helper.poll()
         for j, chunk in enumerate(theirs):
             facts = helper.result(j)
-            if facts is None:  # the helper stopped: this process checks the chunk
+            if facts is None or len(facts) != len(chunk):  # the helper stopped: this process checks the chunk
                 for rec in chunk:
                     yield rec, rec.parse_once()
                 continue
@@ -99,9 +99,13 @@ class _Helper:
         return self.results.pop(j, None)
 
     def close(self) -> None:
+        """End it. Its answer pipe is closed first: an answer it is still writing (a check that
+        stopped early) then fails at once and it exits, instead of blocking until it is killed."""
         if self.proc is not None:
-            self.proc.close()
-            self.proc = None
+            proc, self.proc = self.proc, None
+            if proc.proc.stdout is not None:
+                proc.proc.stdout.close()
+            proc.close()
 
 
 def screen(kind: str, texts: list[str]) -> list[tuple | None]:
