@@ -129,7 +129,7 @@ class ScoresWriter:
 
     def _flush(self) -> None:
         if self.fh is None:
-            self.made = [p for p in reversed(self.path.parents) if not p.exists()]
+            self.made = [p for p in reversed(self.path.parents) if not p.exists()]  # outermost first
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.fh = open(self.tmp, "wb")
         if self.batch:  # one string of the whole file would double the peak memory
@@ -138,16 +138,30 @@ class ScoresWriter:
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
         if kind is None:
-            self._flush()
-            self.fh.close()
-            self.tmp.replace(self.path)
+            try:
+                self._flush()
+                self.fh.close()
+                self.tmp.replace(self.path)
+            except BaseException:  # a full disk, a folder in the way, an interrupt: nothing left
+                self._discard()
+                raise
             return
-        if self.fh is not None:
-            self.fh.close()
-            self.tmp.unlink(missing_ok=True)
+        self._discard()
+
+    def _discard(self) -> None:
+        """Remove the temporary file (if this writer made it) and the folders made for it."""
+        fh, self.fh = self.fh, None
+        try:
+            if fh is not None:
+                fh.close()
+        finally:
+            if fh is not None:
+                self.tmp.unlink(missing_ok=True)
             for folder in reversed(self.made):
                 try:
                     folder.rmdir()
+                except FileNotFoundError:  # never made: mkdir failed before it
+                    continue
                 except OSError:
                     break
 
