@@ -102,11 +102,13 @@ class Trace(_Model):
 
 # The datetimes a struct holds as text until :func:`decode_trace` checks and converts them:
 # msgspec's own datetime accepts texts pydantic refuses or reads otherwise (it rounds a 7th
-# fractional digit, pydantic truncates it). This is a subset both read alike.
+# fractional digit, pydantic truncates it). This is a subset both read alike: offsets up to
+# 23:59 as pydantic's (``fromisoformat`` reads +00:60 as an hour, pydantic refuses it);
+# ``fromisoformat`` refuses the impossible dates and times pydantic refuses.
 _DATETIME = Annotated[
     str,
     msgspec.Meta(
-        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})?\Z"
+        pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?\Z"
     ),
 ]
 # a trace nested deeper than this is refused by pydantic; msgspec reads deeper

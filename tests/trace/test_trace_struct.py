@@ -214,3 +214,18 @@ def test_the_struct_follows_the_model():
         )
         is None
     )
+
+
+def test_every_offset_the_struct_reads_is_read_alike_by_the_model():
+    """Offsets ±00:00 to ±99:99 (``+00:60`` is refused by the model, while Python's
+    ``fromisoformat`` reads it as an hour), and the times of day around their limits."""
+    texts = [f"2026-02-16T23:41:41{sign}{h:02d}:{m:02d}" for sign in "+-" for h in range(100) for m in range(100)]
+    texts += [f"2026-02-16T{h:02d}:{m:02d}:{s:02d}Z" for h in (0, 23, 24, 99) for m in (0, 59, 60) for s in (0, 59, 60)]
+    for text in texts:
+        line = json.dumps(
+            {"question_id": "q", "track": "t", "mode": "tool", "actor": None, "as_of": text, "contract_digest": "d"}
+        ).encode()
+        struct = decode_trace(line)
+        if struct is not None:
+            model = _model(line)
+            assert model is not None and _same_datetime(model.as_of, struct.as_of), text
