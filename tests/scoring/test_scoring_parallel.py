@@ -147,3 +147,21 @@ def test_a_large_file_uses_helpers_and_keeps_every_field(tmp_path, monkeypatch):
         assert all(getattr(h, f) == getattr(t, f) for f in KEPT)
         ref = TraceRef(h, l1)  # the drill-down still reaches every field of the trace
         assert ref.calls == t.calls and ref.timings == t.timings
+
+
+def test_a_helper_whose_answer_is_not_read_is_not_waited_for():
+    """An error part way ends re-scoring while a helper still holds a chunk: its answer (more
+    than a pipe holds) is never read, so closing it must stop it, not wait 5 s and kill it."""
+    import signal
+    import time
+
+    q = QUESTIONS[0]
+    line = trace_line(
+        Trace(question_id=q.id, track=q.track, mode="tool", actor=q.actor, as_of=q.as_of, contract_digest="d" * 64)
+    ).encode()
+    h = parallel._Helper()
+    h.send(("traces.jsonl", QMAP, None, None, None))
+    h.send([(n, line) for n in range(1, 2001)])  # ~1 MB of answer
+    started = time.monotonic()
+    h.close()
+    assert h.proc.returncode != -signal.SIGKILL and time.monotonic() - started < 5
