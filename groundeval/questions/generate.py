@@ -181,8 +181,10 @@ def _context(
     ctx.mechanisms = sorted({s.name for s in ev.causal_links})
     ctx.vocabulary = _vocabulary(ctx.sql, ev, specs)
     # Every track's subject references in one batch (a track without the optional hook
-    # resolves its own in its candidates, as before).
-    ctx.requests = {t.name: t.subject_requests(ctx, pools[t.name]) for t in specs if hasattr(t, "subject_requests")}
+    # resolves its own in its candidates, as before); a list, as the hook may yield them.
+    ctx.requests = {
+        t.name: list(t.subject_requests(ctx, pools[t.name])) for t in specs if hasattr(t, "subject_requests")
+    }
     ctx.subjects.resolve(r for requests in ctx.requests.values() for r in requests)
     return ctx, pools
 

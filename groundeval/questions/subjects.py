@@ -245,15 +245,14 @@ class SubjectIndex:
         once) is answered from memory. The others in rounds: every unresolved subject has
         its next few references counted in one query; the first that matches exactly its
         subject wins."""
-        requests = list(requests)
+        keyed = [(key, _memo_key(s, role), s, role) for key, s, role in requests]
         todo: dict[tuple, tuple[Subject, Role]] = {}
-        for _, s, role in requests:
-            memo = _memo_key(s, role)
+        for _, memo, s, role in keyed:
             if memo not in self._found:
                 todo.setdefault(memo, (s, role))
         if todo:
             self._found.update(self._resolve([(memo, s, role) for memo, (s, role) in todo.items()]))
-        return {key: self._found[_memo_key(s, role)] for key, s, role in requests}
+        return {key: self._found[memo] for key, memo, _, _ in keyed}
 
     def _resolve(self, requests: list[tuple[Any, Subject, Role]]) -> dict[Any, Reference | None]:
         levels = self.levels(requests)
@@ -342,9 +341,22 @@ class SubjectIndex:
 
 
 def _memo_key(s: Subject, role: Role) -> tuple:
-    """What a reference is a function of: the event (its type, time and record follow from
-    its id), the actors the request offers, and the role."""
-    return s.event_id, s.actors, role
+    """Everything a reference is a function of (``_levels``, ``_load``): the subject's event,
+    type, time, identifiers and actors, and the role — hashable however a track shaped them
+    (a list of actors, a set of hidden keys), and never the same for two requests whose
+    subjects differ (a track may name an event by part of its record)."""
+    return (
+        s.event_id,
+        s.type,
+        s.ts_us,
+        tuple(identifiers(s.record)),
+        tuple(s.actors),
+        role.time,
+        role.actors,
+        frozenset(role.hide),
+        frozenset(role.forbid),
+        tuple(role.prefer),
+    )
 
 
 def _constraints(ref: Reference) -> list[tuple[str, str, str]]:

@@ -189,3 +189,51 @@ def _sources() -> list[tuple[str, Path]]:
 def test_no_module_outside_the_tracks_names_a_track():
     named = sorted(f"{name}:{n}" for name, path in _sources() if not name.startswith(ALLOWED) for n in _named(path))
     assert named == [], "loop over groundeval.tracks.tracks() instead of naming a track"
+
+
+class Named(Provenance):
+    """Toy: the same question, naming each event by a subject reference it resolves itself,
+    with the event as ``events_info`` gives it (its actors a list); ``hook``: the requests
+    come from ``subject_requests`` (a generator here), read back from ``ctx.requests``."""
+
+    hook = False
+
+    def _requests(self, ctx: tracks.GenerationContext):
+        from groundeval.questions.subjects import Role, Subject
+
+        rows = ctx.sql.events_info([r[0] for r in ctx.sql.q("SELECT id FROM events ORDER BY id")])
+        for eid, etype, ts_us, raw, actors, *_ in rows:
+            yield eid, Subject(eid, etype, ts_us, json.loads(raw), actors), Role(prefer=[("f", "k")])
+
+    def candidates(self, ctx: tracks.GenerationContext, pool: Any) -> tuple[list[Candidate], dict[str, int]]:
+        requests = ctx.requests[self.name] if self.hook else self._requests(ctx)
+        refs = ctx.subjects.resolve(requests)
+        out = super().candidates(ctx, pool)[0]
+        for c in out:
+            ref = refs[c.payload["truth"].event_id]
+            c.payload["slots"]["event"] = ref.text() if ref else c.payload["slots"]["event"]
+            c.payload["refs"] = [c.payload["slots"]["event"]]
+        return out, {}
+
+
+class Hooked(Named):
+    hook = True
+
+    def subject_requests(self, ctx: tracks.GenerationContext, pool: Any):
+        yield from self._requests(ctx)
+
+
+@pytest.mark.parametrize("track", [Named, Hooked], ids=["own-requests", "generator-hook"])
+def test_a_track_resolving_its_own_subject_references(track, tiny_pack):
+    """A track may resolve references through ``ctx.subjects`` as it likes: without the
+    batching hook, with requests shaped loosely (a list of actors, a list of preferred keys),
+    or with the hook written as a generator; its questions name events by reference."""
+    store = Store.open(tiny_pack)
+    registered = tracks.register(track())
+    try:
+        qs = generate(store)
+    finally:
+        tracks.unregister(registered.name)
+        store.close()
+    named = [q for q in qs.questions if q.track == registered.name]
+    assert named and any("event (" in q.text for q in named)
