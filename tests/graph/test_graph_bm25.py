@@ -100,7 +100,12 @@ _WORDS = [
     "escalation", "ZD-00015", "über", "x", "...", "--", "  ", "Straße", "İstanbul", "a\tb", "x_y",
     "émile.zola", "ﬁle", "Ωmega", "\u00a0nbsp", "2024-01-05T10:00Z",
 ]  # fmt: skip
-_text = st.one_of(st.none(), st.lists(st.sampled_from(_WORDS), max_size=12).map(" ".join))
+_word = st.one_of(st.sampled_from(_WORDS), st.text(max_size=10))  # any unicode, control characters too
+_text = st.one_of(
+    st.none(),
+    st.lists(_word, max_size=12).map(" ".join),  # empty, punctuation or stopwords only, ...
+    st.lists(_word, min_size=1, max_size=4).map(lambda ws: " ".join(ws * 300)),  # long
+)
 
 
 def _corpus_store(docs: list[tuple[str, str | None, str | None]]) -> Store:
@@ -120,7 +125,7 @@ def _corpus_store(docs: list[tuple[str, str | None, str | None]]) -> Store:
 @given(
     docs=st.lists(st.tuples(st.sampled_from(["jira", "slack"]), _text, _text), min_size=1, max_size=12),
     queries=st.lists(
-        st.tuples(st.sampled_from(["jira", "slack"]), st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4)),
+        st.tuples(st.sampled_from(["jira", "slack"]), st.lists(_word, min_size=1, max_size=4)),
         min_size=1,
         max_size=4,
     ),

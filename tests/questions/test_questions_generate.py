@@ -197,6 +197,23 @@ def test_one_duckdb_thread_for_a_small_log_same_questions(tiny_pack, monkeypatch
     assert seen == [1, before] and threads() == before
 
 
+def test_one_duckdb_thread_restores_the_callers_setting_even_on_an_error(tiny_pack, monkeypatch):
+    """The database's threads as the caller set them, after a generation that raised too."""
+    import groundeval.questions.generate as gen
+
+    store = Store.open(tiny_pack)
+    store.query("SET threads = 3")
+
+    def fails(*_a):
+        assert store.query("SELECT current_setting('threads')")[0][0] == 1
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(gen, "_generate", fails)
+    with pytest.raises(RuntimeError, match="boom"):
+        generate(store)
+    assert store.query("SELECT current_setting('threads')")[0][0] == 3
+
+
 @pytest.mark.parametrize("pack", ["tiny", "legal"])
 def test_candidates_reuse_the_generators_subject_requests(pack, tiny_pack):
     """Each track's candidates are the same whether they reuse the requests the generator
