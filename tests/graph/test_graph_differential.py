@@ -24,7 +24,7 @@ from groundeval.store.store import Store
 
 BASE = datetime(2026, 3, 1, tzinfo=timezone.utc)
 GAP_DAYS = 2
-KEY_VALUES = [1, "1", 2, "x", True, [1, "x"], [], None]
+KEY_VALUES = [1, "1", 1.0, 2, "x", "", True, [1, "x"], ["1", 1.0], [], None]  # a string or a list, numbers as ids
 SUBSYSTEMS = ["s1", "s2"]
 
 
