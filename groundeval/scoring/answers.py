@@ -55,9 +55,15 @@ def text(answer: dict[str, Any] | None, name: str) -> str | None:
 def id_list(answer: dict[str, Any] | None, name: str) -> list[str]:
     """A list of ids, de-duplicated in first-seen order; anything else is an empty list."""
     value = field(answer, name)
-    if not isinstance(value, list):
+    if not isinstance(value, list) or not value:
         return []
-    return list(dict.fromkeys(str(v).strip() for v in value if isinstance(v, (str, int))))
+    ids: dict[str, None] = {}
+    for v in value:  # once per list in every score: a plain loop, str(v) only for what is not a str
+        if type(v) is str:
+            ids[v.strip()] = None
+        elif isinstance(v, (str, int)):
+            ids[str(v).strip()] = None
+    return list(ids)
 
 
 @lru_cache(maxsize=8192)

@@ -55,7 +55,19 @@ class PathFacts:
 
 def _clean(x: float) -> float:
     # every score is built inside [0, 1]; rounding only removes float noise
-    return x if x == 0.0 or x == 1.0 else round(x, DIGITS)
+    if x == 0.0 or x == 1.0:
+        return x
+    if type(x) is not float:
+        return round(x, DIGITS)
+    r = _ROUNDED.get(x)  # a run's scores take few values, and round(x, 10) costs ~0.5 us
+    if r is None:
+        r = round(x, DIGITS)
+        if len(_ROUNDED) < 65536:
+            _ROUNDED[x] = r
+    return r
+
+
+_ROUNDED: dict[float, float] = {}  # x -> round(x, DIGITS): equal floats are the same value
 
 
 def path_facts(trace: Trace) -> PathFacts:
