@@ -535,7 +535,11 @@ def build_events(con) -> None:
 
 
 def build_event_links(con) -> None:
-    """``event_actors`` and ``event_artifacts`` from the validated ``ev_x``."""
+    """``event_actors`` and ``event_artifacts`` from the validated ``ev_x``.
+
+    A key repeated in one ``artifact_ids`` (JSON with duplicate keys) keeps every pair, as
+    DuckDB's MAP reading gives them (``artifact_text`` reads a record's keys the same way);
+    the id ends the sort key, so such rows too have one order."""
     con.execute(
         """CREATE OR REPLACE TABLE event_actors AS
            SELECT event_id, unnest(range(len(a))) AS pos, unnest(a) AS actor
@@ -555,7 +559,7 @@ def build_event_links(con) -> None:
            SELECT event_id, key, unnest(range(len(l))) AS pos, unnest(l) AS artifact_id FROM
              (SELECT event_id, e.key AS key, json_extract_string(e.value, '$[*]') AS l FROM kv
               WHERE json_type(e.value) = 'ARRAY')
-           ORDER BY event_id, key, pos"""
+           ORDER BY event_id, key, pos, artifact_id"""
     )
 
 
