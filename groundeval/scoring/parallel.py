@@ -75,7 +75,8 @@ def workers_wanted(path: Path) -> int:
 def _builders():
     """(trace reference, score) builders from the helpers' plain values, without validation:
     the values were validated (or computed) by the helper, as in one process."""
-    from .io import TraceRef, timings_of
+    from ..trace.model import TimingsStruct
+    from .io import TraceRef
     from .model import QuestionScore
     from .score import EVERY_FIELD
 
@@ -84,7 +85,8 @@ def _builders():
     def head(values: tuple, span: tuple[str, int, int]) -> TraceRef:
         h = new(TraceRef)
         (h.question_id, h.track, h.mode, h.agent, h.trial, h.contract_digest, h.usage, timing) = values
-        h.timings = timings_of(*timing)
+        started, ended, total_ms, call_latency_ms = timing
+        h.timings = TimingsStruct(started=started, ended=ended, total_ms=total_ms, call_latency_ms=call_latency_ms)
         h._line, h._full = span, None  # where the line is: read again when the drill-down needs it
         return h
 

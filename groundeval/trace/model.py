@@ -160,6 +160,7 @@ def _struct(model: type[BaseModel]) -> type[msgspec.Struct]:
 
 
 _decode = msgspec.json.Decoder(_struct(Trace), strict=True).decode
+TimingsStruct = _struct(Timings)  # a trace's timings as re-scoring keeps them
 
 
 def decode_trace(line: bytes) -> Any | None:
