@@ -120,10 +120,27 @@ def canonical_fast(text: str | bytes, drop: tuple[str, ...] = ()) -> bytes | Non
         return None
 
 
+class UnreadableRecord(ValueError):
+    """A record the reference cannot read though DuckDB did (an integer past Python's digit
+    limit, nesting past the recursion limit); ``text`` is the record, the message the reader's."""
+
+    def __init__(self, text: str | bytes, reason: BaseException) -> None:
+        super().__init__(str(reason))
+        self.text = text
+
+
+def _reference(text: str | bytes, drop: tuple[str, ...]) -> bytes:
+    try:
+        return canonical_record(text, drop)
+    except (ValueError, RecursionError) as exc:
+        raise UnreadableRecord(text, exc) from None
+
+
 def chunk_md5s(rows: Sequence[Sequence[Any]], drop: tuple[str, ...] = ()) -> list[bytes]:
     """The sorted md5s of rows ``(*prefix, text)``: md5 of the prefix columns (each followed
-    by ``\\x1f``) and the record's canonical JSON (:func:`canonical_fast`, else the reference)."""
-    md5, fast, ref = _md5, canonical_fast, canonical_record
+    by ``\\x1f``) and the record's canonical JSON (:func:`canonical_fast`, else the reference;
+    :class:`UnreadableRecord` where that fails)."""
+    md5, fast, ref = _md5, canonical_fast, _reference
     with collector_paused():  # parsed records hold no cycles: a collection every 700 of them only costs time
         if rows and len(rows[0]) == 1:  # no prefix columns (events)
             out = [md5(fast(text, drop) or ref(text, drop)).digest() for (text,) in rows]

@@ -34,7 +34,12 @@ import duckdb
 from ..contract.manifest import PackPaths, load_manifest
 from ..contract.models import Manifest
 from ..errors import ContractError
-from .digest import BackgroundDigests, canonical_record, records_digest  # noqa: F401 - canonical_record: its old home
+from .digest import (  # noqa: F401 - canonical_record: its old home
+    BackgroundDigests,
+    UnreadableRecord,
+    canonical_record,
+    records_digest,
+)
 from .ingest import KEPT_ARTIFACTS, KEPT_EVENTS, ingest, json_files
 
 # DuckDB's Python client tries ``import pandas`` twice for every bound parameter; when
@@ -447,7 +452,18 @@ def _digest(con: duckdb.DuckDBPyConnection, m: Manifest, records: dict[str, Futu
     manifest_part = json.dumps(
         m.model_dump(mode="json", include={"timezone", "access", "evaluation"}), sort_keys=True, separators=(",", ":")
     )
-    ev, art = (
-        records[t].result() if t in records else records_digest(con, *RECORDS[t]) for t in ("events", "artifacts")
-    )
+    ev, art = (_table_digest(con, t, records.get(t)) for t in ("events", "artifacts"))
     return hashlib.sha256(f"{manifest_part}\n{ev}\n{art}".encode()).hexdigest()
+
+
+def _table_digest(con: duckdb.DuckDBPyConnection, table: str, computing: Future[str] | None) -> str:
+    """One table's records digest (the one ``computing`` already, if any); a record it cannot
+    read is a located problem, worded as the verifier's GE111."""
+    try:
+        return computing.result() if computing is not None else records_digest(con, *RECORDS[table])
+    except UnreadableRecord as exc:
+        row = con.execute(
+            f"SELECT src_file, src_line FROM {table} WHERE raw::VARCHAR = ? ORDER BY ALL LIMIT 1", [exc.text]
+        ).fetchone()
+        file, line = row or (table, None)
+        raise ContractError.single(file, f"malformed JSON: {exc}", line=line) from None
