@@ -107,6 +107,7 @@ def path_facts(trace: Trace) -> PathFacts:
             sub = c.arguments.get("subsystem")
             if sub and isinstance(sub, str):
                 searched.add(sub)
+    final, invalid = _submissions(trace.submissions)
     context = trace.mode == "context"
     facts = PathFacts(
         context=context,
@@ -114,29 +115,31 @@ def path_facts(trace: Trace) -> PathFacts:
         looked=looked,
         searched_subsystems=searched,
         n_calls=len(calls),
+        units=0 if context else len(calls),
         bad=bad,
         hallucinated=hallucinated,
         flag_counts=counts,
+        invalid_submission=invalid,
     )
-    facts.invalid_submission = any(not sub.valid for sub in trace.submissions)
-    final = _final_submission(trace)
     flags_by_id = final.citation_flags if final is not None else {}
     if context:
         cited = A.id_list(trace.final_answer, "evidence_artifacts")
         _context_citations(facts, trace.context_ids, cited, flags_by_id, counts)
-    else:
-        facts.units = facts.n_calls
-        if flags_by_id:
-            cited = A.id_list(trace.final_answer, "evidence_artifacts")
-            hallucinated.update(c for c in cited if c in flags_by_id and flags_by_id[c] is None)
+    elif flags_by_id:
+        cited = A.id_list(trace.final_answer, "evidence_artifacts")
+        hallucinated.update(c for c in cited if c in flags_by_id and flags_by_id[c] is None)
     return facts
 
 
-def _final_submission(trace: Trace):
-    for sub in reversed(trace.submissions):
+def _submissions(submissions: Sequence[Any]) -> tuple[Any, bool]:
+    """The last valid submission (or None), and whether any submission is invalid."""
+    final, invalid = None, False
+    for sub in submissions:
         if sub.valid:
-            return sub
-    return None
+            final = sub
+        else:
+            invalid = True
+    return final, invalid
 
 
 def _context_citations(
