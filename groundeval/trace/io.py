@@ -82,20 +82,18 @@ class TraceKeys:
         self.first: dict[tuple[str, str, str, int], int] = {}
 
     def add(self, trace: Trace, line: int) -> None:
-        self.add_values(trace.question_id, trace.agent, trace.mode, trace.trial, line)
-
-    def add_values(self, question_id: str, agent: str | None, mode: str, trial: int, line: int) -> None:
-        """:meth:`add` from the trace's fields."""
-        seen = self.first.setdefault((question_id, agent or "", mode, trial), line)
+        agent = trace.agent  # once per re-scored trace: the key made here, no further call
+        seen = self.first.setdefault((trace.question_id, agent or "", trace.mode, trace.trial), line)
         if seen != line:
+            trial = trace.trial
             trial_text = f", trial {trial}" if trial else ""
             raise ContractError.single(
                 self.path,
-                f"a second trace of question {question_id!r} (agent {agent!r}, mode "
-                f"{mode!r}{trial_text}; the first is at line {seen}): one trace per question, agent, mode and "
-                "trial — remove one of the two lines",
+                f"a second trace of question {trace.question_id!r} (agent {agent!r}, mode "
+                f"{trace.mode!r}{trial_text}; the first is at line {seen}): one trace per question, agent, mode "
+                "and trial — remove one of the two lines",
                 line=line,
-                record=question_id,
+                record=trace.question_id,
             )
 
 

@@ -173,7 +173,12 @@ def decode_trace(line: bytes) -> Any | None:
         return None
     try:
         t = _decode(line)
-        t.as_of = _datetime(t.as_of)
+        as_of = _AS_OF.get(t.as_of)  # a run's traces share their questions' few as-of times
+        if as_of is None:
+            as_of = _datetime(t.as_of)
+            if len(_AS_OF) < 4096:
+                _AS_OF[t.as_of] = as_of
+        t.as_of = as_of
         timings = t.timings
         if timings.started is not None:
             timings.started = _datetime(timings.started)
@@ -182,6 +187,9 @@ def decode_trace(line: bytes) -> Any | None:
     except (msgspec.DecodeError, ValueError):  # msgspec.ValidationError is a DecodeError
         return None
     return t
+
+
+_AS_OF: dict[str, datetime] = {}  # as-of text -> its datetime (immutable: shared)
 
 
 def _datetime(text: str) -> datetime:
