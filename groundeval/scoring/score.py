@@ -70,6 +70,11 @@ def _clean(x: float) -> float:
 _ROUNDED: dict[float, float] = {}  # x -> round(x, DIGITS): equal floats are the same value
 
 
+def _clean_all(values: dict[str, float]) -> dict[str, float]:
+    """Every value :func:`_clean` (a component is most often 0 or 1: no call for those)."""
+    return {k: x if x == 0.0 or x == 1.0 else _clean(x) for k, x in values.items()}
+
+
 def path_facts(trace: Trace) -> PathFacts:
     """Fetched set, flags, hallucinated ids and v from the recorded calls (or citations).
     ``trace``: a :class:`Trace`, or anything that reads like one (re-scoring's structs)."""
@@ -269,8 +274,8 @@ def _verdict(
             "violation_rate": _clean(v),
             "penalty": penalty,
             "s_adj": _clean(combined * penalty),
-            "answer_components": {k: _clean(x) for k, x in comps.items()},
-            "traj_components": {k: _clean(x) for k, x in traj.items()},
+            "answer_components": _clean_all(comps),
+            "traj_components": _clean_all(traj),
             "answer_correct": correct,
             "path_valid": path_valid,
             "state_invalid_correct": correct and not path_valid,
