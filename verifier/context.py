@@ -435,26 +435,37 @@ class PackContext:
     # ------------------------------------------------------------------ derived, cached
 
     @cached_property
-    def graph(self) -> Any:
-        """The event graph (issue 3), or ``None`` (with :attr:`graph_error`) when it cannot be built.
-
-        Built without search spaces: ranking every silence record's query selectors is
-        the costliest part of the graph, and the rules only ask whether a space is empty
-        (see :func:`verifier.rules.semantics.empty_search_spaces`)."""
+    def _graphs(self) -> tuple[Any, Any] | None:
+        """(the event graph, its :class:`~verifier.graph_facts.GraphFacts`), or ``None`` (with
+        :attr:`graph_error`) when it cannot be built. The graph is the one generation builds
+        (see :mod:`verifier.graph_facts`), without search spaces: ranking every silence
+        record's query selectors is the costliest part of the graph, and the rules only ask
+        whether a space is empty (see :func:`verifier.rules.semantics.empty_search_spaces`)."""
         if self.store is None or self.manifest is None:
             return None
         try:
-            from groundeval.graph.build import build_graph
+            from .graph_facts import build
         except ImportError as exc:
             self.graph_error = f"groundeval.graph is not available ({exc})"
             return None
+        self.settle()  # the graph's tables live on this thread's cursor, which loading the FTS extension replaces
         try:
-            return build_graph(self.store, search_spaces=False)
+            return build(self.store)
         except ContractError as exc:
             self.graph_error = f"the graph rejects the contract: {exc}"
         except Exception as exc:  # noqa: BLE001 - reported as a finding, never raised
             self.graph_error = f"building the graph failed: {type(exc).__name__}: {exc}"
         return None
+
+    @property
+    def graph(self) -> Any:
+        """The event graph (issue 3) the dry run generates from, or ``None``."""
+        return None if self._graphs is None else self._graphs[0]
+
+    @property
+    def graph_facts(self) -> Any:
+        """What the level 3 rules read of the graph, or ``None`` when there is none."""
+        return None if self._graphs is None else self._graphs[1]
 
     def close(self) -> None:
         """Close what the context opened; an adopted store stays open for its owner."""

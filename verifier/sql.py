@@ -297,6 +297,16 @@ def event_locations(store, ids: list[str]) -> dict[str, tuple[str, int | None, i
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
+def events_with_artifacts(store: Any, ids: list[str]) -> set[str]:
+    """Those of the given events that reference an artifact the store holds."""
+    rows = store.query(
+        """SELECT DISTINCT ea.event_id FROM event_artifacts ea JOIN artifacts x ON x.id = ea.artifact_id
+           WHERE ea.event_id IN (SELECT unnest(from_json(?::JSON, '["VARCHAR"]')))""",
+        [json.dumps(sorted(set(ids)))],  # one JSON text: a Python list costs the client a lookup per element
+    )
+    return {r[0] for r in rows}
+
+
 def artifact_ids(store: Any) -> set[str]:
     """Every artifact id of the store."""
     return {r[0] for r in store.query("SELECT id FROM artifacts ORDER BY id")}
@@ -322,3 +332,18 @@ def unparseable(con: Any, values: list[str]) -> set[str]:
         f"SELECT t FROM unnest(from_json(?::JSON, '[\"VARCHAR\"]')) AS u(t) {test}", [json.dumps(values)]
     ).fetchall()
     return {r[0] for r in rows}
+
+
+def graph_facts(cur: Any) -> tuple[set[str], set[str], list[tuple], list[tuple]]:
+    """What level 3 reads of the graph, from the tables ``graph.build.sampled_graph`` left on
+    ``cur`` (``ge_e``: named causal edges, ``ge_sc``: each trigger's status; see
+    ``graph/sql.py``): the causal spec names with an edge, the silence keys with a trigger,
+    every absence (key, trigger, µs) and every ambiguous trigger (key, trigger, reason,
+    other event), sorted."""
+    linked = {r[0] for r in cur.execute("SELECT DISTINCT name FROM ge_e").fetchall()}
+    triggered = {r[0] for r in cur.execute("SELECT DISTINCT key FROM ge_sc").fetchall()}
+    absences = cur.execute("SELECT key, tid, tts FROM ge_sc WHERE status = 'absence' ORDER BY key, tid").fetchall()
+    ambiguous = cur.execute(
+        "SELECT key, tid, status, other FROM ge_sc WHERE status NOT IN ('presence', 'absence') ORDER BY ALL"
+    ).fetchall()
+    return linked, triggered, absences, ambiguous

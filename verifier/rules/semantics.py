@@ -6,7 +6,6 @@ verifier judges exactly the links and absences the question generator will use.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Iterable, Mapping
 
 from .. import sql
@@ -112,9 +111,9 @@ def _event_where(locs: dict, event_id: str | None) -> dict:
 
 @check("GE301", needs=("manifest", "store", "graph"))
 def causal_links(ctx: PackContext) -> Iterable:
-    counts = Counter(e.spec for e in ctx.graph.causal_edges)
+    linked = ctx.graph_facts.linked
     for spec in ctx.manifest.evaluation.causal_links:
-        if counts[spec.name] == 0:
+        if spec.name not in linked:
             line, path = _spec_loc(ctx, "causal_links", spec.name)
             yield finding(
                 "GE301",
@@ -128,10 +127,9 @@ def causal_links(ctx: PackContext) -> Iterable:
 
 @check("GE302", "GE303", "GE306", needs=("manifest", "store", "graph"))
 def silence_pairs(ctx: PackContext) -> Iterable:
-    g = ctx.graph
-    triggers = Counter(r.spec for r in [*g.absences, *g.presences, *g.ambiguous])
+    g = ctx.graph_facts
     for spec in ctx.manifest.evaluation.silence_pairs:
-        if triggers[spec.key] == 0:
+        if spec.key not in g.triggered:
             line, path = _spec_loc(ctx, "silence_pairs", spec.key)
             yield finding(
                 "GE302",
@@ -140,13 +138,13 @@ def silence_pairs(ctx: PackContext) -> Iterable:
                 line=line,
                 path=path,
             )
-    locs = sql.event_locations(
+    empty = empty_search_spaces(ctx.store, g.absences, g.events)
+    locs = sql.event_locations(  # only the events a finding names
         ctx.store,
-        [r.trigger_event_id for r in [*g.absences, *g.ambiguous]]
+        [r.trigger_event_id for r in [*empty, *g.ambiguous]]
         + [r.response_event_id for r in g.ambiguous if r.response_event_id],
     )
-    ctx.settle()  # the search spaces may rank by BM25: not over an index still being built beside
-    for rec in empty_search_spaces(ctx.store, g.absences, g.events):
+    for rec in empty:
         yield finding(
             "GE303",
             f"{rec.spec}: the absence after trigger {rec.trigger_event_id} has an empty expected search space",
@@ -180,7 +178,9 @@ def empty_search_spaces(store, records: list, events: Mapping) -> list:
     from groundeval.graph.sql import GraphSQL
 
     specs = {s.key: s for s in store.manifest.evaluation.silence_pairs}
-    if isinstance(events, EventIndex):  # lazy: fetch just these triggers, not every involved event
+    if isinstance(events, EventIndex):  # lazy: fetch just the triggers without found artifacts
+        found = sql.events_with_artifacts(store, [r.trigger_event_id for r in records])
+        records = [r for r in records if r.trigger_event_id not in found]
         events.load(sorted({r.trigger_event_id for r in records}))
     checks: list[tuple[int, str, str | None]] = []  # (record index, artifact id, subsystem or None)
     undecided: list[int] = []
