@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import operator
-import re
 import sys
 from collections.abc import Iterable, Iterator
 from functools import reduce
@@ -61,11 +60,39 @@ def _line_struct() -> type[msgspec.Struct]:
 _LINE_STRUCT = _line_struct()
 _LINE_DEFAULTS = tuple((k, d) for k, d in _OMITTED if k in _LINE_STRUCT.__struct_fields__)
 _ENCODE = msgspec.json.Encoder(order="sorted").encode
-# Where msgspec spells a float otherwise than ``json.dumps``: below 1e-4 (``0.00001`` for
-# ``1e-05``, ``1e-6`` for ``1e-06``) and from 1e16 on (``1e16`` for ``1e+16``). Every float of a
-# score line is an object's value (after a colon); text inside a string that looks alike only
-# sends its line to the reference.
-_OTHER_SPELLING = re.compile(rb":-?(?:[0-9.]+e|0\.0000)").search
+
+
+def _float_fields() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The score's fields holding a float (or None), and those holding a dict of floats."""
+    scalars, dicts = [], []
+    for name, f in QuestionScore.model_fields.items():
+        ann = f.annotation
+        if ann is float or (get_origin(ann) in (Union, UnionType) and set(get_args(ann)) == {float, type(None)}):
+            scalars.append(name)
+        elif ann == dict[str, float]:
+            dicts.append(name)
+        elif "float" in repr(ann):
+            raise TypeError(f"QuestionScore.{name}: {ann!r} holds floats _spelled_alike does not check")
+    return tuple(scalars), tuple(dicts)
+
+
+_FLOATS, _FLOAT_DICTS = _float_fields()
+
+
+def _spelled_alike(values: Any) -> bool:
+    """Whether msgspec writes every float of the line as ``json.dumps`` does: zero, and from
+    1e-4 to below 1e16 (below, msgspec writes ``0.00001`` for ``1e-05`` and ``1e-6`` for
+    ``1e-06``; from 1e16, ``1e16`` for ``1e+16``). Checked on the values, not the line's text:
+    a regular expression over the line cost ~2 us."""
+    for name in _FLOATS:
+        x = getattr(values, name)
+        if x is not None and not (x == 0.0 or 1e-4 <= abs(x) < 1e16):
+            return False
+    for name in _FLOAT_DICTS:
+        for x in getattr(values, name).values():
+            if not (x == 0.0 or 1e-4 <= abs(x) < 1e16):
+                return False
+    return True
 
 
 def score_line_reference(s: QuestionScore) -> str:
@@ -91,10 +118,11 @@ def _fast_line(s: QuestionScore) -> bytes | None:
         for key, default in _LINE_DEFAULTS:
             if getattr(values, key) == default:
                 setattr(values, key, default)  # the default itself: msgspec leaves out only that object
-        line = _ENCODE(values)
+        if not _spelled_alike(values):
+            return None
+        return _ENCODE(values)
     except (msgspec.ValidationError, ValueError, TypeError, UnicodeError):  # a lone surrogate, too
         return None
-    return None if _OTHER_SPELLING(line) else line
 
 
 def write_scores(path: str | Path, scores: list[QuestionScore]) -> Path:
