@@ -113,6 +113,8 @@ def format_at(ts_us: int, level: str) -> str:
 
 def scalar_text(value: Any) -> str | None:
     """The one canonical text of a scalar value; ``None`` for lists, objects, nulls, blanks."""
+    if type(value) is str:  # most values: their own canonical text (join_key's), if not blank
+        return value if value.strip() else None
     if isinstance(value, dict | list) or value is None:
         return None
     keys = join_key(value)
@@ -215,7 +217,8 @@ class SubjectIndex:
     _indexed: set[tuple[str, str, str, str]] = field(default_factory=set)  # values in ge_post
     _actors: bool = False  # ge_eact built
     _fact_keys: set[str] | None = None  # keys in ge_efact (None: none loaded yet)
-    _found: dict[tuple, Reference | None] = field(default_factory=dict)  # resolved, by _memo_key
+    # resolved, by _memo_key: (the subject's record, held so its id stays its own; the reference)
+    _found: dict[tuple, tuple[Any, Reference | None]] = field(default_factory=dict)
 
     LEVELS_PER_ROUND = 3  # references per subject a round counts (most resolve on the first)
 
@@ -251,8 +254,9 @@ class SubjectIndex:
             if memo not in self._found:
                 todo.setdefault(memo, (s, role))
         if todo:
-            self._found.update(self._resolve([(memo, s, role) for memo, (s, role) in todo.items()]))
-        return {key: self._found[memo] for key, memo, _, _ in keyed}
+            found = self._resolve([(memo, s, role) for memo, (s, role) in todo.items()])
+            self._found.update((memo, (todo[memo][0].record, ref)) for memo, ref in found.items())
+        return {key: self._found[memo][1] for key, memo, _, _ in keyed}
 
     def _resolve(self, requests: list[tuple[Any, Subject, Role]]) -> dict[Any, Reference | None]:
         levels = self.levels(requests)
@@ -342,14 +346,15 @@ class SubjectIndex:
 
 def _memo_key(s: Subject, role: Role) -> tuple:
     """Everything a reference is a function of (``_levels``, ``_load``): the subject's event,
-    type, time, identifiers and actors, and the role — hashable however a track shaped them
-    (a list of actors, a set of hidden keys), and never the same for two requests whose
-    subjects differ (a track may name an event by part of its record)."""
+    type, time, record (by identity: the memo holds it) and actors, and the role — hashable
+    however a track shaped them (a list of actors, a set of hidden keys). A track's own call
+    with the requests the generator resolved (the same objects) is answered from memory; two
+    requests naming one event by different records never share an answer."""
     return (
         s.event_id,
         s.type,
         s.ts_us,
-        tuple(identifiers(s.record)),
+        id(s.record),
         tuple(s.actors),
         role.time,
         role.actors,
