@@ -235,3 +235,28 @@ def test_candidates_reuse_the_generators_subject_requests(pack, tiny_pack):
             (c.key, c.bucket, c.label, c.payload) for c in own[0]
         ]
         assert reused[1] == own[1]
+
+
+def test_one_duckdb_thread_with_generations_at_once_on_one_database(tiny_pack, tmp_path):
+    """Two stores on one ``--db`` file share DuckDB's threads setting: generations on both at
+    once give the same questions, none waits forever, and the setting is the caller's after."""
+    import threading
+
+    db = tmp_path / "shared.duckdb"
+    first, second = Store.open(tiny_pack, db=db), Store.open(tiny_pack, db=db)
+    second.query("SET threads = 3")
+    assert first.query("SELECT current_setting('threads')")[0][0] == 3  # one database
+    expected = dumps(generate(first))
+    got: list[str] = []
+
+    def run(store: Store) -> None:
+        got.extend(dumps(generate(store)) for _ in range(3))
+
+    workers = [threading.Thread(target=run, args=(s,)) for s in (first, second)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert not any(w.is_alive() for w in workers)
+    assert got == [expected] * 6
+    assert first.query("SELECT current_setting('threads')")[0][0] == 3
