@@ -166,3 +166,43 @@ def test_a_helper_whose_answer_is_not_read_is_not_waited_for():
     started = time.monotonic()
     h.close()
     assert h.proc.returncode != -signal.SIGKILL and time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_helper_that_dies_part_way_changes_nothing(tmp_path, monkeypatch, when):
+    """The helper is killed before, or after, its second chunk is sent: that chunk and every
+    later one are scored here, and the results are one process's, in file order."""
+    lines = [
+        trace_line(
+            Trace(
+                question_id=q.id,
+                track=q.track,
+                mode="tool",
+                actor=q.actor,
+                as_of=q.as_of,
+                contract_digest="d" * 64,
+                agent=f"a{i}",
+            )
+        )
+        for i in range(6)
+        for q in QUESTIONS
+    ]
+    path = _write(tmp_path, lines)
+    alone = _run(path, 0)
+    chunks = []
+    send = parallel._Helper.send
+
+    def dying(self, message):
+        chunks.append(message)
+        if len(chunks) == 3 and when == "before":  # the setup, then the chunks
+            self.proc.kill()
+            self.proc.wait()
+        send(self, message)
+        if len(chunks) == 3 and when == "after":
+            self.proc.kill()
+            self.proc.wait()
+
+    monkeypatch.setattr(parallel._Helper, "send", dying)
+    monkeypatch.setattr(parallel._Helper, "ready", lambda self: True)  # every chunk waits for the helper
+    assert _run(path, 1) == alone
+    assert len(chunks) == 3  # no chunk went to the dead helper
