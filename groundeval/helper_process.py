@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["HelperProcess", "helpers_wanted", "idle_cores", "messages", "reply"]
+__all__ = ["HelperProcess", "IdleMeter", "helpers_wanted", "idle_cores", "messages", "reply"]
 
 
 def idle_cores() -> int:
@@ -35,6 +35,41 @@ def idle_cores() -> int:
     except (OSError, AttributeError):  # no load average (e.g. Windows)
         busy = 0.0
     return min(cores, 4) if cores > 1 and cores - busy >= 1 else 0
+
+
+class IdleMeter:
+    """Whether a core was idle since the last look, from the machine's CPU counters
+    (``/proc/stat``), for a decision taken mid-run: the 1-minute load average still counts this
+    process's own work of the last seconds (at the end of a 1M load, DuckDB's threads), so it
+    cannot tell that a core just went idle. Where there are no such counters, the load
+    average decides (:func:`idle_cores`)."""
+
+    MIN_TICKS = 5  # clock ticks (1/100 s) between two looks before they count
+
+    def __init__(self) -> None:
+        self._last = self._sample()
+
+    @staticmethod
+    def _sample() -> tuple[int, int] | None:
+        """(idle, total) clock ticks of all cores since boot."""
+        try:
+            with open("/proc/stat", "rb") as fh:
+                ticks = [int(x) for x in fh.readline().split()[1:9]]  # user .. steal
+        except (OSError, ValueError):
+            return None
+        return ticks[3] + ticks[4], sum(ticks)  # idle + iowait
+
+    def core_idle(self) -> bool:
+        """A core's worth of idle time since the last look (at least ``MIN_TICKS`` of all
+        cores' time ago; a look too soon after the last one answers false)."""
+        now = self._sample()
+        if now is None or self._last is None:
+            return idle_cores() > 0
+        idle, total = now[0] - self._last[0], now[1] - self._last[1]
+        if total < self.MIN_TICKS * (os.cpu_count() or 1):
+            return False
+        self._last = now
+        return idle * (os.cpu_count() or 1) >= 0.75 * total
 
 
 def helpers_wanted(env_var: str, size: int, minimum: int) -> int:

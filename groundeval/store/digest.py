@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,7 +31,7 @@ from typing import Any
 import msgspec
 
 from ..gc_pause import collector_paused
-from ..helper_process import HelperProcess, helpers_wanted, messages, reply
+from ..helper_process import HelperProcess, IdleMeter, helpers_wanted, messages, reply
 
 CHUNK = 32768  # records per fetch and per helper round trip
 # Below this many records, helpers cost more than they save: with msgspec a record takes
@@ -38,6 +39,10 @@ CHUNK = 32768  # records per fetch and per helper round trip
 # 100K records 2 helpers took 0.55 s CPU against 0.32 s in process, for no shorter wall time
 # (measured at load 4-5; they start only when a core is idle anyway).
 MIN_PARALLEL = 500_000
+# Records still to hash for a helper to join at the end of a load: its start-up (≈ 0.1 s)
+# against half of what is left (≈ 3 µs a record).
+MIN_TAIL = 4 * CHUNK
+ENV = "GROUNDEVAL_DIGEST_WORKERS"
 
 
 def _number(text: str) -> float | int:
@@ -155,7 +160,7 @@ def chunk_md5s(rows: Sequence[Sequence[Any]], drop: tuple[str, ...] = ()) -> lis
 
 def workers_wanted(records: int) -> int:
     """How many helper processes to hash ``records`` records with (0 = in this process)."""
-    return helpers_wanted("GROUNDEVAL_DIGEST_WORKERS", records, MIN_PARALLEL)
+    return helpers_wanted(ENV, records, MIN_PARALLEL)
 
 
 def _fetch(cur: Any, stopped: threading.Event | None = None) -> Iterator[list]:
@@ -170,14 +175,18 @@ def records_digest(
     *,
     workers: int | None = None,
     stopped: threading.Event | None = None,
+    tail: threading.Event | None = None,
 ) -> str:
     """sha256 over the sorted md5s of each record's canonical JSON (prefixed by the row's
     other columns): independent of record order, file layout and key order. ``con`` is a
     DuckDB connection; ``sql`` selects ``(*prefix, text)`` rows. Once ``stopped`` is set
-    the records are no longer read (the value returned then means nothing)."""
-    if workers is None:
+    the records are no longer read (the value returned then means nothing). ``tail``: hashed
+    here, one helper joining once it is set (see :func:`_here`)."""
+    count = 0
+    if workers is None or tail is not None:
         count = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]
-        workers = workers_wanted(count)
+    if workers is None:
+        workers = 0 if tail is not None else workers_wanted(count)
     hashes: list[bytes] = []
     if workers > 0:
         try:
@@ -186,10 +195,64 @@ def records_digest(
             hashes = []  # a helper could not start or died: hash everything here (same result)
             workers = 0
     if workers == 0:
-        for rows in _fetch(con.execute(sql), stopped):
-            hashes += chunk_md5s(rows, drop)
+        hashes = _here(con.execute(sql), drop, stopped, tail, count)
     hashes.sort()  # sorted runs: the sort merges them
     return hashlib.sha256(b"".join(hashes)).hexdigest() if hashes else ""
+
+
+def _here(
+    cur: Any, drop: tuple[str, ...], stopped: threading.Event | None, tail: threading.Event | None, count: int
+) -> list[bytes]:
+    """Chunks hashed in this thread. Once ``tail`` is set (the caller's other work done) with
+    at least :data:`MIN_TAIL` of the ``count`` records left and a core idle, one helper process
+    hashes every other chunk while this thread hashes the next: the end of a load, when
+    DuckDB no longer uses the second core, is hashed on both. A helper that fails hands its
+    chunk back (hashed here: the same result, or the reference's error)."""
+    hashes: list[bytes] = []
+    helper: HelperProcess | None = None
+    lent: list | None = None  # the chunk with the helper
+    meter: IdleMeter | None = None
+    done = 0
+
+    def take_back() -> None:
+        nonlocal helper, lent, tail
+        assert helper is not None and lent is not None
+        try:
+            data = helper.receive()
+            hashes.extend(data[k : k + 16] for k in range(0, len(data), 16))
+        except OSError:
+            hashes.extend(chunk_md5s(lent, drop))
+            helper.close()
+            helper, tail = None, None  # not asked again
+        lent = None
+
+    try:
+        for rows in _fetch(cur, stopped):
+            if helper is None and tail is not None and tail.is_set() and count - done >= MIN_TAIL:
+                meter = meter or IdleMeter()
+                if meter.core_idle():
+                    try:
+                        helper = HelperProcess("groundeval.store.digest", ENV)
+                    except OSError:
+                        tail = None
+            done += len(rows)
+            if helper is not None and lent is None:
+                try:
+                    helper.send((rows, drop))
+                    lent = rows
+                    continue
+                except OSError:
+                    helper.close()
+                    helper, tail = None, None
+            hashes += chunk_md5s(rows, drop)
+            if lent is not None:
+                take_back()
+        if lent is not None:
+            take_back()
+    finally:
+        if helper is not None:
+            helper.close()
+    return hashes
 
 
 def _parallel(cur: Any, drop: tuple[str, ...], workers: int, stopped: threading.Event | None) -> list[bytes]:
@@ -230,24 +293,35 @@ class BackgroundDigests:
     cursor (a DuckDB connection serves one thread at a time). The value is
     :func:`records_digest`'s; an error it raises is raised by ``Future.result()``.
 
+    While the caller builds, DuckDB keeps both cores busy and tables are hashed on this thread
+    alone; once the caller says :meth:`build_done`, one helper process may join for what is
+    left (:func:`_here`). ``GROUNDEVAL_DIGEST_WORKERS`` set decides as for
+    :func:`records_digest` instead.
+
     Use as a context manager: leaving it stops the thread (a table being hashed is dropped
     at its next chunk) and waits for it, so a failed load leaves no work running."""
 
     def __init__(self, con: Any) -> None:
         self._con = con
         self._stopped = threading.Event()
+        self._built = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="groundeval-digest")
 
     def submit(self, sql: str, drop: tuple[str, ...] = ()) -> Future[str]:
         cur = self._con.cursor()
+        tail = None if os.environ.get(ENV) is not None else self._built
 
         def run() -> str:
             try:
-                return records_digest(cur, sql, drop, stopped=self._stopped)
+                return records_digest(cur, sql, drop, stopped=self._stopped, tail=tail)
             finally:
                 cur.close()
 
         return self._pool.submit(run)
+
+    def build_done(self) -> None:
+        """The caller's DuckDB work is over: a helper may hash beside this thread."""
+        self._built.set()
 
     def __enter__(self) -> BackgroundDigests:
         return self

@@ -226,6 +226,7 @@ class Store:
                 records[table] = digests.submit(*RECORDS[table])
 
             ingest(con, paths.events_path, paths.artifacts_path, keep_rows=keep_rows, artifact_seen=seen, built=built)
+            digests.build_done()
             if head is not None:
                 stamp = head.hexdigest()
             finish_load(con, m, stamp, records)

@@ -159,3 +159,56 @@ def test_store_digest_is_the_one_computed_after_loading(tiny_pack):
 
     store = S.Store.open(tiny_pack)
     assert S._digest(store.con, load_manifest(tiny_pack).manifest, {}) == store.digest
+
+
+@pytest.fixture
+def tail_helper(monkeypatch, monkeypatch_chunk):
+    """Chunks of 3, a helper joins with 3 records left, and a core always looks idle."""
+    monkeypatch.setattr(D, "MIN_TAIL", 3)
+    monkeypatch.setattr(D.IdleMeter, "core_idle", lambda self: True)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(RECORDS, min_size=1, max_size=40), st.integers(0, 2**16))
+def test_tail_helper_digest_equals_oracle(tail_helper, records, seed):
+    """This thread and one helper taking every other chunk once the tail is due."""
+    con = _table(records, seed)
+    due = threading.Event()
+    due.set()
+    for sql, drop in SQLS:
+        assert D.records_digest(con, sql, drop, tail=due) == _oracle(con, sql, drop)
+
+
+def test_tail_helper_that_dies_hands_its_chunk_back(tail_helper):
+    """A record the helper cannot hash (it dies) is hashed here: the reference's error."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (raw VARCHAR)")
+    rows = [['{"a": %d}' % i] for i in range(9)] + [['{"n": ' + "9" * 5000 + "}"]]
+    con.executemany("INSERT INTO t VALUES (?)", rows)
+    due = threading.Event()
+    due.set()
+    with pytest.raises(D.UnreadableRecord):
+        D.records_digest(con, "SELECT raw FROM t ORDER BY raw DESC", tail=due)
+    assert D.records_digest(con, "SELECT raw FROM t WHERE length(raw) < 100", tail=due) == _oracle(
+        con, "SELECT raw FROM t WHERE length(raw) < 100"
+    )
+
+
+def test_store_open_with_a_tail_helper_gives_the_same_digest(tiny_pack, tail_helper, monkeypatch):
+    from groundeval.store.store import Store
+
+    monkeypatch.setenv("GROUNDEVAL_DIGEST_WORKERS", "0")
+    alone = Store.open(tiny_pack).digest
+    monkeypatch.delenv("GROUNDEVAL_DIGEST_WORKERS")
+    assert Store.open(tiny_pack).digest == alone
+
+
+def test_idle_meter_answers_after_a_pause():
+    from groundeval.helper_process import IdleMeter
+
+    meter = IdleMeter()
+    assert meter.core_idle() is False  # too soon after the first look
+    meter._last = (0, 0)  # as if the last look were at boot
+    assert isinstance(meter.core_idle(), bool)
