@@ -138,10 +138,6 @@ _FAST_LOADER = getattr(yaml, "CSafeLoader", None)
 _PURE_ONLY = ("\t", "?", "\ufeff")  # characters whose reading differs (tests/contract/test_manifest_libyaml.py)
 
 
-class _Unlike(Exception):
-    """libyaml's reading of a text may differ from the pure-Python loader's."""
-
-
 def _parse(path: Path, text: str) -> tuple[Any, yaml.Node | None]:
     """(data, node) of a manifest text, its node checked (``limits.node_problem``) before any
     value is constructed — as the pure-Python loader reads it, whose errors (message, line)
@@ -149,20 +145,22 @@ def _parse(path: Path, text: str) -> tuple[Any, yaml.Node | None]:
     a tab, a ``?`` or a byte order mark (the pure-Python loader refuses some that libyaml
     takes), nor one libyaml refuses or whose node has an empty value in a flow collection
     (placed at the next token, not after the ``:``); the pure-Python loader reads those."""
+    read = None
     if _FAST_LOADER is not None and not any(c in text for c in _PURE_ONLY):
         try:
-            return _load(path, text, _FAST_LOADER)
-        except (yaml.YAMLError, RecursionError, _Unlike):
+            read = _load(path, text, _FAST_LOADER)
+        except (yaml.YAMLError, RecursionError):
             pass
-    return _load(path, text, yaml.SafeLoader)
+    return read or _load(path, text, yaml.SafeLoader)
 
 
 def _load(path: Path, text: str, loader_class: Any) -> tuple[Any, yaml.Node | None]:
+    """(data, node); with libyaml, ``None`` if the node may be placed otherwise (``_parse``)."""
     loader = loader_class(text)
     try:
         node = loader.get_single_node()
         if loader_class is _FAST_LOADER and _empty_in_flow(node):
-            raise _Unlike()
+            return None
         problem = limits.node_problem(str(path), node)
         if problem is not None:
             raise ContractError([problem])
