@@ -149,6 +149,10 @@ def chunk_md5s(rows: Sequence[Sequence[Any]], drop: tuple[str, ...] = ()) -> lis
     with collector_paused():  # parsed records hold no cycles: a collection every 700 of them only costs time
         if rows and len(rows[0]) == 1:  # no prefix columns (events)
             out = [md5(fast(text, drop) or ref(text, drop)).digest() for (text,) in rows]
+        elif rows and len(rows[0]) == 3:  # two (artifacts: id, subsystem), without a join per row
+            out = [
+                md5(f"{a}\x1f{b}\x1f".encode() + (fast(text, drop) or ref(text, drop))).digest() for a, b, text in rows
+            ]
         else:
             out = []
             for *prefix, text in rows:
