@@ -30,6 +30,7 @@ from typing import Any
 
 import msgspec
 
+from ..errors import GroundevalError
 from ..gc_pause import collector_paused
 from ..helper_process import HelperProcess, IdleMeter, helpers_wanted, messages, reply
 
@@ -125,7 +126,7 @@ def canonical_fast(text: str | bytes, drop: tuple[str, ...] = ()) -> bytes | Non
         return None
 
 
-class UnreadableRecord(ValueError):
+class UnreadableRecord(GroundevalError, ValueError):
     """A record the reference cannot read though DuckDB did (an integer past Python's digit
     limit, nesting past the recursion limit); ``text`` is the record, the message the reader's."""
 
