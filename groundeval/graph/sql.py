@@ -499,8 +499,10 @@ class GraphSQL:
                WHERE term IN (SELECT term FROM ge_bqt)"""
         )
         hit = [r[0] for r in self.q("SELECT w FROM ge_bhw ORDER BY w")]  # [a-z0-9]+: a safe pattern
-        text = _LOWERED.format("coalesce(title, '') || ' ' || coalesce(body, '')")
-        prefilter = f"WHERE regexp_matches({text}, $re)" if len(hit) <= self.PREFILTER_WORDS else ""
+        # each field lowered as its tokens are (one text of both could lose the body: a NUL
+        # in the title ends what strip_accents returns)
+        fields = " OR ".join(f"regexp_matches({_LOWERED.format(f)}, $re)" for f in ("title", "body"))
+        prefilter = f"WHERE {fields}" if len(hit) <= self.PREFILTER_WORDS else ""
         self.cur.execute(
             f"""CREATE OR REPLACE TEMP TABLE ge_btf AS
                 WITH k AS (SELECT * FROM ({words(prefilter)})
