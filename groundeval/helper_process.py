@@ -117,7 +117,12 @@ class HelperProcess:
         return self.proc.poll() is None
 
     def close(self) -> None:
-        """Close its stdin (it ends its loop), wait a little, kill it if it does not stop."""
+        """Stop reading its answers, close its stdin (it ends its loop), wait a little, kill it
+        if it does not stop. Its answer pipe is closed first: a helper still writing an answer
+        nobody will read (the caller stopped early on an error or Ctrl-C; answers exceed the
+        pipe's 64 KB) then fails on the broken pipe and exits, instead of blocking until killed."""
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
@@ -128,8 +133,6 @@ class HelperProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
 
 
 def messages() -> Iterator[Any]:

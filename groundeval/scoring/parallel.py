@@ -116,13 +116,6 @@ class _Helper(HelperProcess):
         except OSError:
             return None
 
-    def close(self) -> None:
-        """Stop reading its answers first: a helper writing one nobody will read (an error
-        ended re-scoring) then stops on the broken pipe instead of being waited for and killed."""
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        super().close()
-
     def ready(self) -> bool:
         """Whether its answer has arrived (reading it would not wait)."""
         try:

@@ -99,12 +99,9 @@ class _Helper:
         return self.results.pop(j, None)
 
     def close(self) -> None:
-        """End it. Its answer pipe is closed first: an answer it is still writing (a check that
-        stopped early) then fails at once and it exits, instead of blocking until it is killed."""
+        """End it (an answer it is still writing fails at once: see ``HelperProcess.close``)."""
         if self.proc is not None:
             proc, self.proc = self.proc, None
-            if proc.proc.stdout is not None:
-                proc.proc.stdout.close()
             proc.close()
 
 
