@@ -112,8 +112,9 @@ def test_helpers_yield_what_one_process_yields(tmp_path, lines, workers, damage,
         assert alone[0] == "error"
 
 
-def test_a_large_file_uses_helpers_and_keeps_every_field(tmp_path, monkeypatch):
-    lines = [
+def _agents_lines(agents: int, **fields) -> list[str]:
+    """A trace line per question for each of ``agents`` agent names (``fields`` added to each)."""
+    return [
         trace_line(
             Trace(
                 question_id=q.id,
@@ -123,12 +124,16 @@ def test_a_large_file_uses_helpers_and_keeps_every_field(tmp_path, monkeypatch):
                 as_of=q.as_of,
                 contract_digest="d" * 64,
                 agent=f"a{i}",
-                timings={"started": "2026-01-01T00:00:00Z", "total_ms": 2.5},
+                **fields,
             )
         )
-        for i in range(40)
+        for i in range(agents)
         for q in QUESTIONS
     ]
+
+
+def test_a_large_file_uses_helpers_and_keeps_every_field(tmp_path, monkeypatch):
+    lines = _agents_lines(40, timings={"started": "2026-01-01T00:00:00Z", "total_ms": 2.5})
     path = _write(tmp_path, lines)
     monkeypatch.setattr(parallel, "MIN_BYTES", 1)
     monkeypatch.delenv("GROUNDEVAL_SCORE_WORKERS", raising=False)
@@ -172,21 +177,7 @@ def test_a_helper_whose_answer_is_not_read_is_not_waited_for():
 def test_a_helper_that_dies_part_way_changes_nothing(tmp_path, monkeypatch, when):
     """The helper is killed before, or after, its second chunk is sent: that chunk and every
     later one are scored here, and the results are one process's, in file order."""
-    lines = [
-        trace_line(
-            Trace(
-                question_id=q.id,
-                track=q.track,
-                mode="tool",
-                actor=q.actor,
-                as_of=q.as_of,
-                contract_digest="d" * 64,
-                agent=f"a{i}",
-            )
-        )
-        for i in range(6)
-        for q in QUESTIONS
-    ]
+    lines = _agents_lines(6)
     path = _write(tmp_path, lines)
     alone = _run(path, 0)
     chunks = []
