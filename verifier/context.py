@@ -470,6 +470,10 @@ class PackContext:
     def close(self) -> None:
         """Close what the context opened; an adopted store stays open for its owner."""
         self.settle()
+        if self.store is not None and self.shared_store and self.__dict__.get("_graphs") is not None:
+            from groundeval.graph.sql import GraphSQL
+
+            GraphSQL.drop_tables(self.store.cursor)  # the owner keeps the store, not the graph's tables
         if self.store is not None and not self.shared_store:
             self.store.close()
         elif self.staged is not None:

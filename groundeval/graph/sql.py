@@ -87,6 +87,16 @@ class GraphSQL:
     def q(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         return self.cur.execute(sql, list(params)).fetchall()
 
+    @staticmethod
+    def drop_tables(cursor) -> None:
+        """Drop the ``ge_*`` working tables a build left on ``cursor``: a caller that keeps the
+        store open after the graph is used up (eval's episodes) need not hold them."""
+        names = cursor.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE temporary AND starts_with(table_name, 'ge_')"
+        ).fetchall()
+        for (name,) in names:
+            cursor.execute(f'DROP TABLE IF EXISTS temp."{name}"')
+
     def put(self, table: str, columns: Sequence[tuple[str, str]], rows: Iterable[Sequence[Any]]) -> None:
         """Load Python rows into a temp table in one statement: each column goes in as one
         JSON list of texts (a value as its ``str``, ``None`` as empty text), cast to the
