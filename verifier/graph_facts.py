@@ -17,9 +17,10 @@ from typing import Any
 from groundeval.graph.build import EventGraph, EventIndex, build_graph, sampled_graph
 from groundeval.graph.records import AmbiguousTrigger, SilenceRecord
 from groundeval.graph.sql import GraphSQL, gap_us
+from groundeval.questions.generate import samples_suffice
 from groundeval.questions.pool import sample_size
 from groundeval.store.store import Store
-from groundeval.tracks import builtin_tracks, tracks
+from groundeval.tracks import tracks
 
 from . import sql
 
@@ -53,8 +54,7 @@ def build(store: Store) -> tuple[EventGraph, GraphFacts]:
     questions), and the level 3 facts. Call on one thread, with nothing loading the FTS
     extension meanwhile (that replaces the thread's cursor, and with it the tables)."""
     ev = store.manifest.evaluation
-    builtin = {id(t) for t in builtin_tracks()}
-    if all(id(t) in builtin for t in tracks()):  # as generation decides (questions.generate)
+    if samples_suffice(tracks()):
         cur = store.cursor
         g = sampled_graph(store, ev.seed, sample_size(ev))
         if g is not None:

@@ -18,7 +18,7 @@ import hashlib
 import json
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Callable
 
@@ -189,12 +189,18 @@ def _context(
     return ctx, pools
 
 
-def _graph(store: Store, seed: int, specs: tuple[Track, ...]) -> EventGraph:
-    """The built-in tracks read only their seeded samples of the graph's records: those
-    are chosen in SQL (``sampled_graph``), not built in Python for every edge and trigger.
-    Another track may read the whole graph, so it gets it."""
+def samples_suffice(specs: Iterable[Track]) -> bool:
+    """Whether generating with ``specs`` reads only seeded samples of the graph's records:
+    true for the built-in tracks; another track may read the whole graph. The verifier's
+    dry run builds its graph by the same rule."""
     builtin = {id(t) for t in builtin_tracks()}
-    if all(id(t) in builtin for t in specs):
+    return all(id(t) in builtin for t in specs)
+
+
+def _graph(store: Store, seed: int, specs: tuple[Track, ...]) -> EventGraph:
+    """The built-in tracks' samples are chosen in SQL (``sampled_graph``), not built in
+    Python for every edge and trigger; another track gets the whole graph."""
+    if samples_suffice(specs):
         eg = sampled_graph(store, seed, sample_size(store.manifest.evaluation))
         if eg is not None:
             return eg
