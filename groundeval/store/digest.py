@@ -223,8 +223,7 @@ def _here(
         nonlocal helper, lent, tail
         assert helper is not None and lent is not None
         try:
-            data = helper.receive()
-            hashes.extend(data[k : k + 16] for k in range(0, len(data), 16))
+            hashes.extend(_answer(helper))
         except OSError:
             hashes.extend(chunk_md5s(lent, drop))
             helper.close()
@@ -237,7 +236,7 @@ def _here(
                 meter = meter or IdleMeter()
                 if meter.core_idle():
                     try:
-                        helper = HelperProcess("groundeval.store.digest", ENV)
+                        helper = _helper()
                     except OSError:
                         tail = None
             done += len(rows)
@@ -260,6 +259,17 @@ def _here(
     return hashes
 
 
+def _helper() -> HelperProcess:
+    """A helper process hashing chunks (:func:`_serve`)."""
+    return HelperProcess("groundeval.store.digest", ENV)
+
+
+def _answer(helper: HelperProcess) -> list[bytes]:
+    """A helper's answer to one chunk: its md5s, sorted (sent as one string of 16-byte digests)."""
+    data = helper.receive()
+    return [data[k : k + 16] for k in range(0, len(data), 16)]
+
+
 def _parallel(cur: Any, drop: tuple[str, ...], workers: int, stopped: threading.Event | None) -> list[bytes]:
     """Chunks handed to ``workers`` helpers round-robin; each helper holds at most one chunk,
     and its answer is read before it is sent the next (no pipe can fill both ways)."""
@@ -268,12 +278,11 @@ def _parallel(cur: Any, drop: tuple[str, ...], workers: int, stopped: threading.
     hashes: list[bytes] = []
 
     def collect(i: int) -> None:
-        data = helpers[i].receive()
-        hashes.extend(data[k : k + 16] for k in range(0, len(data), 16))
+        hashes.extend(_answer(helpers[i]))
         pending[i] = False
 
     try:
-        helpers = [HelperProcess("groundeval.store.digest", "GROUNDEVAL_DIGEST_WORKERS") for _ in range(workers)]
+        helpers = [_helper() for _ in range(workers)]
         pending = [False] * workers
         for turn, rows in enumerate(_fetch(cur, stopped)):
             i = turn % workers
