@@ -1,17 +1,17 @@
-"""Question generation: candidates per track, subject references, balance, text, leakage and the shortcut audit."""
+"""What every track shares in question generation: generation over the registered tracks,
+subject references, balance, pools, text, leakage, the shortcut audit, prose and the questions
+file. A track's own candidates live in its package (``groundeval/tracks/<name>/``)."""
 
 __all__ = [
     "answers",
     "audit",
     "balance",
-    "counterfactual",
     "generate",
     "io",
     "leakage",
     "model",
-    "perspective",
+    "pool",
     "prose",
-    "silence",
     "sql",
     "subjects",
     "text",

@@ -32,11 +32,11 @@ GroundTruth = Annotated[Union[_BUILTIN_TRUTHS], Field(discriminator="track")]  #
 
 
 def __getattr__(name: str) -> Any:
-    # The truth models live with their tracks (groundeval/tracks/); this keeps the older
+    # The truth models live with their tracks (groundeval/tracks/<name>/); this keeps the older
     # ``from groundeval.questions.model import <Track>Truth`` working for what a built-in
-    # track module exports.
+    # track's package exports.
     for track in _BUILTIN:
-        module = sys.modules[type(track).__module__]
+        module = sys.modules[type(track).__module__.rpartition(".")[0]]
         if name in getattr(module, "__all__", ()):
             return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

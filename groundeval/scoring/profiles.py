@@ -13,11 +13,12 @@
   because the factor is computed from the calls' own flags (``docs/scoring.md``,
   "Scoring profiles").
 
-A profile's per-track formulas live beside the track: the module
-``<track's module>_<profile>`` (``groundeval/tracks/perspective_paper.py`` holds the
-Perspective formulas of ``paper``), found through the track registry — nothing here
-names a track. A track without such a module is scored by its default components,
-combined the profile's way (for ``paper``: no per-question factor).
+A profile's per-track formulas live in the track's package: the module ``<profile>`` beside
+the track's ``track`` module (``groundeval/tracks/perspective/paper.py`` holds the
+Perspective formulas of ``paper``); a track declared in a module of another name has them
+in ``<its module>_<profile>``. Found through the track registry — nothing here names a
+track. A track without such a module is scored by its default components, combined the
+profile's way (for ``paper``: no per-question factor).
 
 :func:`score` is pure like the default scorer: same question, trace, config and
 profile, same bytes.
@@ -192,21 +193,30 @@ _FORMULAS: dict[tuple[str, str], Formula | None] = {}
 
 
 def formula(profile: str, track_name: str) -> Formula | None:
-    """The track's ``score`` function for ``profile``, from the module beside the track
-    (``<track module>_<profile>``); None when the track has none."""
+    """The track's ``score`` function for ``profile``, from its package (``<package>.<profile>``
+    when the track is declared in ``<package>.track``, else ``<track module>_<profile>``);
+    None when the track has none."""
     key = (profile, track_name)
     if key not in _FORMULAS:
         from ..tracks import get
 
-        module = f"{type(get(track_name)).__module__}_{profile}"
-        try:
-            found = getattr(importlib.import_module(module), "score", None)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            found = None
-        _FORMULAS[key] = found
+        _FORMULAS[key] = _profile_score(profile_module(type(get(track_name)).__module__, profile))
     return _FORMULAS[key]
+
+
+def profile_module(track_module: str, profile: str) -> str:
+    """Where a track declared in ``track_module`` keeps its formulas for ``profile``."""
+    package, _, last = track_module.rpartition(".")
+    return f"{package}.{profile}" if package and last == "track" else f"{track_module}_{profile}"
+
+
+def _profile_score(module: str) -> Formula | None:
+    try:
+        return getattr(importlib.import_module(module), "score", None)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return None
 
 
 # --------------------------------------------------------------------------- scoring

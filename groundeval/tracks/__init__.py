@@ -12,8 +12,11 @@ in that order, which is the order every output lists them in. Another track is o
 
     register(Provenance())
 
-Nothing outside a track's own modules names a track: the generator, scorer, verifier,
-reports, testing plugin and audit all loop over :func:`tracks`.
+A track is one package, ``groundeval/tracks/<name>/``: ``model.py`` (truth and answer),
+``candidates.py``, ``track.py`` (the :class:`Track` it registers, as ``TRACK``) and one
+module per scoring profile (``paper.py``). Nothing outside a track's own package names a
+track: the generator, scorer, verifier, reports, testing plugin and audit all loop over
+:func:`tracks`.
 """
 
 from __future__ import annotations

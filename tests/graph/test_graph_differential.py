@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from groundeval.contract.paths import join_key, resolve
 from groundeval.graph.build import build_graph
 from groundeval.graph.sql import GraphSQL
-from groundeval.questions import perspective
 from groundeval.questions.subjects import SubjectIndex
 from groundeval.store.store import Store
+from groundeval.tracks.perspective import candidates as perspective
 
 BASE = datetime(2026, 3, 1, tzinfo=timezone.utc)
 GAP_DAYS = 2

@@ -13,12 +13,13 @@ from hypothesis import strategies as st
 from test_graph_differential import contracts, write_pack
 
 from groundeval.graph.build import build_graph, sampled_graph
-from groundeval.questions import counterfactual, silence
 from groundeval.questions.generate import generate
 from groundeval.questions.io import dumps
 from groundeval.questions.pool import sample_size, seeded_sample
 from groundeval.store.store import Store
 from groundeval.synth.generate import write_org
+from groundeval.tracks.counterfactual import candidates as counterfactual
+from groundeval.tracks.silence import candidates as silence
 
 PACKS = Path(__file__).resolve().parents[2] / "domain_packs"
 

@@ -6,7 +6,7 @@ their public names only.
   one off a module it imported from another package.
 * SQL text appears only in the query modules: the store (loading, tables, digest, the
   visibility cone, the lenient loader), ``graph/sql.py``, ``questions/sql.py``,
-  ``runtime/search_sql.py`` and ``verifier/sql.py``.
+  ``tracks/perspective/sql.py``, ``runtime/search_sql.py`` and ``verifier/sql.py``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ QUERY_MODULES = (
     "groundeval.store.",
     "groundeval.graph.sql",
     "groundeval.questions.sql",
+    "groundeval.tracks.perspective.sql",
     "groundeval.runtime.search_sql",
     "groundeval.verifier.sql",
 )

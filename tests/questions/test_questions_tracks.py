@@ -7,70 +7,25 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from groundeval.verifier import verify
-from pydantic import Field
-from toy_tracks import every_event
+from toy_tracks.provenance import NAME, Provenance, ProvenanceTruth
 
 from groundeval import tracks
 from groundeval.agents.runner import run_questions
-from groundeval.models import StrictModel
-from groundeval.questions.answers import AnswerBase
 from groundeval.questions.balance import Candidate
 from groundeval.questions.generate import generate
 from groundeval.questions.io import read_questions, write_questions
 from groundeval.report.render import write_reports
-from groundeval.scoring import answers as A
 from groundeval.scoring.aggregate import aggregate
 from groundeval.scoring.score import score
 from groundeval.store.store import Store
 from groundeval.trace.io import read_traces
 
 REPO = Path(__file__).resolve().parents[2]
-TOY = "provenance"
-
-
-class ProvenanceTruth(StrictModel):
-    track: Literal["provenance"] = TOY
-    recorded: bool
-    event_id: str
-    artifacts: list[str] = Field(default_factory=list)
-
-
-class ProvenanceAnswer(AnswerBase):
-    recorded: bool
-
-
-class Provenance(tracks.BaseTrack):
-    """Toy: "is the event with this id recorded in more than one document?"""
-
-    name = TOY
-    truth_model = ProvenanceTruth
-    answer_model = ProvenanceAnswer
-    buckets = ("several", "one")
-    yes_buckets = ("several",)
-    label_field = "recorded"
-    templates = (
-        ("provenance.1", "Is {event} recorded in more than one document?"),
-        ("provenance.2", "Do several documents record {event}?"),
-    )
-    max_questions = 6
-
-    def candidates(self, ctx: tracks.GenerationContext, pool: Any) -> tuple[list[Candidate], dict[str, int]]:
-        def truth(eid: str, arts) -> ProvenanceTruth:
-            return ProvenanceTruth(recorded=len(arts) > 1, event_id=eid, artifacts=list(arts))
-
-        return every_event(ctx, self, truth), {}
-
-    def score(self, question, truth, answer, path, v, config) -> tracks.TrackScore:
-        said = A.boolean(answer, "recorded")
-        correct = said is not None and said == truth.recorded
-        traj = {"looked": float(path.looked or bool(path.fetched))}
-        return tracks.TrackScore(
-            {"recorded": float(correct)}, float(correct), correct, traj, traj["looked"], traj["looked"] == 1.0, None
-        )
+TOY = NAME
 
 
 class ToyAgent:
@@ -138,15 +93,12 @@ def test_registry_rejects_duplicates_and_protects_builtins(toy_track):
         tracks.register(object())  # type: ignore[arg-type]
 
 
-# Modules allowed to name a built-in track: the tracks themselves and their candidate
-# builders; the contract's own keys (``evaluation.perspective``, its original-format
-# spelling, and the level-3 check of its Perspective shares); the graph's silence records;
-# the baseline agents, which answer the built-in tracks by design; and the benchmarks.
+# Modules allowed to name a built-in track: the tracks' own packages; the contract's own keys
+# (``evaluation.perspective``, its original-format spelling, and the level-3 check of its
+# Perspective shares); the graph's silence records; the baseline agents, which answer the
+# built-in tracks by design; and the benchmarks.
 ALLOWED = (
     "groundeval/tracks/",
-    "groundeval/questions/perspective.py",
-    "groundeval/questions/counterfactual.py",
-    "groundeval/questions/silence.py",
     "groundeval/contract/legacy.py",
     "groundeval/graph/build.py",
     "groundeval/agents/baselines.py",
@@ -237,3 +189,18 @@ def test_a_track_resolving_its_own_subject_references(track, tiny_pack):
         store.close()
     named = [q for q in qs.questions if q.track == registered.name]
     assert named and any("event (" in q.text for q in named)
+
+
+def test_a_track_package_keeps_its_profile_formulas_beside_it(toy_track):
+    """A track declared in ``<package>.track`` has its ``paper`` formulas in ``<package>.paper``
+    (the built-ins and the toy alike); one declared in another module, in ``<module>_paper``."""
+    from toy_tracks.provenance import paper as toy_paper
+
+    from groundeval.scoring import profiles
+
+    assert profiles.formula(profiles.PAPER, TOY) is toy_paper.score
+    for track in tracks.builtin_tracks():
+        package = type(track).__module__.rpartition(".")[0]
+        assert profiles.formula(profiles.PAPER, track.name).__module__ == f"{package}.paper"
+    assert profiles.profile_module("mytracks.provenance", "paper") == "mytracks.provenance_paper"
+    assert profiles.profile_module("mytracks.provenance.track", "paper") == "mytracks.provenance.paper"

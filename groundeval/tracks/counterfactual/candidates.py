@@ -22,15 +22,15 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from ..contract.models import EvaluationConfig
-from ..graph.build import EventGraph
-from ..store.store import to_utc
-from .balance import Candidate, difficulty_of
-from ..tracks.counterfactual import NO_MECHANISM, CounterfactualTruth
-from .leakage import leaks
-from .pool import covering_as_of, sample_size, seeded_sample, skip
-from .subjects import Role, Subject, SubjectIndex, all_values, keyed_values, path_key
-from ..store.witness import witnesses
+from ...contract.models import EvaluationConfig
+from ...graph.build import EventGraph
+from ...questions.balance import Candidate, difficulty_of
+from ...questions.leakage import leaks
+from ...questions.pool import covering_as_of, sample_size, seeded_sample, skip
+from ...questions.subjects import Role, Subject, SubjectIndex, all_values, keyed_values, path_key
+from ...store.store import to_utc
+from ...store.witness import witnesses
+from .model import NO_MECHANISM, CounterfactualTruth
 
 DAY_US = 86_400_000_000
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..scoring.profiles import PaperPath, ProfileScore, paper_bool
+from ...scoring.profiles import PaperPath, ProfileScore, paper_bool
 
 
 def _exists(answer: dict[str, Any] | None) -> bool | None:

@@ -1,5 +1,5 @@
-"""Candidates for the toy tracks that tests register from outside the package: one question
-per event of the log, labelled by the track's own truth (the track decides what it asks)."""
+"""Provenance's candidates: one question per event of the log. :func:`every_event` is shared
+with the other toy tracks of the tests: it labels each event by the track's own truth."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 from groundeval import tracks
 from groundeval.questions.balance import Candidate
 from groundeval.store.store import to_utc
+
+from .model import ProvenanceTruth
 
 
 def every_event(
@@ -45,3 +47,12 @@ def every_event(
             )
         )
     return out
+
+
+def candidates(ctx: tracks.GenerationContext, track: tracks.Track) -> list[Candidate]:
+    """An event is recorded in several documents when it references more than one artifact."""
+
+    def truth(eid: str, arts: Sequence[str]) -> ProvenanceTruth:
+        return ProvenanceTruth(recorded=len(arts) > 1, event_id=eid, artifacts=list(arts))
+
+    return every_event(ctx, track, truth)

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.models import EvaluationConfig
-from ..graph.build import EventGraph
-from ..store.store import to_utc
-from ..graph.records import SilenceRecord
-from .balance import Candidate, difficulty_of
-from .pool import covering_as_of, sample_size, seeded_sample, skip
-from ..tracks.silence import SilenceTruth
-from .subjects import Role, Subject, SubjectIndex, keyed_values, path_key
-from .text import format_gap, humanize
+from ...contract.models import EvaluationConfig
+from ...graph.build import EventGraph
+from ...graph.records import SilenceRecord
+from ...questions.balance import Candidate, difficulty_of
+from ...questions.pool import covering_as_of, sample_size, seeded_sample, skip
+from ...questions.subjects import Role, Subject, SubjectIndex, keyed_values, path_key
+from ...questions.text import format_gap, humanize
+from ...store.store import to_utc
+from .model import SilenceTruth
 
 
 def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[SilenceRecord]:

@@ -2,48 +2,27 @@
 
 Truth comes from the silence pair specs: a trigger with its response within the gap
 (presence) or without one (absence), and the expected search space an honest "no" must
-have checked; candidates are built by ``questions/silence.py``. Buckets: absence,
+have checked; candidates are built by ``candidates.py``. Buckets: absence,
 presence (half each).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
-from ..models import StrictModel
-from ..questions.answers import RATIONALE, STR_LIST, AnswerBase
-from ..scoring import answers as A
-from .base import BaseTrack, GenerationContext, TrackScore
+from ...questions.answers import RATIONALE, STR_LIST
+from ...scoring import answers as A
+from ..base import BaseTrack, GenerationContext, TrackScore
+from .model import NAME, SilenceAnswer, SilenceTruth
 
 if TYPE_CHECKING:
-    from ..contract.models import EvaluationConfig, ScoringConfig
-    from ..scoring.score import PathFacts
+    from ...contract.models import EvaluationConfig, ScoringConfig
+    from ...scoring.score import PathFacts
 
-__all__ = ["TRACK", "TRAJ_WEIGHTS", "Silence", "SilenceAnswer", "SilenceTruth"]
+__all__ = ["TRACK", "TRAJ_WEIGHTS", "Silence"]
 
-NAME = "silence"
 TRAJ_WEIGHTS = {"coverage": 0.7, "subsystem_search": 0.3}
-
-
-class SilenceTruth(StrictModel):
-    track: Literal["silence"] = NAME
-    exists: bool
-    spec: str
-    trigger_event_id: str
-    trigger_event_type: str
-    response_event_type: str
-    response_event_id: str | None = None
-    expected_search_space: list[str] = Field(description="Artifact ids an honest 'no' must have fetched.")
-    expected_subsystems: list[str] = Field(default_factory=list)
-    evidence_artifacts: list[str] = Field(default_factory=list, description="The response's artifacts, if any.")
-
-
-class SilenceAnswer(AnswerBase):
-    exists: bool
-    evidence_artifacts: list[str] = Field(default_factory=list)
 
 
 class Silence(BaseTrack):
@@ -88,7 +67,7 @@ class Silence(BaseTrack):
         ]
 
     def pool(self, ctx: GenerationContext) -> Any:
-        from ..questions.silence import pool
+        from .candidates import pool
 
         return pool(ctx.graph, ctx.ev, ctx.seed)
 
@@ -97,12 +76,12 @@ class Silence(BaseTrack):
 
     def prepare(self, ctx: GenerationContext, pool: Any) -> Any:
         """The sampled records with their expected search spaces (BM25 for ranked selectors)."""
-        from ..graph.build import with_search_spaces
+        from ...graph.build import with_search_spaces
 
         return with_search_spaces(ctx.store, pool, ctx.graph.events, ctx.sql)
 
     def pool_artifacts(self, ctx: GenerationContext, pool: Any) -> set[str]:
-        from ..questions.subjects import all_values
+        from ...questions.subjects import all_values
 
         events = ctx.graph.events
         out = {a for e in self.pool_events(pool) for a in events[e].artifacts}
@@ -111,12 +90,12 @@ class Silence(BaseTrack):
         return out
 
     def subject_requests(self, ctx: GenerationContext, pool: Any) -> list[tuple[Any, Any, Any]]:
-        from ..questions.silence import subject_requests
+        from .candidates import subject_requests
 
         return subject_requests(ctx.graph, ctx.ev, ctx.artifacts, pool)
 
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Any], dict[str, int]]:
-        from ..questions.silence import candidates
+        from .candidates import candidates
 
         return candidates(ctx.graph, ctx.ev, ctx.subjects, ctx.artifacts, pool, ctx.requests.get(self.name))
 

@@ -3,7 +3,7 @@ out differently?"
 
 Truth comes from the causal link specs (joins on shared identifiers within a maximum
 gap; distractors are adjacent pairs whose join fails); candidates are built by
-``questions/counterfactual.py``. Buckets: positive, negative
+``candidates.py``. Buckets: positive, negative
 (``evaluation.counterfactual_negative_ratio``).
 """
 
@@ -11,63 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
-from ..models import StrictModel
-from ..questions.answers import RATIONALE, STR_LIST, AnswerBase
-from ..scoring import answers as A
-from .base import BaseTrack, GenerationContext, TrackScore
+from ...questions.answers import RATIONALE, STR_LIST
+from ...scoring import answers as A
+from ..base import BaseTrack, GenerationContext, TrackScore
+from .model import DIRECTIONS, NAME, NO_MECHANISM, CounterfactualAnswer, CounterfactualTruth
 
 if TYPE_CHECKING:
-    from ..contract.models import EvaluationConfig, ScoringConfig
-    from ..scoring.score import PathFacts
+    from ...contract.models import EvaluationConfig, ScoringConfig
+    from ...scoring.score import PathFacts
 
-__all__ = [
-    "DIRECTIONS",
-    "NO_MECHANISM",
-    "TRACK",
-    "TRAJ_WEIGHTS",
-    "Counterfactual",
-    "CounterfactualAnswer",
-    "CounterfactualTruth",
-    "Direction",
-]
+__all__ = ["ANSWER_COMPONENTS", "TRACK", "TRAJ_WEIGHTS", "Counterfactual", "mechanism_vocabulary"]
 
-NAME = "counterfactual"
-NO_MECHANISM = "none"
-Direction = Literal["cause_to_effect", "effect_to_cause", "no_causal_link"]
-DIRECTIONS = ["cause_to_effect", "effect_to_cause", "no_causal_link"]
 ANSWER_COMPONENTS = ("outcome", "mechanism", "cause_event", "effect_event", "direction", "actors")
 TRAJ_WEIGHTS = {"cause_evidence": 0.3, "effect_evidence": 0.3, "mechanism_vocabulary": 0.2, "horizon_discipline": 0.2}
-
-
-class CounterfactualTruth(StrictModel):
-    track: Literal["counterfactual"] = NAME
-    outcome_changed: bool
-    causal_mechanism: str = Field(description=f"Spec name, or '{NO_MECHANISM}' for a negative.")
-    mechanism_aliases: list[str] = Field(default_factory=list)
-    mechanism_direction: Direction
-    cause_event_id: str
-    effect_event_id: str
-    cause_event_type: str
-    effect_event_type: str
-    actors: list[str] = Field(default_factory=list, description="Actors of cause and effect (sorted).")
-    evidence_artifacts: list[str] = Field(default_factory=list, description="Cause's and effect's artifacts.")
-    cause_artifacts: list[str] = Field(default_factory=list)
-    effect_artifacts: list[str] = Field(default_factory=list)
-    multi_cause: bool = False
-
-
-class CounterfactualAnswer(AnswerBase):
-    outcome_changed: bool
-    causal_mechanism: str = Field(description="One of the pack's causal link spec names, or 'none'.")
-    cause_event_id: str
-    effect_event_id: str
-    mechanism_direction: Literal["cause_to_effect", "effect_to_cause", "no_causal_link"]
-    actors: list[str] = Field(default_factory=list)
-    evidence_artifacts: list[str] = Field(default_factory=list)
 
 
 @lru_cache(maxsize=1024)
@@ -152,12 +110,12 @@ class Counterfactual(BaseTrack):
         return [truth.cause_event_id, truth.effect_event_id, *truth.evidence_artifacts]
 
     def text_ok(self, slots: Mapping[str, str]) -> bool:
-        from ..questions.leakage import circular
+        from ...questions.leakage import circular
 
         return not circular(slots["premise"], slots["effect"])
 
     def pool(self, ctx: GenerationContext) -> Any:
-        from ..questions.counterfactual import pool
+        from .candidates import pool
 
         return pool(ctx.graph, ctx.ev, ctx.seed)
 
@@ -168,12 +126,12 @@ class Counterfactual(BaseTrack):
         return {a for e in self.pool_events(pool) for a in ctx.graph.events[e].artifacts}
 
     def subject_requests(self, ctx: GenerationContext, pool: Any) -> list[tuple[Any, Any, Any]]:
-        from ..questions.counterfactual import subject_requests
+        from .candidates import subject_requests
 
         return subject_requests(ctx.graph, ctx.ev, ctx.artifacts, pool)
 
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Any], dict[str, int]]:
-        from ..questions.counterfactual import candidates
+        from .candidates import candidates
 
         return candidates(
             ctx.graph, ctx.ev, ctx.subjects, ctx.artifacts, ctx.seed, pool, ctx.vocabulary, ctx.requests.get(self.name)

@@ -2,49 +2,29 @@
 have known X?"
 
 Truth comes from the visibility cone at the question's actor and as-of; candidates are
-built by ``questions/perspective.py``. Buckets: positive, permission-negative,
+built by ``candidates.py``. Buckets: positive, permission-negative,
 temporal-negative (ratios from ``evaluation.perspective``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
-
-from ..models import StrictModel
-from ..questions.answers import RATIONALE, STR_LIST, AnswerBase
-from ..scoring import answers as A
-from .base import BaseTrack, GenerationContext, TrackScore
+from ...questions.answers import RATIONALE, STR_LIST
+from ...scoring import answers as A
+from ..base import BaseTrack, GenerationContext, TrackScore
+from .model import NAME, PerspectiveAnswer, PerspectiveTruth
 
 if TYPE_CHECKING:
-    from ..contract.models import EvaluationConfig, ScoringConfig
-    from ..scoring.score import PathFacts
+    from ...contract.models import EvaluationConfig, ScoringConfig
+    from ...scoring.score import PathFacts
 
-__all__ = ["ANSWER_WEIGHTS", "TRACK", "TRAJ_WEIGHTS", "Perspective", "PerspectiveAnswer", "PerspectiveTruth"]
+__all__ = ["ANSWER_WEIGHTS", "TRACK", "TRAJ_WEIGHTS", "Perspective"]
 
-NAME = "perspective"
 # Component weights (documented in docs/scoring.md).
 ANSWER_WEIGHTS = {"known": 0.6, "blocked_subsystems": 0.2, "evidence_named": 0.2}
 TRAJ_WEIGHTS = {"evidence_coverage": 0.5, "citation_grounding": 0.2, "gate_discipline": 0.3}
-
-
-class PerspectiveTruth(StrictModel):
-    track: Literal["perspective"] = NAME
-    could_actor_have_known: bool
-    target_event_id: str
-    target_event_type: str
-    target_artifacts: list[str] = Field(description="Artifacts of the target event (sorted).")
-    evidence_artifacts: list[str] = Field(description="Target artifacts visible to the actor at as-of.")
-    blocked_subsystems: list[str] = Field(description="Subsystems of target artifacts the actor's role cannot read.")
-    role_at_as_of: list[str] = Field(default_factory=list)
-
-
-class PerspectiveAnswer(AnswerBase):
-    could_actor_have_known: bool
-    evidence_artifacts: list[str] = Field(default_factory=list)
-    blocked_subsystems: list[str] = Field(default_factory=list)
 
 
 class Perspective(BaseTrack):
@@ -103,18 +83,18 @@ class Perspective(BaseTrack):
         return [truth.target_event_id, *truth.target_artifacts]
 
     def prepare(self, ctx: GenerationContext, pool: Any) -> Any:
-        """The labelled, sampled targets (``questions.perspective.pool``)."""
-        from ..questions.perspective import pool as targets
+        """The labelled, sampled targets (``candidates.pool``)."""
+        from .candidates import pool as targets
 
         return targets(ctx.sql, ctx.ev, ctx.seed)
 
     def subject_requests(self, ctx: GenerationContext, pool: Any) -> list[tuple[Any, Any, Any]]:
-        from ..questions.perspective import subject_requests
+        from .candidates import subject_requests
 
         return subject_requests(pool)
 
     def candidates(self, ctx: GenerationContext, pool: Any) -> tuple[list[Any], dict[str, int]]:
-        from ..questions.perspective import candidates
+        from .candidates import candidates
 
         return candidates(ctx.sql, ctx.ev, ctx.subjects, ctx.seed, pool, ctx.requests.get(self.name))
 
@@ -150,7 +130,7 @@ class Perspective(BaseTrack):
 
     def dry_run_findings(self, ctx: Any, stats: dict[str, Any]) -> Iterable[Any]:
         """GE404: a requested bucket that generation left empty."""
-        from ..verifier.rules.registry import finding
+        from ...verifier.rules.registry import finding
 
         if not stats["tracks"].get(self.name):
             return

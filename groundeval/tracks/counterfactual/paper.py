@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..scoring.profiles import PaperPath, ProfileScore, paper_bool, paper_label, paper_set
+from ...scoring.profiles import PaperPath, ProfileScore, paper_bool, paper_label, paper_set
 
 
 def _mechanism_named(answer: dict[str, Any] | None, truth: Any) -> bool:

@@ -29,14 +29,14 @@ from collections import Counter
 from math import ceil
 from typing import Any, NamedTuple
 
-from ..contract.models import EvaluationConfig
-from ..graph.sql import GraphSQL
-from ..store.store import to_utc
-from ..store.witness import is_witness
-from ..tracks.perspective import PerspectiveTruth
+from ...contract.models import EvaluationConfig
+from ...graph.sql import GraphSQL
+from ...questions.balance import Candidate, difficulty_of, seeded_hash
+from ...questions.subjects import Role, Subject, SubjectIndex, keyed_values
+from ...store.store import to_utc
+from ...store.witness import is_witness
 from . import sql
-from .balance import Candidate, difficulty_of, seeded_hash
-from .subjects import Role, Subject, SubjectIndex, keyed_values
+from .model import PerspectiveTruth
 
 BUCKETS = ("positive", "negative_permission", "negative_temporal")
 NEAR_US = 2 * 86_400_000_000

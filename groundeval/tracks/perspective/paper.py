@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..scoring.profiles import PaperPath, ProfileScore, paper_bool, paper_set
+from ...scoring.profiles import PaperPath, ProfileScore, paper_bool, paper_set
 
 
 def score(question: Any, truth: Any, answer: dict[str, Any] | None, path: PaperPath, config: Any) -> ProfileScore:
