@@ -1,0 +1,143 @@
+"""The simulated user: the :class:`UserSimulator` protocol, the deterministic simulator, and the
+check of anything a simulator says against its task.
+
+The deterministic simulator plays a task from its script with no model, so an episode is
+byte-reproducible. On each agent message, in this order: answers a request for confirmation of
+a write it knows (yes for ``confirms``, no for ``declines``); reveals every fact the message asks
+for (by key, humanised key or alias) as ``key: value`` lines; ends the conversation
+(:data:`~groundeval.worlds.model.STOP`) when the agent says it is done; otherwise repeats its
+goal once, then ends.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol, runtime_checkable
+
+from ..tasks.score import canonical_json
+from .model import STOP, WorldMessage, WorldTask
+from .tools import humanise
+
+__all__ = [
+    "DeterministicUser",
+    "UserSession",
+    "UserSimulator",
+    "asked_confirmation",
+    "fact_text",
+    "is_yes",
+    "statement_errors",
+]
+
+CONFIRM_WORDS = ("confirm", "proceed", "shall i", "should i", "do you want me to", "may i", "go ahead")
+DONE_WORDS = ("anything else",)
+
+
+@runtime_checkable
+class UserSession(Protocol):
+    """One conversation."""
+
+    def reply(self, message: WorldMessage) -> str: ...
+
+
+@runtime_checkable
+class UserSimulator(Protocol):
+    name: str
+
+    def session(self, task: WorldTask, write_tools: list[str]) -> UserSession: ...
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().replace("_", " ").split())
+
+
+def _mentions(text: str, phrase: str) -> bool:
+    p = _norm(phrase)
+    return bool(p) and re.search(r"(?<![0-9a-z])" + re.escape(p) + r"(?![0-9a-z])", text) is not None
+
+
+def asked_confirmation(message: WorldMessage, write_tools: list[str]) -> str | None:
+    """The write tool an agent message asks the user to confirm, or None."""
+    if message.confirm is not None:
+        return message.confirm.tool
+    text = _norm(message.text)
+    if not any(w in text for w in CONFIRM_WORDS):
+        return None
+    for tool in sorted(write_tools, key=lambda t: (-len(t), t)):
+        if _mentions(text, tool) or _mentions(text, humanise(tool)):
+            return tool
+    return None
+
+
+def fact_text(key: str, value: Any) -> str:
+    return f"{key}: {value if isinstance(value, str) else canonical_json(value)}"
+
+
+def is_yes(text: str) -> bool:
+    return _norm(text).startswith("yes")
+
+
+class _Session:
+    def __init__(self, task: WorldTask, write_tools: list[str]):
+        self.task = task
+        self.write_tools = sorted(set(write_tools) | set(task.user.confirms) | set(task.user.declines))
+        self.repeated = False
+
+    def reply(self, message: WorldMessage) -> str:
+        u = self.task.user
+        tool = asked_confirmation(message, self.write_tools)
+        if tool is not None and tool in u.confirms:
+            return "yes"
+        if tool is not None and tool in u.declines:
+            return "no"
+        text = _norm(message.text)
+        lines = []
+        for key, value in u.facts.items():
+            names = [key, humanise(key), *u.fact_aliases.get(key, [])]
+            if any(_mentions(text, n) for n in names):
+                lines.append(fact_text(key, value))
+        if lines:
+            return "\n".join(lines)
+        if message.done or any(w in text for w in DONE_WORDS):
+            return STOP
+        if not self.repeated:
+            self.repeated = True
+            return u.goal or u.opening
+        return STOP
+
+
+class DeterministicUser:
+    """The default simulator: plays the task's script; never says what the task does not."""
+
+    name = "deterministic"
+
+    def session(self, task: WorldTask, write_tools: list[str]) -> UserSession:
+        return _Session(task, write_tools)
+
+
+def statement_errors(task: WorldTask, reply: str, asked: str | None) -> list[str]:
+    """What a user's reply says that its task does not support: a yes to a write the task does
+    not confirm, a no to one it does not decline, a fact given with another value."""
+    u = task.user
+    out = []
+    text = _norm(reply)
+    if asked is not None:
+        if text.startswith("yes") and asked not in u.confirms:
+            out.append(f"the user confirmed {asked}, which the task does not confirm")
+        if re.match(r"no\b", text) and asked not in u.declines:
+            out.append(f"the user declined {asked}, which the task does not decline")
+    names = {}
+    for key in u.facts:
+        for n in [key, humanise(key), *u.fact_aliases.get(key, [])]:
+            names[_norm(n)] = key
+    for line in reply.splitlines():
+        m = re.match(r"^\s*([^:]{1,60}):\s*(.+?)\s*$", line)
+        if m is None:
+            continue
+        key = names.get(_norm(m.group(1)))
+        if key is None:
+            continue
+        want = u.facts[key]
+        want_text = want if isinstance(want, str) else canonical_json(want)
+        if _norm(m.group(2)) != _norm(str(want_text)):
+            out.append(f"the user gave {key} as {m.group(2)!r}; the task says {want_text!r}")
+    return out

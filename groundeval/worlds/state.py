@@ -1,0 +1,490 @@
+"""A world's state: the protocol every engine implements, and the DuckDB one.
+
+:class:`WorldState` is the world's initial state, loaded once; :meth:`WorldState.fork` gives an
+episode its own :class:`EpisodeState`. An episode state runs tools, and reports its
+``changes()``: per table, every row (by canonical key) that differs from the initial state
+(``None``: deleted). Diffs, digests and verdicts are computed from those by the functions of
+this module, so any engine (an adapter over another benchmark's state object included) gets
+the same ones by implementing the two protocols.
+
+The digest of a state is ``sha256`` of the canonical JSON of ``{"initial": <initial digest>,
+"changes": <its changes>}``: a function of the state alone (for one initial state), computed
+without dumping every table at every episode.
+
+DuckDB: the initial tables live in the instance's default database; each *lane* (one per
+episode running at once) is an attached in-memory database holding a copy made once, and an
+episode is one transaction on its lane, rolled back when it closes: set-up is ``BEGIN``.
+DuckDB has no savepoints and an error aborts a transaction, so a failed tool call is undone by
+restoring its tables' rows (and an aborted transaction is rebuilt from the episode's changes).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import json
+import re
+import threading
+import uuid
+from typing import Any, Callable, Iterable, Protocol, runtime_checkable
+
+from ..tasks.score import canonical_json, state_hash
+from .model import RowChange, TableDiff, ToolDef
+
+__all__ = [
+    "Changes",
+    "DuckEpisodeState",
+    "DuckWorldState",
+    "EpisodeState",
+    "StateHandle",
+    "WorldState",
+    "WorldToolError",
+    "changes_digest",
+    "diff_changes",
+    "jsonable",
+    "touched_tables",
+]
+
+Changes = dict[str, dict[str, "dict[str, Any] | None"]]
+"""table -> canonical key JSON -> the row now (None: deleted), for rows that differ from the initial state."""
+
+
+class WorldToolError(Exception):
+    """Raised by a tool implementation for an error result ("not found", "nothing to change"):
+    the agent gets the message, the state is left as before the call."""
+
+
+@runtime_checkable
+class EpisodeState(Protocol):
+    """One episode's isolated copy of the state."""
+
+    def run(self, name: str, tool: ToolDef, arguments: dict[str, Any]) -> Any:
+        """Run tool ``name``; return its JSON-able result, or raise :class:`WorldToolError`
+        (state unchanged)."""
+        ...
+
+    def changes(self, tables: Iterable[str] | None = None) -> Changes:
+        """Rows that differ from the initial state, for ``tables`` (default: all)."""
+        ...
+
+    def initial_rows(self, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The initial rows of ``table`` with these canonical keys (absent keys left out)."""
+        ...
+
+    def snapshot(self) -> dict[str, list[dict[str, Any]]]:
+        """Every table's rows, sorted by key, values canonical."""
+        ...
+
+    def digest(self) -> str: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class WorldState(Protocol):
+    """A world's initial state, loaded once, forked per episode."""
+
+    initial_digest: str
+    keys: dict[str, list[str]]
+    """table -> its key columns."""
+
+    def fork(self) -> EpisodeState: ...
+
+    def close(self) -> None: ...
+
+
+# --------------------------------------------------------------------------- shared functions
+
+
+def jsonable(v: Any) -> Any:
+    """A DuckDB value as canonical JSON data."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return int(v) if v == v and v not in (float("inf"), float("-inf")) and v == int(v) else v
+    if isinstance(v, decimal.Decimal):
+        return jsonable(float(v))
+    if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, _dt.timedelta):
+        return v.total_seconds()
+    if isinstance(v, uuid.UUID):
+        return str(v)
+    if isinstance(v, (bytes, bytearray)):
+        return v.hex()
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    return str(v)
+
+
+def changes_digest(initial_digest: str, changes: Changes) -> str:
+    """The digest of a state given its changes from the initial state (empty tables left out)."""
+    return state_hash({"initial": initial_digest, "changes": {t: rows for t, rows in changes.items() if rows}})
+
+
+def _key_dict(keycols: list[str], row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row.get(k) for k in keycols}
+
+
+def diff_changes(
+    keys: dict[str, list[str]],
+    before: Changes,
+    after: Changes,
+    initial: Callable[[str, list[str]], dict[str, dict[str, Any]]],
+) -> dict[str, TableDiff]:
+    """The row-level diff between two states given by their changes from one initial state.
+
+    ``initial(table, keys)`` returns initial rows. Tables and rows in key order; tables with no
+    difference are left out."""
+    out: dict[str, TableDiff] = {}
+    for table in sorted(set(before) | set(after)):
+        b, a = before.get(table, {}), after.get(table, {})
+        differing = sorted(k for k in set(b) | set(a) if (k in b) != (k in a) or b.get(k) != a.get(k))
+        if not differing:
+            continue
+        need = [k for k in differing if k not in b or k not in a]
+        init = initial(table, need) if need else {}
+        d = TableDiff()
+        for k in differing:
+            old = b[k] if k in b else init.get(k)
+            new = a[k] if k in a else init.get(k)
+            if old == new:
+                continue
+            if old is None:
+                d.added.append(new)  # type: ignore[arg-type]
+            elif new is None:
+                d.removed.append(old)
+            else:
+                d.changed.append(RowChange(key=_key_dict(keys[table], old), before=old, after=new))
+        if d.added or d.removed or d.changed:
+            out[table] = d
+    return out
+
+
+_WRITE_TARGET = re.compile(
+    r"^\s*(?:WITH\b.*?\)\s*)?(?:UPDATE|INSERT\s+(?:OR\s+\w+\s+)?INTO|DELETE\s+FROM)\s+\"?([A-Za-z_][A-Za-z0-9_]*)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def touched_tables(tool: ToolDef, all_tables: Iterable[str]) -> list[str]:
+    """Tables a call of ``tool`` may change: none for a read, the declared ``tables``, the
+    targets of its SQL statements, or every table (a Python tool that declares none)."""
+    tables = sorted(all_tables)
+    if tool.kind == "read":
+        return []
+    if tool.tables is not None:
+        return sorted(tool.tables)
+    if tool.python is not None:
+        return tables
+    found = set()
+    for stmt in tool.statements:
+        m = _WRITE_TARGET.match(stmt)
+        if m is None:
+            return tables
+        found.add(m.group(1))
+    known = [t for t in tables if t in found]
+    return known if len(known) == len(found) else tables
+
+
+# --------------------------------------------------------------------------- DuckDB
+
+
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_DML = re.compile(r"^\s*(UPDATE|INSERT|DELETE)\b", re.IGNORECASE)
+
+
+class StateHandle:
+    """What a Python tool gets: parameterised SQL over the episode's state (never string
+    pasting). ``query`` returns rows as dicts; ``execute`` returns the rows changed."""
+
+    def __init__(self, episode: DuckEpisodeState):
+        self._ep = episode
+
+    def query(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        cur = self._ep._exec(sql, params or {})
+        cols = [d[0] for d in cur.description or []]
+        return [dict(zip(cols, map(jsonable, r))) for r in cur.fetchall()]
+
+    def one(self, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> int:
+        cur = self._ep._exec(sql, params or {})
+        if cur.description and cur.description[0][0] == "Count":
+            return int(cur.fetchone()[0])
+        return len(cur.fetchall())
+
+
+class _Lane:
+    def __init__(self, name: str, cursor: Any):
+        self.name = name
+        self.cursor = cursor
+
+
+class DuckWorldState:
+    """The initial tables in one DuckDB instance; lanes (copies) made on demand, reused."""
+
+    def __init__(
+        self,
+        con: Any,
+        keys: dict[str, list[str]],
+        json_columns: dict[str, set[str]] | None = None,
+        python_tools: dict[str, Callable[..., Any]] | None = None,
+    ):
+        self._con = con
+        self.python_tools = dict(python_tools or {})
+        self.keys = {t: list(k) for t, k in sorted(keys.items())}
+        self.json_columns = {t: set(c) for t, c in (json_columns or {}).items()}
+        self.columns: dict[str, list[str]] = {
+            t: [r[0] for r in con.execute(f'DESCRIBE memory.main."{t}"').fetchall()] for t in self.keys
+        }
+        self._lock = threading.Lock()
+        self._free: list[_Lane] = []
+        self._n_lanes = 0
+        self._closed = False
+        self.initial_digest = state_hash(self._snapshot(con, "memory"))
+
+    # -- reading
+    def _rows(self, cur: Any, table: str, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        res = cur.execute(sql, params or [])
+        cols = [d[0] for d in res.description]
+        js = self.json_columns.get(table, set())
+        out = []
+        for r in res.fetchall():
+            row = {}
+            for c, v in zip(cols, r):
+                row[c] = json.loads(v) if c in js and isinstance(v, str) else jsonable(v)
+            out.append(row)
+        return out
+
+    def _order(self, table: str) -> str:
+        return ", ".join(f'"{k}"' for k in self.keys[table])
+
+    def _snapshot(self, cur: Any, db: str) -> dict[str, list[dict[str, Any]]]:
+        return {t: self._rows(cur, t, f'SELECT * FROM {db}.main."{t}" ORDER BY {self._order(t)}') for t in self.keys}
+
+    def key_of(self, table: str, row: dict[str, Any]) -> str:
+        return canonical_json([row.get(k) for k in self.keys[table]])
+
+    # -- lanes
+    def _acquire(self) -> _Lane:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the world state is closed")
+            if self._free:
+                return self._free.pop()
+            self._n_lanes += 1
+            name = f"lane{self._n_lanes}"
+            self._con.execute(f"ATTACH ':memory:' AS {name}")
+            cur = self._con.cursor()
+        cur.execute(f"USE {name}")
+        for t in self.keys:
+            cur.execute(f'CREATE TABLE "{t}" AS SELECT * FROM memory.main."{t}"')
+        return _Lane(name, cur)
+
+    def _release(self, lane: _Lane) -> None:
+        with self._lock:
+            self._free.append(lane)
+
+    @property
+    def lanes(self) -> int:
+        return self._n_lanes
+
+    def warm(self, n: int) -> None:
+        """Make ``n`` lanes ready (their copy is the one-off cost of running n episodes at once)."""
+        got = [self._acquire() for _ in range(max(0, n - len(self._free)))]
+        for lane in got:
+            self._release(lane)
+
+    def fork(self) -> DuckEpisodeState:
+        return DuckEpisodeState(self, self._acquire())
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._free.clear()
+        self._con.close()
+
+
+class DuckEpisodeState:
+    """One episode: a transaction on a lane, rolled back on close."""
+
+    def __init__(self, world: DuckWorldState, lane: _Lane):
+        self.world = world
+        self._lane = lane
+        self._cur = lane.cursor
+        self._cur.execute("BEGIN TRANSACTION")
+        self._changes: Changes = {}  # the last known changes, per table (kept to rebuild an aborted transaction)
+        self._closed = False
+        self.handle = StateHandle(self)
+
+    # -- low level
+    def _exec(self, sql: str, params: dict[str, Any]) -> Any:
+        names = set(_PARAM.findall(sql))
+        bound = {n: _bindable(params.get(n)) for n in sorted(names)}
+        return self._cur.execute(sql, bound) if bound else self._cur.execute(sql)
+
+    def _recover(self) -> None:
+        """After a DuckDB error (the transaction is aborted): a new transaction holding the
+        changes known before the failed call."""
+        self._cur.execute("ROLLBACK")
+        self._cur.execute("BEGIN TRANSACTION")
+        for table, rows in sorted(self._changes.items()):
+            self._set_rows(table, rows)
+
+    def _set_rows(self, table: str, rows: dict[str, dict[str, Any] | None]) -> None:
+        """Make the rows with these keys equal to the given rows (None: absent)."""
+        keycols = self.world.keys[table]
+        cols = self.world.columns[table]
+        js = self.world.json_columns.get(table, set())
+        where = " AND ".join(f'"{k}" IS NOT DISTINCT FROM ?' for k in keycols)
+        collist = ", ".join(f'"{c}"' for c in cols)
+        ins = f'INSERT INTO "{table}" ({collist}) VALUES ({", ".join("?" for _ in cols)})'
+        for k in sorted(rows):
+            self._cur.execute(f'DELETE FROM "{table}" WHERE {where}', json.loads(k))
+        for k in sorted(rows):
+            row = rows[k]
+            if row is not None:
+                self._cur.execute(
+                    ins, [json.dumps(row.get(c)) if c in js and row.get(c) is not None else row.get(c) for c in cols]
+                )
+
+    # -- the protocol
+    def run(self, name: str, tool: ToolDef, arguments: dict[str, Any]) -> Any:
+        tables = touched_tables(tool, self.world.keys)
+        before = self.changes(tables) if tables else {}  # the cache: every write goes through run()
+        try:
+            if tool.python is not None:
+                result = self.world.python_tools[name](self.handle, **arguments)
+            else:
+                result = self._run_sql(tool, arguments)
+        except WorldToolError:
+            if tables:
+                self._undo(tables, before)
+            raise
+        except Exception as exc:  # a DuckDB error (bad cast of an argument, a constraint): an error result
+            import duckdb
+
+            if isinstance(exc, duckdb.Error):
+                self._recover()
+                raise WorldToolError(_duck_message(exc)) from None
+            if tables:
+                try:
+                    self._undo(tables, before)
+                except duckdb.Error:
+                    self._recover()
+            raise
+        if tables:
+            self._changes.update(self._query_changes(tables))
+        return jsonable(result)
+
+    def _undo(self, tables: list[str], before: Changes) -> None:
+        now = self._query_changes(tables)
+        for t in tables:
+            b, a = before.get(t, {}), now.get(t, {})
+            moved = {k for k in set(a) | set(b) if a.get(k, 0) != b.get(k, 0)}
+            if not moved:
+                continue
+            init = self.initial_rows(t, sorted(k for k in moved if k not in b))
+            self._set_rows(t, {k: (b[k] if k in b else init.get(k)) for k in moved})
+
+    def _run_sql(self, tool: ToolDef, arguments: dict[str, Any]) -> Any:
+        changed = 0
+        rows: list[dict[str, Any]] | None = None
+        for stmt in tool.statements:
+            cur = self._exec(stmt, arguments)
+            desc = cur.description or []
+            if _DML.match(stmt) and desc and desc[0][0] == "Count":
+                changed += int(cur.fetchone()[0])
+                rows = None
+            else:
+                cols = [d[0] for d in desc]
+                rows = [dict(zip(cols, map(jsonable, r))) for r in cur.fetchall()]
+                if _DML.match(stmt):
+                    changed += len(rows)
+        if tool.expect_rows is not None and changed != tool.expect_rows:
+            raise WorldToolError(
+                f"nothing changed: this request does not apply here (it would change {changed} rows, not {tool.expect_rows})"
+            )
+        if tool.returns == "none":
+            return None
+        if rows is None:
+            return {"rows_changed": changed}
+        if tool.returns == "one":
+            if not rows:
+                raise WorldToolError(tool.not_found)
+            return rows[0]
+        return rows
+
+    def changes(self, tables: Iterable[str] | None = None) -> Changes:
+        """From what :meth:`run` recorded after each call (no query): the state changes only there."""
+        names = sorted(self.world.keys) if tables is None else sorted(tables)
+        return {t: dict(self._changes.get(t, {})) for t in names}
+
+    def _query_changes(self, tables: Iterable[str] | None = None) -> Changes:
+        """The changes as the database holds them (two set-wise queries per table)."""
+        out: Changes = {}
+        for t in sorted(self.world.keys) if tables is None else sorted(tables):
+            keycols = ", ".join(f'"{k}"' for k in self.world.keys[t])
+            rows = self.world._rows(
+                self._cur,
+                t,
+                f'SELECT * FROM (SELECT * FROM main."{t}" EXCEPT SELECT * FROM memory.main."{t}") ORDER BY {keycols}',
+            )
+            gone = self._cur.execute(
+                f'SELECT {keycols} FROM (SELECT {keycols} FROM memory.main."{t}" '
+                f'EXCEPT SELECT {keycols} FROM main."{t}") ORDER BY {keycols}'
+            ).fetchall()
+            cur: dict[str, dict[str, Any] | None] = {self.world.key_of(t, r): r for r in rows}
+            for g in gone:
+                cur[canonical_json([jsonable(x) for x in g])] = None
+            out[t] = dict(sorted(cur.items()))
+        return out
+
+    def initial_rows(self, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+        if not keys:
+            return {}
+        keycols = self.world.keys[table]
+        where = " AND ".join(f'"{k}" IS NOT DISTINCT FROM ?' for k in keycols)
+        out = {}
+        for k in keys:
+            rows = self.world._rows(
+                self._cur, table, f'SELECT * FROM memory.main."{table}" WHERE {where}', json.loads(k)
+            )
+            if rows:
+                out[k] = rows[0]
+        return out
+
+    def snapshot(self) -> dict[str, list[dict[str, Any]]]:
+        return self.world._snapshot(self._cur, "main")
+
+    def digest(self) -> str:
+        return changes_digest(self.world.initial_digest, self._changes)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._cur.execute("ROLLBACK")
+        finally:
+            self.world._release(self._lane)
+
+    def __enter__(self) -> DuckEpisodeState:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _bindable(v: Any) -> Any:
+    return json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
+
+
+def _duck_message(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:300]

@@ -1,0 +1,253 @@
+"""The verdict of one episode: ``verdict(world, task, trace) -> WorldVerdict``, judge-free.
+
+Pure: it reads the world (its initial state, rules and tools), the task and the trace, and
+nothing else; re-scoring a trace gives the same verdict. Formulas (``docs/worlds.md``):
+
+* expected state = the task's gold actions replayed on the initial state;
+  ``state_match`` = the trace's final digest equals the expected one;
+* components: ``state`` (1/0), ``actions`` (share of the gold writes, as a multiset of tool +
+  canonical arguments, among the successful calls), ``outputs`` (share of the required outputs
+  found in the agent's messages), ``side_effects`` (1 when no successful write outside the gold
+  multiset and no successful forbidden call), ``order`` (share of the task's ordered pairs kept);
+  ``score`` = their mean, 0 for an errored or empty episode;
+* ``reward`` = 1 when the state matches and every output was said (as tau2), else 0;
+* ``v`` = flagged calls / calls; ``penalty`` = (1 - v)^2; ``s_adj`` = score x penalty.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from ..tasks.score import canonical_json
+from .load import World
+from .model import Action, WorldCall, WorldFlag, WorldTask, WorldTrace, WorldVerdict
+from .policy import call_flags
+from .state import WorldToolError, diff_changes
+from .tools import argument_errors
+
+__all__ = ["normalise", "recompute_flags", "replay_writes", "verdict"]
+
+DIGITS = 6
+
+
+def _r(x: float) -> float:
+    return x if x in (0.0, 1.0) else round(x, DIGITS)
+
+
+def normalise(text: str) -> str:
+    """Casefold, whitespace collapsed, thousands separators removed (1,250 -> 1250)."""
+    t = " ".join(str(text).casefold().split())
+    return re.sub(r"(?<=\d)[,_](?=\d{3}\b)", "", t)
+
+
+def recompute_flags(world: World, task: WorldTask, trace: WorldTrace) -> list[list[WorldFlag]]:
+    """Each call's flags, recomputed from the calls and messages before it (what the episode
+    checked when the call was made)."""
+    tools = world.manifest.tools
+    contract = world.contract_for(task)
+    out: list[list[WorldFlag]] = []
+    for i, c in enumerate(trace.calls):
+        spec = tools.get(c.tool)
+        if spec is None or c.kind == "unknown":
+            out.append([WorldFlag(cls="unknown_tool", message=f"unknown tool {c.tool!r}")])
+            continue
+        errs = argument_errors(spec, c.arguments)
+        if errs:
+            out.append([WorldFlag(cls="invalid_arguments", message="; ".join(errs))])
+            continue
+        before = [m for m in trace.messages if m.step <= i]
+        out.append(call_flags(contract, world.manifest.confirm_before, trace.calls[:i], before, c.tool, c.arguments, i))
+    return out
+
+
+def _successful_writes(world: World, calls: list[WorldCall]) -> list[WorldCall]:
+    tools = world.manifest.tools
+    return [c for c in calls if c.status == "ok" and c.tool in tools and tools[c.tool].kind == "write"]
+
+
+def replay_writes(world: World, calls: list[WorldCall]) -> tuple[str, dict[str, Any], list[str]]:
+    """The recorded successful writes replayed on a fresh copy of the initial state:
+    (digest, changes, problems) — a problem is a write that does not replay."""
+    problems = []
+    ep = world.state.fork()
+    try:
+        for c in _successful_writes(world, calls):
+            try:
+                ep.run(c.tool, world.manifest.tools[c.tool], c.arguments)
+            except WorldToolError as exc:
+                problems.append(f"call {c.step} ({c.tool}) does not replay: {exc}")
+        return ep.digest(), ep.changes(), problems
+    finally:
+        ep.close()
+
+
+def _action_key(tool: str, args: dict[str, Any]) -> str:
+    return canonical_json([tool, args])
+
+
+_VALUE = re.compile(r"\b[A-Za-z]{1,6}-\d+\b|\b\d+(?:[.,]\d+)*\b")
+
+
+def _alignment(trace: WorldTrace) -> float:
+    """Share of the values (ids like O-1001, numbers) in the agent's messages that appear in a
+    successful tool result or in what the user said."""
+    seen = " ".join(
+        [normalise(canonical_json(c.result)) for c in trace.calls if c.status == "ok"]
+        + [normalise(m.text) for m in trace.messages if m.role == "user"]
+    )
+    values = [normalise(v) for m in trace.messages if m.role == "assistant" for v in _VALUE.findall(m.text)]
+    if not values:
+        return 1.0
+    return sum(1 for v in values if v in seen) / len(values)
+
+
+def _efficiency(world: World, task: WorldTask, trace: WorldTrace) -> float:
+    """(C_T - C_F) / (C_T + C_F): C_T successful calls matching a gold action (each gold action
+    once), C_F failed calls and repeats of an identical earlier successful call."""
+    gold = Counter(_action_key(a.tool, a.arguments) for a in task.gold_actions)
+    ok_seen: set[str] = set()
+    c_t = c_f = 0
+    for c in trace.calls:
+        key = _action_key(c.tool, c.arguments)
+        if c.status != "ok":
+            c_f += 1
+            continue
+        if key in ok_seen:
+            c_f += 1
+            continue
+        ok_seen.add(key)
+        if gold[key] > 0:
+            gold[key] -= 1
+            c_t += 1
+    return 1.0 if c_t + c_f == 0 else (c_t - c_f) / (c_t + c_f)
+
+
+def verdict(world: World, task: WorldTask, trace: WorldTrace) -> WorldVerdict:  # noqa: C901
+    """Judge one episode's trace against its task. Pure and deterministic."""
+    tools = world.manifest.tools
+    expected_digest, expected_changes = world.expected(task)
+    flags = recompute_flags(world, task, trace)
+    n_calls = len(trace.calls)
+    n_flagged = sum(1 for f in flags if f)
+
+    state_match = trace.final_digest == expected_digest
+    state_diff = {}
+    inconsistent = []
+    if not state_match:
+        digest, changes, inconsistent = replay_writes(world, trace.calls)
+        if digest != trace.final_digest:
+            inconsistent.append("the recorded writes do not reproduce the trace's final digest")
+        ep = world.state.fork()
+        try:
+            state_diff = diff_changes(world.state.keys, expected_changes, changes, ep.initial_rows)
+        finally:
+            ep.close()
+
+    gold_writes = [a for a in task.gold_actions if tools[a.tool].kind == "write"]
+    done = _successful_writes(world, trace.calls)
+    left = Counter(_action_key(c.tool, c.arguments) for c in done)
+    missing: list[Action] = []
+    for a in gold_writes:
+        k = _action_key(a.tool, a.arguments)
+        if left[k] > 0:
+            left[k] -= 1
+        else:
+            missing.append(a)
+    extra: list[Action] = []
+    for c in done:
+        k = _action_key(c.tool, c.arguments)
+        if left[k] > 0:
+            left[k] -= 1
+            extra.append(Action(tool=c.tool, arguments=c.arguments))
+
+    forbidden = set(world.contract_for(task).forbidden_tools)
+    forbidden_ok = [c for c in trace.calls if c.status == "ok" and c.tool in forbidden]
+
+    order_bad = []
+    for before, after in task.ordered:
+        for c in trace.calls:
+            if c.tool == after and c.status == "ok":
+                if not any(p.tool == before and p.status == "ok" for p in trace.calls[: c.step]):
+                    order_bad.append(f"call {c.step} ({after}) before any successful {before}")
+                    break
+
+    said = normalise(" ".join(m.text for m in trace.messages if m.role == "assistant"))
+    missing_outputs = [o for o in task.required_outputs if normalise(o) not in said]
+
+    errored = trace.ended_by == "error" or bool(inconsistent)
+    empty = n_calls == 0 and not any(m.role == "assistant" for m in trace.messages)
+    attempted_write = any(c.kind == "write" for c in trace.calls)
+
+    classes: list[str] = []
+    if errored:
+        classes.append("agent_error")
+    if trace.user_errors:
+        classes.append("user_error")
+    if not state_match:
+        if not attempted_write:
+            classes.append("incomplete")
+        elif not missing and (extra or forbidden_ok):
+            classes.append("forbidden_side_effect")
+        else:
+            classes.append("wrong_end_state")
+    elif extra or forbidden_ok:
+        classes.append("forbidden_side_effect")
+    if n_flagged or order_bad:
+        classes.append("policy_breach")
+    if missing_outputs:
+        classes.append("missing_output")
+    if empty and "incomplete" not in classes:
+        classes.append("incomplete")
+    order = [
+        "agent_error",
+        "user_error",
+        "wrong_end_state",
+        "incomplete",
+        "forbidden_side_effect",
+        "policy_breach",
+        "missing_output",
+    ]
+    classes = [c for c in order if c in classes]
+    failure_class = classes[0] if classes else "completed"
+
+    components = {
+        "state": 1.0 if state_match else 0.0,
+        "actions": 1.0 - len(missing) / len(gold_writes) if gold_writes else 1.0,
+        "outputs": 1.0 - len(missing_outputs) / len(task.required_outputs) if task.required_outputs else 1.0,
+        "side_effects": 0.0 if (extra or forbidden_ok) else 1.0,
+        "order": 1.0 - len(order_bad) / len(task.ordered) if task.ordered else 1.0,
+    }
+    score = 0.0 if errored or empty else sum(components.values()) / len(components)
+    v = n_flagged / n_calls if n_calls else 0.0
+    penalty = (1.0 - v) ** 2
+    reward = 1.0 if state_match and not missing_outputs and not errored else 0.0
+    return WorldVerdict(
+        world=world.name,
+        task_id=task.id,
+        trial=trace.trial,
+        agent=trace.agent,
+        failure_class=failure_class,  # type: ignore[arg-type]
+        classes=classes,
+        reward=reward,
+        score=_r(score),
+        components={k: _r(x) for k, x in components.items()},
+        violation_rate=_r(v),
+        penalty=_r(penalty),
+        s_adj=_r(score * penalty),
+        state_match=state_match,
+        expected_digest=expected_digest,
+        final_digest=trace.final_digest,
+        state_diff=state_diff,
+        missing_actions=missing,
+        extra_writes=extra,
+        order_violations=order_bad + inconsistent,
+        missing_outputs=missing_outputs,
+        flags=[{"step": i, "cls": f.cls, "message": f.message} for i, fs in enumerate(flags) for f in fs],
+        n_calls=n_calls,
+        n_flagged=n_flagged,
+        turns=sum(1 for m in trace.messages if m.role == "assistant"),
+        efficiency=_r(_efficiency(world, task, trace)),
+        observation_alignment=_r(_alignment(trace)),
+    )
