@@ -58,7 +58,8 @@ class WorldEpisode:
         self._writes = sorted(n for n, t in world.manifest.tools.items() if t.kind == "write")
         self._session = self._sim.session(task, self._writes)
         self._contract = world.contract_for(task)
-        self._state = state if state is not None else world.state.fork()
+        self._base = world.state_for(task)
+        self._state = state if state is not None else self._base.fork()
         self.calls: list[WorldCall] = []
         self.messages: list[WorldMessage] = [WorldMessage(role="user", text=task.user.opening, step=0)]
         self.user_errors: list[str] = []
@@ -123,7 +124,7 @@ class WorldEpisode:
                     flags=flags,
                 )
             )
-        tables = touched_tables(spec, self._world.state.keys)
+        tables = touched_tables(spec, self._base.keys)
         before = self._state.changes(tables) if tables else {}
         try:
             result = self._state.run(tool, spec, args)
@@ -135,7 +136,7 @@ class WorldEpisode:
             )
         diff = {}
         if tables:
-            diff = diff_changes(self._world.state.keys, before, self._state.changes(tables), self._state.initial_rows)
+            diff = diff_changes(self._base.keys, before, self._state.changes(tables), self._state.initial_rows)
         return self._record(
             WorldCall(
                 step=step, tool=tool, arguments=args, kind=spec.kind, status="ok", result=result, flags=flags, diff=diff
@@ -186,7 +187,7 @@ class WorldEpisode:
             self._state.close()
         self._trace = WorldTrace(
             world=self._world.name,
-            world_digest=self._world.digest,
+            world_digest=self._base.initial_digest,
             task_id=self.task_id,
             trial=self.trial,
             agent=self.agent,

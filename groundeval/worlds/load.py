@@ -25,7 +25,7 @@ from ..errors import ContractError, Problem
 from ..tasks.load import _line
 from ..tasks.model import Role, TaskContract, ToolSpec
 from .model import WorldManifest, WorldTask
-from .state import DuckWorldState
+from .state import DuckWorldState, WorldState
 from .tools import argument_errors, load_python_tool
 
 __all__ = ["WORLD_NAMES", "World", "find_world", "is_world", "load_world"]
@@ -41,7 +41,7 @@ class World:
     manifest: WorldManifest
     policy: str
     tasks: list[WorldTask]
-    state: DuckWorldState
+    state: WorldState
     contract: TaskContract
     """The world's rules as a task contract (every tool, its kind as ``write``)."""
     _expected: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict, repr=False)
@@ -54,6 +54,11 @@ class World:
     @property
     def digest(self) -> str:
         return self.state.initial_digest
+
+    def state_for(self, task: WorldTask) -> WorldState:
+        """The initial state of ``task`` (default: the world's; an adapter whose tasks start
+        from their own state overrides this)."""
+        return self.state
 
     def task(self, task_id: str) -> WorldTask:
         for t in self.tasks:
@@ -76,7 +81,7 @@ class World:
             return got
         from .state import WorldToolError
 
-        ep = self.state.fork()
+        ep = self.state_for(task).fork()
         try:
             for i, a in enumerate(task.gold_actions):
                 try:
@@ -189,7 +194,7 @@ def load_world(path: str | Path, *, check_gold: bool = True) -> World:
     policy = policy_path.read_text(encoding="utf-8")
     python_tools = {}
     for name, tool in sorted(manifest.tools.items()):
-        if tool.python is not None:
+        if tool.python is not None and manifest.state is None:
             python_tools[name] = load_python_tool(tool.python, folder, src, f"tools.{name}.python")
         for arg, spec in tool.arguments.items():
             if spec.pattern is not None:
@@ -202,7 +207,10 @@ def load_world(path: str | Path, *, check_gold: bool = True) -> World:
                     )
     if problems:
         raise ContractError(problems)
-    state = _load_state(folder, manifest, src, node, python_tools)
+    if manifest.state is not None:
+        state = _adapter_state(folder, manifest, src)
+    else:
+        state = _load_state(folder, manifest, src, node, python_tools)
     try:
         contract = _contract(manifest)
         tasks = _load_tasks(folder, manifest, src)
@@ -214,6 +222,21 @@ def load_world(path: str | Path, *, check_gold: bool = True) -> World:
         state.close()
         raise
     return world
+
+
+def _adapter_state(folder: Path, m: WorldManifest, src: str) -> WorldState:
+    """The state an adapter builds (``state: {adapter: "module:function", options: {...}}``)."""
+    import importlib
+
+    assert m.state is not None
+    mod, _, attr = m.state.adapter.partition(":")
+    try:
+        fn = getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ContractError.single(
+            src, f"cannot load state adapter {m.state.adapter!r}: {exc}", field="state.adapter"
+        ) from None
+    return fn(folder, m, **m.state.options)
 
 
 def _contract(m: WorldManifest) -> TaskContract:
@@ -367,7 +390,15 @@ def _load_state(  # noqa: C901 - one pass per table, each format its branch
                         f"FROM read_json(?, format = '{fmt}', columns = {spec})",
                         [str(path)],
                     )
-                lines = {json.dumps([row.get(k) for k in t.key], sort_keys=True): ln for ln, row in rows}
+                first_line: dict[str, int] = {}
+                for ln, row in rows:
+                    k = json.dumps([row.get(k) for k in t.key], sort_keys=True)
+                    if k in first_line:
+                        raise ContractError.single(
+                            tsrc, f"the key {k} of line {first_line[k]} again", line=ln, field=",".join(t.key)
+                        )
+                    first_line[k] = ln
+                lines = first_line
             elif suffix in (".csv", ".parquet"):
                 reader = "read_csv_auto(?, header = true)" if suffix == ".csv" else "read_parquet(?)"
                 try:

@@ -24,6 +24,7 @@ __all__ = [
     "ArgSpec",
     "ConfirmRequest",
     "RowChange",
+    "StateAdapter",
     "TableDef",
     "TableDiff",
     "ToolDef",
@@ -166,6 +167,11 @@ class WorldRules(StrictModel):
     order: list[OrderRule] = Field(default_factory=list)
 
 
+class StateAdapter(StrictModel):
+    adapter: str = Field(description="'module:function' called as fn(folder, manifest, **options) -> WorldState.")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
 class WorldManifest(StrictModel):
     kind: Literal["world"] = "world"
     version: Literal[1] = 1
@@ -179,6 +185,9 @@ class WorldManifest(StrictModel):
     )
     tables: dict[str, TableDef]
     tools: dict[str, ToolDef]
+    state: StateAdapter | None = Field(
+        None, description="Build the state with an adapter (another engine's state) instead of DuckDB tables."
+    )
     rules: WorldRules = Field(default_factory=WorldRules)
     confirm_before: list[str] = Field(
         default_factory=list, description="Write tools that need the user's explicit yes earlier in the conversation."

@@ -67,11 +67,13 @@ def _successful_writes(world: World, calls: list[WorldCall]) -> list[WorldCall]:
     return [c for c in calls if c.status == "ok" and c.tool in tools and tools[c.tool].kind == "write"]
 
 
-def replay_writes(world: World, calls: list[WorldCall]) -> tuple[str, dict[str, Any], list[str]]:
-    """The recorded successful writes replayed on a fresh copy of the initial state:
+def replay_writes(
+    world: World, calls: list[WorldCall], task: WorldTask | None = None
+) -> tuple[str, dict[str, Any], list[str]]:
+    """The recorded successful writes replayed on a fresh copy of the (task's) initial state:
     (digest, changes, problems) — a problem is a write that does not replay."""
     problems = []
-    ep = world.state.fork()
+    ep = (world.state if task is None else world.state_for(task)).fork()
     try:
         for c in _successful_writes(world, calls):
             try:
@@ -124,8 +126,12 @@ def _efficiency(world: World, task: WorldTask, trace: WorldTrace) -> float:
     return 1.0 if c_t + c_f == 0 else (c_t - c_f) / (c_t + c_f)
 
 
-def verdict(world: World, task: WorldTask, trace: WorldTrace) -> WorldVerdict:  # noqa: C901
-    """Judge one episode's trace against its task. Pure and deterministic."""
+def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = True) -> WorldVerdict:  # noqa: C901
+    """Judge one episode's trace against its task. Pure and deterministic.
+
+    Uses ``world.expected(task)`` and the trace; when the state does not match and ``replay`` is
+    set, the trace's successful writes are replayed to give the row-level diff and to check
+    that they reproduce its final digest (``replay=False``: no state is touched, no diff)."""
     tools = world.manifest.tools
     expected_digest, expected_changes = world.expected(task)
     flags = recompute_flags(world, task, trace)
@@ -135,13 +141,14 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace) -> WorldVerdict:  
     state_match = trace.final_digest == expected_digest
     state_diff = {}
     inconsistent = []
-    if not state_match:
-        digest, changes, inconsistent = replay_writes(world, trace.calls)
+    if not state_match and replay:
+        base = world.state_for(task)
+        digest, changes, inconsistent = replay_writes(world, trace.calls, task)
         if digest != trace.final_digest:
             inconsistent.append("the recorded writes do not reproduce the trace's final digest")
-        ep = world.state.fork()
+        ep = base.fork()
         try:
-            state_diff = diff_changes(world.state.keys, expected_changes, changes, ep.initial_rows)
+            state_diff = diff_changes(base.keys, expected_changes, changes, ep.initial_rows)
         finally:
             ep.close()
 

@@ -1,0 +1,193 @@
+"""Running an agent on a world: every task x trial, ``traces.jsonl``, verdicts and reports.
+
+Episodes run on ``concurrency`` threads, each on its own lane of the world's state; each
+finished trace is appended at once (a killed run keeps them; ``resume`` runs only the missing
+ones), and at the end every file is rewritten in task order, so the outputs are byte-identical
+whatever the concurrency, resumption or ``PYTHONHASHSEED``. Wall-clock time goes to
+``run.json`` only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from ..errors import ContractError, UsageError
+from .agents import make_agent
+from .episode import run_episode
+from .load import World, load_world
+from .model import WorldTrace, WorldVerdict
+from .scorecard import WorldReport, render_html, render_markdown, scorecard
+from .simulator import DeterministicUser, UserSimulator
+from .verdict import verdict
+
+__all__ = ["WorldRunResult", "dumps", "read_traces", "run_world", "score_world"]
+
+
+def dumps(model: Any) -> str:
+    """One canonical JSON line (sorted keys, ASCII: agent text of any kind is kept and cannot break the file)."""
+    data = model.model_dump(mode="json") if hasattr(model, "model_dump") else model
+    return json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+@dataclass
+class WorldRunResult:
+    out_dir: Path
+    report: WorldReport
+    traces: list[WorldTrace]
+    verdicts: list[WorldVerdict]
+
+
+def read_traces(path: Path, *, lenient: bool = False) -> list[WorldTrace]:
+    """The traces of a file; a bad line is a located error (``lenient``: a torn last line of
+    an interrupted run is dropped)."""
+    out = []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(WorldTrace.model_validate_json(line))
+        except ValidationError as exc:
+            if lenient and n >= len(lines) - 1:
+                break
+            err = exc.errors()[0]
+            raise ContractError.single(
+                str(path), err["msg"], line=n, field=".".join(str(x) for x in err["loc"]) or None
+            ) from None
+    return out
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_world(
+    world: World | str | Path,
+    agent: str | Any,
+    out: str | Path,
+    *,
+    trials: int = 1,
+    concurrency: int = 1,
+    resume: bool = False,
+    overwrite: bool = False,
+    simulator: UserSimulator | None = None,
+    task_ids: list[str] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> WorldRunResult:
+    """Run ``agent`` (a baseline name, ``module:factory``, or an object with ``run(episode)``)
+    on every task (or ``task_ids``) ``trials`` times; write traces, verdicts and reports in ``out``."""
+    own = not isinstance(world, World)
+    w = load_world(world) if own else world
+    try:
+        return _run(w, agent, Path(out), trials, concurrency, resume, overwrite, simulator, task_ids, on_progress)
+    finally:
+        if own:
+            w.close()
+
+
+def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_ids, on_progress) -> WorldRunResult:
+    sim = simulator or DeterministicUser()
+    factory = (lambda: make_agent(agent)) if isinstance(agent, str) else (lambda: agent)
+    agent_name = agent if isinstance(agent, str) else getattr(agent, "name", type(agent).__name__)
+    tasks = w.tasks if task_ids is None else [w.task(t) for t in task_ids]
+    jobs = [(t, k) for t in tasks for k in range(trials)]
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "traces.jsonl"
+    done: dict[tuple[str, int], WorldTrace] = {}
+    if path.exists() and path.stat().st_size:
+        if resume:
+            for tr in read_traces(path, lenient=True):
+                if tr.agent == agent_name and tr.world == w.name:
+                    done[(tr.task_id, tr.trial)] = tr
+        elif not overwrite:
+            raise UsageError.single(
+                "--out", f"{path} exists: pass --resume to complete it or --overwrite to replace it"
+            )
+    todo = [(t, k) for t, k in jobs if (t.id, k) not in done]
+    started = time.perf_counter()
+    if not resume or not path.exists():
+        path.write_text("", encoding="utf-8")
+    else:  # keep only the complete lines we kept
+        _write_atomic(path, "".join(dumps(tr) + "\n" for tr in done.values()))
+
+    def one(job):
+        task, trial = job
+        return run_episode(w, task, factory(), simulator=sim, trial=trial)
+
+    finished = len(jobs) - len(todo)
+    with open(path, "a", encoding="utf-8") as fh:
+        if concurrency > 1 and len(todo) > 1:
+            w.state.warm(min(concurrency, len(todo))) if hasattr(w.state, "warm") else None
+            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+                results = pool.map(one, todo)
+                for tr in results:
+                    fh.write(dumps(tr) + "\n")
+                    fh.flush()
+                    done[(tr.task_id, tr.trial)] = tr
+                    finished += 1
+                    if on_progress:
+                        on_progress(finished, len(jobs))
+        else:
+            for job in todo:
+                tr = one(job)
+                fh.write(dumps(tr) + "\n")
+                fh.flush()
+                done[(tr.task_id, tr.trial)] = tr
+                finished += 1
+                if on_progress:
+                    on_progress(finished, len(jobs))
+    traces = [done[(t.id, k)] for t, k in jobs]
+    _write_atomic(path, "".join(dumps(tr) + "\n" for tr in traces))
+    result = _score(w, traces, out)
+    info = {
+        "kind": "world-run",
+        "world": w.name,
+        "agent": agent_name,
+        "episodes_total": len(jobs),
+        "episodes_run": len(todo),
+        "wall_clock_s": round(time.perf_counter() - started, 3),
+        "status": "failed" if traces and all(t.ended_by == "error" for t in traces) else "completed",
+    }
+    _write_atomic(out / "run.json", json.dumps(info, indent=2, sort_keys=True) + "\n")
+    return result
+
+
+def _score(w: World, traces: list[WorldTrace], out: Path) -> WorldRunResult:
+    verdicts = [verdict(w, w.task(t.task_id), t) for t in traces]
+    report = scorecard(verdicts, traces)
+    _write_atomic(out / "verdicts.jsonl", "".join(dumps(v) + "\n" for v in verdicts))
+    _write_atomic(out / "report.json", json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
+    _write_atomic(out / "report.md", render_markdown(report))
+    _write_atomic(out / "report.html", render_html(report, traces, verdicts))
+    return WorldRunResult(out_dir=out, report=report, traces=traces, verdicts=verdicts)
+
+
+def score_world(world: World | str | Path, traces_path: str | Path, out: str | Path | None = None) -> WorldRunResult:
+    """Re-score saved world traces (no agent runs): verdicts and reports in ``out`` (default: beside the traces)."""
+    own = not isinstance(world, World)
+    w = load_world(world) if own else world
+    try:
+        traces = read_traces(Path(traces_path))
+        if not traces:
+            raise ContractError.single(str(traces_path), "no traces")
+        for n, t in enumerate(traces, start=1):
+            if t.world != w.name:
+                raise ContractError.single(
+                    str(traces_path), f"a trace of world {t.world!r}, not {w.name!r}", record=str(n)
+                )
+        dest = Path(out) if out is not None else Path(traces_path).parent
+        dest.mkdir(parents=True, exist_ok=True)
+        return _score(w, traces, dest)
+    finally:
+        if own:
+            w.close()

@@ -1,0 +1,204 @@
+"""The world engine on the test world: tools, policy, simulator, episodes, verdicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from groundeval.worlds import STOP
+from groundeval.worlds.agents import BASELINES, EXPECTED, applies, make_agent
+from groundeval.worlds.episode import WorldEpisode, run_episode
+from groundeval.worlds.model import WorldTrace
+from groundeval.worlds.verdict import verdict
+
+
+def test_every_baseline_gets_its_expected_class_where_it_applies(shop):
+    seen = set()
+    for name in BASELINES:
+        for task in shop.tasks:
+            v = verdict(shop, task, run_episode(shop, task, make_agent(name)))
+            if applies(name, shop, task):
+                seen.add(name)
+                assert v.failure_class in EXPECTED[name], (name, task.id, v.failure_class, v.flags)
+            if name == "gold":
+                assert v.reward == 1.0 and v.s_adj == 1.0 and v.failure_class == "completed"
+    assert seen == set(BASELINES)
+
+
+def test_padding_lowers_efficiency_but_not_reward(shop):
+    task = shop.task("status-only")
+    gold = verdict(shop, task, run_episode(shop, task, make_agent("gold")))
+    pad = verdict(shop, task, run_episode(shop, task, make_agent("padding")))
+    assert pad.reward == gold.reward == 1.0
+    assert pad.efficiency < gold.efficiency
+
+
+def _episode(shop, task_id="refund-damaged"):
+    return WorldEpisode(shop, shop.task(task_id))
+
+
+def test_agent_mistakes_are_recorded_never_raised(shop):
+    ep = _episode(shop)
+    r = ep.call("no_such_tool", {"x": 1})
+    assert r["ok"] is False and "unknown tool" in r["error"]
+    r = ep.call("get_order", {"order_id": 1001})
+    assert r["ok"] is False and "invalid arguments" in r["error"]
+    r = ep.call("get_order", {"order_id": "O-9999"})
+    assert r == {"ok": False, "result": None, "error": "no such order"}
+    r = ep.call("delete_customer", {"customer_id": "C-1"})
+    assert r["ok"] is False and r["error"].startswith("refused by policy")
+    tr = ep.finish()
+    assert [c.status for c in tr.calls] == ["invalid", "invalid", "error", "forbidden"]
+    assert [f.cls for c in tr.calls for f in c.flags] == ["unknown_tool", "invalid_arguments", "forbidden_tool"]
+    assert tr.final_digest == shop.digest or tr.final_digest  # the state did not change:
+    v = verdict(shop, shop.task("refund-damaged"), tr)
+    assert v.n_flagged == 3 and v.violation_rate == 0.75
+
+
+def test_refused_write_leaves_state_and_is_flagged(shop):
+    ep = _episode(shop)
+    # refund without the get_order precondition: refused in refuse mode
+    ep.say("shall I refund order O-1001?", confirm={"tool": "refund_order"})
+    r = ep.call("refund_order", {"order_id": "O-1001", "reason": "damaged"})
+    assert r["ok"] is False
+    tr = ep.finish()
+    assert tr.calls[0].status == "refused"
+    assert {f.cls for f in tr.calls[0].flags} >= {"precondition_skipped"}
+    assert tr.calls[0].diff == {}
+
+
+def test_write_records_row_diff_and_expect_rows_error_undoes(shop):
+    ep = _episode(shop, "cancel-pending")
+    ep.call("get_order", {"order_id": "O-1002"})
+    ep.say("Shall I cancel order O-1002?", confirm={"tool": "cancel_order"})
+    ok = ep.call("cancel_order", {"order_id": "O-1002"})
+    again = ep.call("cancel_order", {"order_id": "O-1002"})  # no longer pending: 0 rows
+    tr = ep.finish()
+    assert ok["ok"] is True and again["ok"] is False
+    d = tr.calls[1].diff["orders"]
+    assert d.changed[0].key == {"order_id": "O-1002"}
+    assert (d.changed[0].before["status"], d.changed[0].after["status"]) == ("pending", "cancelled")
+    assert tr.calls[2].diff == {} and tr.calls[2].status == "error"
+    assert {f.cls for f in tr.calls[2].flags} == {"unconfirmed_write"}  # the one yes was used
+    assert tr.final_digest == shop.expected(shop.task("cancel-pending"))[0]
+
+
+def test_python_tool_error_and_duckdb_error_keep_state(shop):
+    ep = _episode(shop, "ticket-and-refund")
+    assert ep.call("open_ticket", {"order_id": "O-1004", "note": "a"})["ok"]
+    assert not ep.call("open_ticket", {"order_id": "O-0", "note": "b"})["ok"]
+    tr_digest_before = ep._state.digest()
+    # a value DuckDB cannot use aborts its transaction: the episode's state is rebuilt
+    bad = ep._state.handle
+    with pytest.raises(Exception):
+        bad.query("SELECT CAST($x AS INTEGER)", {"x": "not a number"})
+    ep._state._recover()
+    assert ep._state.digest() == tr_digest_before
+    rows = ep._state.handle.query("SELECT ticket_id FROM tickets ORDER BY ticket_id")
+    assert rows == [{"ticket_id": "T-001"}]
+    ep.finish()
+
+
+def test_simulator_reveals_facts_only_when_asked_and_stops(shop):
+    ep = _episode(shop)
+    assert ep.opening.startswith("Hi, my blender")
+    assert ep.say("Hello! How can I help?") == "Hi, my blender arrived broken and I want my money back."
+    assert "O-1001" not in ep.messages[-1].text
+    assert ep.say("What is your order number?") == "order_id: O-1001"
+    assert ep.say("Thanks, looking.") == STOP  # goal already repeated once
+    assert ep.done and ep.say("hello?") == STOP
+    tr = ep.finish()
+    assert tr.ended_by == "user_stop" and tr.user_errors == []
+
+
+def test_unsupported_user_statement_is_a_user_error(shop):
+    class Liar:
+        name = "liar"
+
+        def session(self, task, writes):
+            class S:
+                def reply(self, message):
+                    return "order_id: O-1003"
+
+            return S()
+
+    ep = WorldEpisode(shop, shop.task("refund-damaged"), simulator=Liar())
+    ep.say("your order id?")
+    tr = ep.finish()
+    assert tr.user_errors and "O-1003" in tr.user_errors[0]
+    assert verdict(shop, shop.task("refund-damaged"), tr).failure_class == "user_error"
+
+
+def test_agent_exception_is_agent_error_and_scores_zero(shop):
+    class Crash:
+        name = "crash"
+
+        def run(self, episode):
+            episode.call("get_order", {"order_id": "O-1001"})
+            raise RuntimeError("boom")
+
+    task = shop.task("refund-damaged")
+    tr = run_episode(shop, task, Crash())
+    assert tr.ended_by == "error" and "boom" in tr.error
+    v = verdict(shop, task, tr)
+    assert v.failure_class == "agent_error" and v.score == 0.0 and v.reward == 0.0
+
+
+def test_empty_episode_scores_zero(shop):
+    class Nothing:
+        name = "nothing"
+
+        def run(self, episode):
+            return None
+
+    task = shop.task("status-only")
+    v = verdict(shop, task, run_episode(shop, task, Nothing()))
+    assert v.score == 0.0 and v.failure_class == "incomplete"
+
+
+def test_wrong_state_verdict_has_row_diff(shop):
+    task = shop.task("refund-damaged")
+    v = verdict(shop, task, run_episode(shop, task, make_agent("wrong-arg")))
+    assert v.failure_class == "wrong_end_state" and not v.state_match
+    ch = v.state_diff["orders"].changed[0]
+    assert ch.before["refund_reason"] == "damaged" and ch.after["refund_reason"] == "not_received"
+    assert [a.tool for a in v.missing_actions] == ["refund_order"]
+    assert [a.tool for a in v.extra_writes] == ["refund_order"]
+
+
+def test_forged_trace_is_agent_error(shop):
+    task = shop.task("refund-damaged")
+    tr = run_episode(shop, task, make_agent("gold"))
+    forged = WorldTrace.model_validate({**tr.model_dump(), "final_digest": "0" * 64})
+    assert verdict(shop, task, forged).failure_class == "agent_error"
+
+
+def test_max_steps_ends_the_episode(shop):
+    task = shop.task("status-only").model_copy(update={"max_steps": 2})
+    ep = WorldEpisode(shop, task)
+    for _ in range(2):
+        assert ep.call("get_order", {"order_id": "O-1003"})["ok"]
+    r = ep.call("get_order", {"order_id": "O-1003"})
+    assert not r["ok"] and "budget" in r["error"]
+    assert ep.finish().ended_by == "max_steps"
+
+
+def test_apply_mode_applies_and_flags(shop_copy):
+    from groundeval.worlds import load_world
+
+    text = (shop_copy / "world.yaml").read_text()
+    (shop_copy / "world.yaml").write_text(text.replace("violation_mode: refuse", "violation_mode: apply"))
+    w = load_world(shop_copy)
+    try:
+        task = w.task("refund-damaged")
+        ep = WorldEpisode(w, task)
+        assert ep.call("delete_customer", {"customer_id": "C-1"})["ok"]
+        tr = ep.finish()
+        assert tr.calls[0].flags[0].cls == "forbidden_tool"
+        assert tr.calls[0].diff["customers"].removed[0]["customer_id"] == "C-1"
+        v = verdict(w, task, tr)
+        assert v.failure_class == "wrong_end_state" and "policy_breach" in v.classes
+        assert v.state_diff["customers"].removed[0]["customer_id"] == "C-1"
+        v = verdict(w, task, run_episode(w, task, make_agent("forbidden")))
+        assert v.failure_class in EXPECTED["forbidden"]
+    finally:
+        w.close()

@@ -1,0 +1,101 @@
+"""Reading a world: every bad input is one located error (file, line, field)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from groundeval.errors import ContractError
+from groundeval.worlds import load_world
+
+
+def _problem(path):
+    with pytest.raises(ContractError) as exc:
+        load_world(path).close()
+    return exc.value.problems[0]
+
+
+def test_unknown_manifest_key_is_located(shop_copy):
+    m = shop_copy / "world.yaml"
+    m.write_text(
+        m.read_text().replace("    kind: read\n    description: Look up", "    kind: reed\n    description: Look up")
+    )
+    p = _problem(shop_copy)
+    assert p.file.endswith("world.yaml") and p.field == "tools.get_order.kind"
+    assert m.read_text().split("\n")[p.line - 1].strip() == "kind: reed"
+
+
+def test_confirm_before_must_name_a_write(shop_copy):
+    m = shop_copy / "world.yaml"
+    m.write_text(m.read_text().replace("confirm_before: [refund_order, cancel_order]", "confirm_before: [get_order]"))
+    assert "not a write tool" in _problem(shop_copy).message
+
+
+def test_bad_task_line_and_field(shop_copy):
+    t = shop_copy / "tasks.jsonl"
+    lines = t.read_text().splitlines()
+    obj = json.loads(lines[2])
+    obj["gold_actions"][0]["arguments"] = {"order_id": 3}
+    lines[2] = json.dumps(obj)
+    t.write_text("\n".join(lines) + "\n")
+    p = _problem(shop_copy)
+    assert p.file.endswith("tasks.jsonl") and p.line == 3 and p.field == "gold_actions.0.arguments"
+
+
+def test_task_schema_error_is_located(shop_copy):
+    t = shop_copy / "tasks.jsonl"
+    lines = t.read_text().splitlines()
+    obj = json.loads(lines[1])
+    del obj["user"]["opening"]
+    lines[1] = json.dumps(obj)
+    t.write_text("\n".join(lines) + "\n")
+    p = _problem(shop_copy)
+    assert (p.line, p.field) == (2, "user.opening")
+
+
+def test_gold_write_that_fails_is_a_contract_error(shop_copy):
+    t = shop_copy / "tasks.jsonl"
+    t.write_text(
+        t.read_text().replace('"arguments": {"order_id": "O-1002"}}]', '"arguments": {"order_id": "O-1003"}}]')
+    )
+    p = _problem(shop_copy)
+    assert "gold action 1 (cancel_order) fails" in p.message and p.field == "gold_actions.1"
+
+
+def test_duplicate_key_row_is_located(shop_copy):
+    s = shop_copy / "state" / "orders.jsonl"
+    rows = s.read_text().splitlines()
+    s.write_text("\n".join([*rows, rows[1]]) + "\n")
+    p = _problem(shop_copy)
+    assert p.file.endswith("orders.jsonl") and p.line == 5 and "of line 2 again" in p.message
+
+
+def test_mixed_column_types_are_located(shop_copy):
+    s = shop_copy / "state" / "orders.jsonl"
+    rows = s.read_text().splitlines()
+    obj = json.loads(rows[2])
+    obj["total"] = "forty"
+    rows[2] = json.dumps(obj)
+    s.write_text("\n".join(rows) + "\n")
+    p = _problem(shop_copy)
+    assert (p.line, p.field) == (3, "total")
+
+
+def test_table_outside_folder_is_refused(shop_copy):
+    m = shop_copy / "world.yaml"
+    m.write_text(m.read_text().replace("state/orders.jsonl", "../orders.jsonl"))
+    (shop_copy.parent / "orders.jsonl").write_text((shop_copy / "state/orders.jsonl").read_text())
+    p = _problem(shop_copy)
+    assert "outside the world folder" in p.message and p.field == "tables.orders.source"
+
+
+def test_table_row_order_does_not_change_digest(shop_copy, shop):
+    s = shop_copy / "state" / "orders.jsonl"
+    s.write_text("\n".join(reversed(s.read_text().splitlines())) + "\n")
+    w = load_world(shop_copy)
+    try:
+        assert w.digest == shop.digest
+        assert [w.expected(t)[0] for t in w.tasks] == [shop.expected(t)[0] for t in shop.tasks]
+    finally:
+        w.close()
