@@ -1,0 +1,35 @@
+"""Rebuild the two bundled worlds: ``python domain_packs/_build/build_worlds.py [NAME ...]``.
+
+support_desk (customer support: orders, refunds, escalations) and it_desk (IT and access:
+accounts, grants, approvals). Deterministic: seeded ``random.Random`` instances, no clock, rows
+sorted by key and tasks by id, so the same sources always write the same bytes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import world_support  # noqa: E402
+from world_common import write_world  # noqa: E402
+
+WORLDS = {"support_desk": world_support}
+
+
+def main(argv: list[str], out: Path | None = None) -> int:
+    root = out or HERE.parent
+    for name, module in WORLDS.items():
+        if argv and name not in argv:
+            continue
+        manifest, policy, state, tasks = module.build()
+        write_world(root / name, manifest, policy, state, tasks, getattr(module, "EXTRA_FILES", None))
+        rows = ", ".join(f"{t} {len(r)}" for t, r in state.items())
+        print(f"{name}: {rows}; {len(tasks)} tasks")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
