@@ -5,7 +5,8 @@ top-level import name installed is ``groundeval``:
 
 * ``verifier/``      -> ``groundeval.verifier`` (code)
 * ``domain_packs/``  -> ``groundeval.domain_packs`` (data only: every pack folder with a
-  ``groundeval.yaml``; ``_build/`` — the generator of the packs — is not shipped)
+  ``groundeval.yaml`` and every world folder with a ``world.yaml``; ``_build/`` — the generator
+  of the packs — is not shipped)
 
 Editable installs (``pip install -e .``) use the same mapping. Everything else is in pyproject.toml.
 """
@@ -23,7 +24,12 @@ def _mapped(folder: str, name: str) -> list[str]:
 
 
 PACKS = sorted(
-    p.parent.name for p in (ROOT / "domain_packs").glob("*/groundeval.yaml") if not p.parent.name.startswith(("_", "."))
+    {
+        p.parent.name
+        for manifest in ("groundeval.yaml", "world.yaml")  # packs, and worlds (docs/worlds.md)
+        for p in (ROOT / "domain_packs").glob(f"*/{manifest}")
+        if not p.parent.name.startswith(("_", "."))
+    }
 )
 # Every folder of a shipped pack is a data-only package of its own (setuptools ships package data
 # per package; a data folder left out of ``packages`` draws a warning and may be dropped).

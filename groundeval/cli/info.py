@@ -75,6 +75,12 @@ def packs(name: str | None, as_json: bool) -> None:
     from ..contract.packs import bundled_packs
 
     found = bundled_packs()
+    from ..contract.packs import bundled_worlds  # worlds (docs/worlds.md) are the other kind
+
+    worlds = bundled_worlds()
+    if name is not None and name not in found and name in worlds:
+        click.echo(str(worlds[name]))
+        return
     if name is not None:
         if name not in found:
             raise ContractError.single(
@@ -92,8 +98,17 @@ def packs(name: str | None, as_json: bool) -> None:
         except (OSError, yaml.YAMLError):
             data = {}
         description = " ".join(str(data.get("description") or "").split()) if isinstance(data, dict) else ""
-        rows.append({"name": pack_name, "path": str(path), "description": description})
+        rows.append({"name": pack_name, "path": str(path), "description": description, "kind": "pack"})
+    world_rows = []
+    for world_name, path in worlds.items():
+        try:
+            data = yaml.safe_load((path / "world.yaml").read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError):
+            data = {}
+        description = " ".join(str(data.get("description") or "").split()) if isinstance(data, dict) else ""
+        world_rows.append({"name": world_name, "path": str(path), "description": description, "kind": "world"})
     if as_json:
+        rows += world_rows
         click.echo(json.dumps(rows, indent=2, sort_keys=True))
         return
     if not rows:
@@ -114,3 +129,8 @@ def packs(name: str | None, as_json: bool) -> None:
     tasks = ", ".join(examples())
     if tasks:
         console.print(f"task-contract examples (groundeval tasks example NAME; docs/tasks.md): {tasks}")
+    if world_rows:
+        console.print(
+            "worlds (groundeval run NAME --agent gold --out DIR; docs/worlds.md): "
+            + ", ".join(r["name"] for r in world_rows)
+        )

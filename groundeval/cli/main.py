@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "observe": "groundeval.cli.observe:observe",
     "tasks": "groundeval.cli.observe:tasks",
     "rl": "groundeval.cli.rl:rl",
+    "worlds": "groundeval.cli.worlds:worlds",
 }
 
 

@@ -185,7 +185,14 @@ def run(
 
     Each finished episode is written at once; a killed or interrupted run keeps them and
     --resume runs only the rest. Run metadata goes to OUT/run.json. With --backend ray the
-    episodes run on Ray workers (docs/ray.md); the traces are the same."""
+    episodes run on Ray workers (docs/ray.md); the traces are the same. A world (a folder with
+    world.yaml, docs/worlds.md) runs its tasks as multi-turn episodes."""
+    from .worlds import is_world_source, run_world_command
+
+    if is_world_source(source):
+        return run_world_command(
+            source, agent, out, trials=trials, concurrency=concurrency, resume=resume, overwrite=overwrite
+        )
     from .. import api
 
     opts = _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout)
@@ -293,8 +300,14 @@ def eval_(
     ray_runtime_env,
     db,
 ):
-    """The main job: verify PACK, generate questions, run the agent, score and report — all in OUT."""
+    """The main job: verify PACK, generate questions, run the agent, score and report — all in OUT.
+    For a world (docs/worlds.md): run every task, judge each episode, report."""
     from pathlib import Path
+
+    from .worlds import is_world_source, run_world_command
+
+    if is_world_source(pack):
+        return run_world_command(pack, agent, out, trials=trials, concurrency=concurrency, resume=resume)
 
     from .. import api
 

@@ -47,6 +47,21 @@ def bundled_packs() -> dict[str, Path]:
     return out
 
 
+WORLD_NAMES = ("world.yaml", "world.yml")
+
+
+def bundled_worlds() -> dict[str, Path]:
+    """Name -> folder of every bundled world (a folder with a ``world.yaml``; docs/worlds.md)."""
+    root = bundled_root()
+    if root is None:
+        return {}
+    return {
+        d.name: d
+        for d in sorted(root.iterdir(), key=lambda p: p.name)
+        if d.is_dir() and not d.name.startswith(("_", ".")) and any((d / m).is_file() for m in WORLD_NAMES)
+    }
+
+
 def is_bare_name(value: str | Path) -> bool:
     text = str(value)
     return bool(text) and "/" not in text and "\\" not in text and text not in (".", "..")
@@ -67,6 +82,8 @@ def resolve_pack(value: str | Path) -> Path:
     if p.exists():
         return p
     found = bundled_pack(value)
+    if found is None and is_bare_name(value):
+        found = bundled_worlds().get(str(value))
     if found is not None:
         return found
     raise ContractError.single(str(value), not_found_message(value))

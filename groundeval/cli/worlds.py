@@ -1,0 +1,97 @@
+"""World commands: ``groundeval run/eval WORLD`` dispatch here (a folder with ``world.yaml`` or a
+bundled world's name), and ``groundeval worlds`` groups the world-only ones (``score``,
+``list``). See docs/worlds.md."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+def is_world_source(source: str | Path) -> bool:
+    from ..worlds.load import is_world
+
+    return is_world(source)
+
+
+def run_world_command(
+    source,
+    agent: str,
+    out: str | None,
+    *,
+    trials: int = 1,
+    concurrency: int = 1,
+    resume: bool = False,
+    overwrite: bool = False,
+    quiet: bool = False,
+) -> None:
+    """What ``run``/``eval`` do with a world: episodes, traces, verdicts, reports; a headline."""
+    from ..worlds.run import run_world
+
+    if out is None:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in agent)
+        out = str(Path("out") / f"{Path(source).resolve().name}-{safe}")
+    result = run_world(source, agent, out, trials=trials, concurrency=concurrency, resume=resume, overwrite=overwrite)
+    click.echo(headline(result.report, result.out_dir))
+    if result.traces and all(t.ended_by == "error" for t in result.traces):
+        click.echo(f"error: every episode errored (first: {result.traces[0].error}); see {out}/traces.jsonl", err=True)
+        sys.exit(1)
+
+
+def headline(report, out_dir: Path) -> str:
+    classes = ", ".join(f"{k} {v}" for k, v in report.failure_classes.items())
+    pass_k = " ".join(f"pass^{k} {v:.3f}" for k, v in report.pass_hat_k.items())
+    return (
+        f"world {report.world} · agent {report.agent} · {report.episodes} episodes\n"
+        f"reward {report.reward:.3f} · score {report.score:.3f} · run S_adj {report.run_s_adj:.3f} · "
+        f"v {report.run_violation_rate:.3f} · state {report.state_consistency:.3f} · "
+        f"efficiency {report.tool_efficiency:.3f} · {pass_k}\n"
+        f"classes: {classes}\n"
+        f"reports: {out_dir / 'report.html'} · {out_dir / 'report.md'}"
+    )
+
+
+@click.group()
+def worlds() -> None:
+    """Worlds: stateful tools, a simulated user, judged from the final state (docs/worlds.md)."""
+
+
+@worlds.command("list")
+def list_() -> None:
+    """List the bundled worlds."""
+    from ..contract.packs import bundled_worlds
+
+    for name, path in bundled_worlds().items():
+        click.echo(f"{name}\t{path}")
+
+
+@worlds.command("score")
+@click.argument("world")
+@click.argument("traces", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None)
+def score(world: str, traces: Path, out: Path | None) -> None:
+    """Re-score saved world TRACES against WORLD (no agent runs): verdicts and reports."""
+    from ..worlds.run import score_world
+
+    result = score_world(world, traces, out)
+    click.echo(headline(result.report, result.out_dir))
+
+
+@worlds.command("run")
+@click.argument("world")
+@click.option(
+    "--agent",
+    "-a",
+    required=True,
+    help="gold | skip-confirm | wrong-arg | forbidden | early-stop | padding | module:factory",
+)
+@click.option("--out", "-o", type=click.Path(file_okay=False), default=None)
+@click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--concurrency", "-j", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--resume", is_flag=True)
+@click.option("--overwrite", is_flag=True)
+def run(world, agent, out, trials, concurrency, resume, overwrite) -> None:
+    """Run an agent on every task of WORLD (same as ``groundeval run WORLD``)."""
+    run_world_command(world, agent, out, trials=trials, concurrency=concurrency, resume=resume, overwrite=overwrite)

@@ -1,0 +1,75 @@
+"""``groundeval run/eval WORLD`` and ``groundeval worlds score``: files, exit codes, errors."""
+
+from __future__ import annotations
+
+import json
+
+from groundeval.cli.main import main
+
+from pathlib import Path
+
+SHOP = Path(__file__).resolve().parent / "shop"
+
+
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_world_writes_traces_verdicts_and_reports(capsys, tmp_path):
+    out = tmp_path / "gold"
+    code, stdout, err = cli(capsys, "run", str(SHOP), "--agent", "gold", "--out", str(out), "-q")
+    assert code == 0, err
+    assert "reward 1.000" in stdout
+    for name in ("traces.jsonl", "verdicts.jsonl", "report.json", "report.md", "report.html", "run.json"):
+        assert (out / name).is_file(), name
+    report = json.loads((out / "report.json").read_text())
+    assert report["episodes"] == 5 and report["reward"] == 1.0
+    assert "refund-damaged" in (out / "report.html").read_text()
+    # re-scoring the saved traces gives the same verdicts, byte for byte
+    code, _, err = cli(capsys, "worlds", "score", str(SHOP), str(out / "traces.jsonl"), "--out", str(tmp_path / "re"))
+    assert code == 0, err
+    assert (tmp_path / "re" / "verdicts.jsonl").read_bytes() == (out / "verdicts.jsonl").read_bytes()
+    assert (tmp_path / "re" / "report.json").read_bytes() == (out / "report.json").read_bytes()
+
+
+def test_eval_world_and_existing_out_needs_resume(capsys, tmp_path):
+    out = tmp_path / "e"
+    code, stdout, err = cli(capsys, "eval", str(SHOP), "--agent", "skip-confirm", "--out", str(out), "-q")
+    assert code == 0, err
+    assert "policy_breach 3" in stdout
+    code, _, err = cli(capsys, "run", str(SHOP), "--agent", "gold", "--out", str(out), "-q")
+    assert code == 2 and "--resume" in err
+
+
+def test_resume_runs_only_missing_and_gives_same_bytes(capsys, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert cli(capsys, "run", str(SHOP), "--agent", "padding", "--out", str(a), "--trials", "2", "-q")[0] == 0
+    assert cli(capsys, "run", str(SHOP), "--agent", "padding", "--out", str(b), "--trials", "2", "-q")[0] == 0
+    lines = (b / "traces.jsonl").read_text().splitlines(keepends=True)
+    (b / "traces.jsonl").write_text("".join(lines[:3]) + lines[3][:40])  # killed mid-write
+    code, _, err = cli(
+        capsys, "run", str(SHOP), "--agent", "padding", "--out", str(b), "--trials", "2", "--resume", "-q"
+    )
+    assert code == 0, err
+    assert json.loads((b / "run.json").read_text())["episodes_run"] == 7
+    for name in ("traces.jsonl", "verdicts.jsonl", "report.json", "report.md", "report.html"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_bad_world_is_exit_2_located(capsys, shop_copy, tmp_path):
+    m = shop_copy / "world.yaml"
+    m.write_text(m.read_text().replace("violation_mode: refuse", "violation_mode: sometimes"))
+    code, _, err = cli(capsys, "run", str(shop_copy), "--agent", "gold", "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert "world.yaml:6 field 'violation_mode'" in err and "Traceback" not in err
+
+
+def test_unknown_world_agent_is_a_usage_error(capsys, tmp_path):
+    code, _, err = cli(capsys, "run", str(SHOP), "--agent", "nobody", "--out", str(tmp_path / "o"))
+    assert code == 2 and "unknown world agent" in err
