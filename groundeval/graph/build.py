@@ -413,7 +413,7 @@ def _search_spaces(
     info = gs.artifacts_info({a for s in wanted.values() for a in s})
     # A subsystem the pack does not have (GE209) cannot be searched — the runtime refuses it as
     # unknown — so it is not expected either: an honest path must be able to score 1.
-    from ..runtime.search_sql import known_subsystems
+    from ..store.cone import known_subsystems
 
     searchable = known_subsystems(store)
     out = {}

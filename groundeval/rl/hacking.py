@@ -105,7 +105,7 @@ def _corpus(episode: Any) -> list[str]:
 
 
 def _subsystems(episode: Any) -> list[str]:
-    from ..runtime.search_sql import known_subsystems
+    from ..store.cone import known_subsystems
 
     return sorted(known_subsystems(episode.store))
 

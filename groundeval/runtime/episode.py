@@ -27,13 +27,14 @@ import duckdb
 import jsonschema
 
 from ..questions.model import Question
+from ..store.cone import known_subsystems
 from ..store.cone import GATES
 from ..store.store import iso, to_utc
 from ..store.witness import is_witness
 from ..trace.model import Submission, ToolCall, Trace
 from ..trace.text import escape, surrogate_paths
 from ..tracks import get as get_track
-from .search_sql import context_rows, fetch_index, known_subsystems, scope_facts, search_rows
+from .search_sql import context_rows, fetch_index, scope_facts, search_rows
 from .tools import DEFAULT_LIMIT, MODES, FetchArgs, SearchArgs, SubmitArgs, ToolArgs, not_unicode, validate_arguments
 
 __all__ = ["MODES", "REFUSAL", "REFUSAL_STATUS", "Episode", "recordable"]

@@ -138,12 +138,6 @@ def scope_facts(store, actor: str | None, as_of: datetime, gates) -> Scope:
     )
 
 
-def known_subsystems(store) -> frozenset[str]:
-    return frozenset(
-        r[0] for r in store.query("SELECT subsystem FROM artifacts UNION SELECT subsystem FROM grants ORDER BY 1")
-    )
-
-
 # ---------------------------------------------------------------------------- fetch index
 
 

@@ -99,6 +99,14 @@ def roles_at(store, actor: str, as_of: datetime) -> list[str]:
     ]
 
 
+def known_subsystems(store) -> frozenset[str]:
+    """Every subsystem the pack has: its artifacts' and its grants' (a subsystem outside it
+    cannot be searched; the runtime refuses it as unknown)."""
+    return frozenset(
+        r[0] for r in store.query("SELECT subsystem FROM artifacts UNION SELECT subsystem FROM grants ORDER BY 1")
+    )
+
+
 def granted_subsystems(store, actor: str, as_of: datetime) -> list[str]:
     """Subsystems granted to the actor's roles at ``as_of`` (sorted)."""
     t = utc_text(as_of)
