@@ -29,6 +29,12 @@ SCHEMAS: dict[str, str] = {
     "task_contract": "groundeval.tasks.model:TaskContract",
     "observed_run": "groundeval.observe.model:ObservedRun",
     "task_score": "groundeval.tasks.score:TaskScore",
+    # worlds (docs/worlds.md): the manifest, a task, an episode's trace, its verdict, a run's report
+    "world": "groundeval.worlds.model:WorldManifest",
+    "world_task": "groundeval.worlds.model:WorldTask",
+    "world_trace": "groundeval.worlds.model:WorldTrace",
+    "world_verdict": "groundeval.worlds.model:WorldVerdict",
+    "world_report": "groundeval.worlds.scorecard:WorldReport",
 }
 # one answer format per built-in track: ``answer_<track>``
 SCHEMAS.update({f"answer_{t.name}": f"{t.answer_model.__module__}:{t.answer_model.__name__}" for t in builtin_tracks()})
