@@ -56,9 +56,10 @@ class World:
         return self.state.initial_digest
 
     def state_for(self, task: WorldTask) -> WorldState:
-        """The initial state of ``task`` (default: the world's; an adapter whose tasks start
-        from their own state overrides this)."""
-        return self.state
+        """The initial state of ``task``: the world's, or what its state's ``for_task(task)``
+        gives (an adapter whose tasks start from their own state)."""
+        for_task = getattr(self.state, "for_task", None)
+        return for_task(task) if for_task is not None else self.state
 
     def task(self, task_id: str) -> WorldTask:
         for t in self.tasks:
@@ -87,11 +88,19 @@ class World:
                 try:
                     ep.run(a.tool, self.manifest.tools[a.tool], a.arguments)
                 except WorldToolError as exc:
+                    if a.expect_error:
+                        continue
                     raise ContractError.single(
                         str(self.folder / self.manifest.tasks),
                         f"task {task.id}: gold action {i} ({a.tool}) fails on the initial state: {exc}",
                         field=f"gold_actions.{i}",
                     ) from None
+                if a.expect_error:
+                    raise ContractError.single(
+                        str(self.folder / self.manifest.tasks),
+                        f"task {task.id}: gold action {i} ({a.tool}) is marked expect_error but succeeds",
+                        field=f"gold_actions.{i}.expect_error",
+                    )
             got = (ep.digest(), ep.changes())
         finally:
             ep.close()

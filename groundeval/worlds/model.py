@@ -235,6 +235,10 @@ class WorldManifest(StrictModel):
 class Action(StrictModel):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    expect_error: bool = Field(
+        False,
+        description="Gold only: this call must give an error result (a check that fails); if it succeeds, the task is wrong.",
+    )
 
 
 class UserScript(StrictModel):
@@ -313,6 +317,9 @@ class TableDiff(StrictModel):
 
 class WorldCall(StrictModel):
     step: int = Field(description="0-based index of the call in the episode.")
+    by: Literal["agent", "user"] = Field(
+        "agent", description="Who made the call: the agent, or the user with the user's own tools (tau2 telecom)."
+    )
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     kind: Literal["read", "write", "unknown"]

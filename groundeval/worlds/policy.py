@@ -41,7 +41,7 @@ def _observed(c: WorldCall) -> ObservedCall:
     return ObservedCall(
         index=c.step,
         tool=c.tool,
-        agent=AGENT,
+        agent=AGENT if c.by == "agent" else c.by,
         arguments=c.arguments,
         result=c.result,
         status="ok" if c.status == "ok" else "error",

@@ -50,6 +50,9 @@ def recompute_flags(world: World, task: WorldTask, trace: WorldTrace) -> list[li
     out: list[list[WorldFlag]] = []
     for i, c in enumerate(trace.calls):
         spec = tools.get(c.tool)
+        if c.by == "user":  # the user's own tools: never the agent's breach
+            out.append([])
+            continue
         if spec is None or c.kind == "unknown":
             out.append([WorldFlag(cls="unknown_tool", message=f"unknown tool {c.tool!r}")])
             continue
@@ -109,12 +112,19 @@ def _efficiency(world: World, task: WorldTask, trace: WorldTrace) -> float:
     """(C_T - C_F) / (C_T + C_F): C_T successful calls matching a gold action (each gold action
     once), C_F failed calls and repeats of an identical earlier successful call."""
     gold = Counter(_action_key(a.tool, a.arguments) for a in task.gold_actions)
+    failing = Counter(_action_key(a.tool, a.arguments) for a in task.gold_actions if a.expect_error)
     ok_seen: set[str] = set()
     c_t = c_f = 0
     for c in trace.calls:
+        if c.by != "agent":
+            continue
         key = _action_key(c.tool, c.arguments)
         if c.status != "ok":
-            c_f += 1
+            if failing[key] > 0 and c.status == "error":
+                failing[key] -= 1
+                c_t += 1
+            else:
+                c_f += 1
             continue
         if key in ok_seen:
             c_f += 1
@@ -135,7 +145,7 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
     tools = world.manifest.tools
     expected_digest, expected_changes = world.expected(task)
     flags = recompute_flags(world, task, trace)
-    n_calls = len(trace.calls)
+    n_calls = sum(1 for c in trace.calls if c.by == "agent")
     n_flagged = sum(1 for f in flags if f)
 
     state_match = trace.final_digest == expected_digest
@@ -152,7 +162,7 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
         finally:
             ep.close()
 
-    gold_writes = [a for a in task.gold_actions if tools[a.tool].kind == "write"]
+    gold_writes = [a for a in task.gold_actions if tools[a.tool].kind == "write" and not a.expect_error]
     done = _successful_writes(world, trace.calls)
     left = Counter(_action_key(c.tool, c.arguments) for c in done)
     missing: list[Action] = []
@@ -165,12 +175,12 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
     extra: list[Action] = []
     for c in done:
         k = _action_key(c.tool, c.arguments)
-        if left[k] > 0:
+        if left[k] > 0 and c.by == "agent":
             left[k] -= 1
             extra.append(Action(tool=c.tool, arguments=c.arguments))
 
     forbidden = set(world.contract_for(task).forbidden_tools)
-    forbidden_ok = [c for c in trace.calls if c.status == "ok" and c.tool in forbidden]
+    forbidden_ok = [c for c in trace.calls if c.status == "ok" and c.tool in forbidden and c.by == "agent"]
 
     order_bad = []
     for before, after in task.ordered:
@@ -185,7 +195,7 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
 
     errored = trace.ended_by == "error" or bool(inconsistent)
     empty = n_calls == 0 and not any(m.role == "assistant" for m in trace.messages)
-    attempted_write = any(c.kind == "write" for c in trace.calls)
+    attempted_write = any(c.kind == "write" and c.by == "agent" for c in trace.calls)
 
     classes: list[str] = []
     if errored:

@@ -99,3 +99,28 @@ def test_table_row_order_does_not_change_digest(shop_copy, shop):
         assert [w.expected(t)[0] for t in w.tasks] == [shop.expected(t)[0] for t in shop.tasks]
     finally:
         w.close()
+
+
+def test_gold_action_expected_to_fail(shop_copy):
+    t = shop_copy / "tasks.jsonl"
+    lines = t.read_text().splitlines()
+    obj = json.loads(lines[2])  # status-only
+    obj["gold_actions"].insert(0, {"tool": "get_order", "arguments": {"order_id": "O-9"}, "expect_error": True})
+    lines[2] = json.dumps(obj)
+    t.write_text("\n".join(lines) + "\n")
+    w = load_world(shop_copy)
+    try:
+        from groundeval.worlds.agents import make_agent
+        from groundeval.worlds.episode import run_episode
+        from groundeval.worlds.verdict import verdict
+
+        task = w.task("status-only")
+        v = verdict(w, task, run_episode(w, task, make_agent("gold")))
+        assert v.failure_class == "completed" and v.efficiency == 1.0
+    finally:
+        w.close()
+    obj["gold_actions"][0]["arguments"] = {"order_id": "O-1001"}  # succeeds: the task is wrong
+    lines[2] = json.dumps(obj)
+    t.write_text("\n".join(lines) + "\n")
+    p = _problem(shop_copy)
+    assert "marked expect_error but succeeds" in p.message and p.field == "gold_actions.0.expect_error"
