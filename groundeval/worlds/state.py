@@ -460,7 +460,7 @@ class DuckEpisodeState:
         return out
 
     def snapshot(self) -> dict[str, list[dict[str, Any]]]:
-        return self.world._snapshot(self._cur, "main")
+        return self.world._snapshot(self._cur, self._lane.name)
 
     def digest(self) -> str:
         return changes_digest(self.world.initial_digest, self._changes)
