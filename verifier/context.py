@@ -75,7 +75,7 @@ def _facts_of(data: Any) -> tuple:
         created = next(((k, data[k]) for k in CREATED_KEYS[1:] if isinstance(get(k), str)), None)
     return (
         True,
-        ident if isinstance(ident, str) else None,
+        ident if isinstance(ident, str) else str(ident) if type(ident) is int else None,  # 1000 -> '1000'
         sub if isinstance(sub, str) else None,
         ts,
         created,

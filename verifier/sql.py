@@ -38,6 +38,17 @@ def missing_artifacts(store) -> list[tuple]:
         GROUP BY ea.artifact_id ORDER BY ea.artifact_id""")
 
 
+def missing_artifacts_by_key(store) -> list[tuple]:
+    """(artifact_ids key, whether the key is a corpus subsystem, distinct missing ids, references,
+    first missing id, file, line, event_id) per key whose values name artifacts the corpus lacks."""
+    return store.query(f"""
+        SELECT ea.key, ea.key IN (SELECT DISTINCT subsystem FROM artifacts) AS is_subsystem,
+               count(DISTINCT ea.artifact_id) AS ids, count(*) AS n, min(ea.artifact_id) AS example, {_FIRST}
+        FROM event_artifacts ea JOIN events e ON e.id = ea.event_id
+        WHERE ea.artifact_id NOT IN (SELECT id FROM artifacts)
+        GROUP BY ea.key ORDER BY ea.key""")
+
+
 def undated_artifacts(store) -> list[tuple]:
     """(id, file, line) of artifacts without a creation time."""
     return store.query("SELECT id, src_file, src_line FROM artifacts WHERE created IS NULL ORDER BY id")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator, model_validator
 
 from ..models import StrictModel
 
@@ -373,12 +373,13 @@ class Event(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    id: str
+    id: StrictStr | StrictInt = Field(description="A string, or an integer read as its decimal text (1000 -> '1000').")
     type: str
     timestamp: datetime
     actors: list[str] = Field(default_factory=list)
-    artifact_ids: dict[str, str | list[str] | None] = Field(
-        default_factory=dict, description="key -> artifact id or list of ids; null values are ignored."
+    artifact_ids: dict[str, StrictStr | StrictInt | list[StrictStr | StrictInt] | None] = Field(
+        default_factory=dict,
+        description="key -> artifact id or list of ids (integers read as their decimal text); null values are ignored.",
     )
     facts: dict[str, Any] = Field(default_factory=dict)
 
@@ -392,7 +393,9 @@ class Artifact(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    id: str | None = None
+    id: StrictStr | StrictInt | None = Field(
+        default=None, description="A string, or an integer read as its decimal text; else the file stem."
+    )
     subsystem: str | None = None
     timestamp: datetime | None = None
     created_at: datetime | None = None

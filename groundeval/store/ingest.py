@@ -292,12 +292,19 @@ def _collect(con, sql: str, params=None) -> list[Problem]:
     return [Problem(file=r[0], line=r[1], field=r[2], message=r[3]) for r in rows]
 
 
-def _is_string_list(j: str) -> str:
-    """SQL: the JSON fragment ``j`` is an array of strings."""
+def _is_string_list(j: str, types: str = "('VARCHAR')") -> str:
+    """SQL: the JSON fragment ``j`` is an array of strings (of values of the JSON ``types``)."""
     return (
         f"(json_type({j}) = 'ARRAY' AND coalesce(list_bool_and(list_transform(json_extract({j}, '$[*]'),"
-        f" x -> json_type(x) = 'VARCHAR')), true))"
+        f" x -> json_type(x) IN {types})), true))"
     )
+
+
+# An id (of an event, an artifact, or in ``artifact_ids``) is a JSON string or integer, as the
+# original format accepts: an integer is read as its decimal text (``1000`` -> ``"1000"``, what
+# ``->>`` gives), so ``1000`` and ``"1000"`` name one record (two events or artifacts doing so
+# are a duplicate id, reported as such). Floats, booleans and integers past 64 bits are refused.
+ID_TYPES = "('VARCHAR', 'UBIGINT', 'BIGINT')"
 
 
 # Regular expressions over a fragment as json_extract writes it (compact): each match is a
@@ -404,13 +411,17 @@ def validate_events(con) -> list[Problem]:
         (None, "'malformed JSON line'", "NOT valid"),
         (None, "'expected a JSON object'", "valid AND NOT ok"),
     ]
-    for f, j in (("id", "j1"), ("type", "j2"), ("timestamp", "j3")):
+    for f, j, types, what in (
+        ("id", "j1", ID_TYPES, "a string or an integer"),
+        ("type", "j2", "('VARCHAR')", "a string"),
+        ("timestamp", "j3", "('VARCHAR')", "a string"),
+    ):
         checks.append(
             (
                 f,
                 f"CASE WHEN {j} IS NULL THEN 'missing required field' "
-                f"ELSE 'expected a string, got ' || lower(json_type({j})) END",
-                f"ok AND json_type({j}) IS DISTINCT FROM 'VARCHAR'",
+                f"ELSE 'expected {what}, got ' || lower(json_type({j})) END",
+                f"ok AND json_type({j}) NOT IN {types} OR ok AND {j} IS NULL",
             )
         )
     checks += [
@@ -434,13 +445,13 @@ def validate_events(con) -> list[Problem]:
             "'expected a mapping of key -> id or list of ids'",
             f"ok AND j5 IS NOT NULL AND NOT {_matches('j5', _RX_ID_MAP)} AND (json_type(j5) <> 'OBJECT'"
             " OR NOT coalesce(list_bool_and(list_transform(json_extract(j5, '$.*'), v -> json_type(v) IN"
-            " ('VARCHAR', 'NULL') OR " + _is_string_list("v") + ")), true))",
+            f" ('VARCHAR', 'NULL', 'UBIGINT', 'BIGINT') OR {_is_string_list('v', ID_TYPES)})), true))",
         ),
         ("facts", "'expected a mapping'", "ok AND j6 IS NOT NULL AND json_type(j6) <> 'OBJECT'"),
     ]
     problems = _problems(con, "ev_x", checks)
     has_duplicates = con.execute(
-        "SELECT count(eid) <> count(DISTINCT eid) FROM (SELECT eid FROM ev_x WHERE ok AND json_type(j1) = 'VARCHAR')"
+        f"SELECT count(eid) <> count(DISTINCT eid) FROM (SELECT eid FROM ev_x WHERE ok AND json_type(j1) IN {ID_TYPES})"
     ).fetchone()[0]
     if not has_duplicates:
         return problems
@@ -448,10 +459,12 @@ def validate_events(con) -> list[Problem]:
         con,
         """
         SELECT file, line, 'id', 'duplicate event id ' || to_json(eid) || ' (first at line ' || first_line || ')'
+               || CASE WHEN mixed THEN '; an integer id and a string id of the same digits name one event' ELSE '' END
         FROM (SELECT file, line, eid,
                      first_value(line) OVER (PARTITION BY eid ORDER BY file, line) AS first_line,
-                     row_number() OVER (PARTITION BY eid ORDER BY file, line) AS n
-              FROM ev_x WHERE ok AND json_type(j1) = 'VARCHAR') WHERE n > 1""",
+                     row_number() OVER (PARTITION BY eid ORDER BY file, line) AS n,
+                     count(DISTINCT json_type(j1) = 'VARCHAR') OVER (PARTITION BY eid) > 1 AS mixed
+              FROM ev_x WHERE ok AND json_type(j1) IN {ID_TYPES}) WHERE n > 1""".format(ID_TYPES=ID_TYPES),
     )
 
 
@@ -464,7 +477,7 @@ def validate_artifacts(con) -> list[Problem]:
         "art_stage",
         "art_x",
         ARTIFACT_PATHS,
-        """, CASE WHEN json_type(j1) = 'VARCHAR' THEN j1->>'$' ELSE stem END AS aid,
+        f""", CASE WHEN json_type(j1) IN {ID_TYPES} THEN j1->>'$' ELSE stem END AS aid,
              CASE WHEN json_type(j2) = 'VARCHAR' THEN j2->>'$' ELSE folder END AS subsystem,
              coalesce(j3, j4, j5) AS created_j""",
     )
@@ -508,7 +521,9 @@ def validate_artifacts(con) -> list[Problem]:
         con,
         """
         SELECT file, line, 'id', 'duplicate artifact id ' || to_json(aid) || ' (also in ' || first_file || ')'
+               || CASE WHEN mixed THEN '; an integer id and a string id of the same digits name one artifact' ELSE '' END
         FROM (SELECT file, line, aid,
+                     count(DISTINCT coalesce(json_type(j1) = 'VARCHAR', true)) OVER (PARTITION BY aid) > 1 AS mixed,
                      first_value(file || coalesce(':' || line, '')) OVER (PARTITION BY aid ORDER BY file, line)
                          AS first_file,
                      row_number() OVER (PARTITION BY aid ORDER BY file, line) AS n
@@ -554,7 +569,7 @@ def build_event_links(con) -> None:
                      FROM ev_x WHERE json_type(j5) = 'OBJECT')
            )
            SELECT event_id, e.key AS key, 0 AS pos, e.value->>'$' AS artifact_id FROM kv
-             WHERE json_type(e.value) = 'VARCHAR'
+             WHERE json_type(e.value) IN ('VARCHAR', 'UBIGINT', 'BIGINT')
            UNION ALL
            SELECT event_id, key, unnest(range(len(l))) AS pos, unnest(l) AS artifact_id FROM
              (SELECT event_id, e.key AS key, json_extract_string(e.value, '$[*]') AS l FROM kv

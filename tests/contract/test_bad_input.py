@@ -41,10 +41,14 @@ def event_line(pack: Path, lineno: int) -> dict:
             lambda r: json.dumps({**r, "timestamp": "yesterday"}),
             "events.jsonl:5 field 'timestamp': unparseable timestamp \"yesterday\"",
         ),
-        (6, lambda r: json.dumps({**r, "id": 6}), "events.jsonl:6 field 'id': expected a string, got ubigint"),
+        (
+            6,
+            lambda r: json.dumps({**r, "id": 6.5}),
+            "events.jsonl:6 field 'id': expected a string or an integer, got double",
+        ),
         (
             7,
-            lambda r: json.dumps({**r, "artifact_ids": {"ticket": 43}}),
+            lambda r: json.dumps({**r, "artifact_ids": {"ticket": 4.5}}),
             "events.jsonl:7 field 'artifact_ids': expected a mapping",
         ),
         (

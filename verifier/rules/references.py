@@ -304,6 +304,43 @@ def spec_references(ctx: PackContext) -> Iterable:
 
 @check("GE205", "GE207", needs=("store",))
 def artifact_references(ctx: PackContext) -> Iterable:
+    yield from _original_missing(ctx) if ctx.legacy else _native_missing(ctx)
+    for aid, file, line in sql.undated_artifacts(ctx.store):
+        yield finding(
+            "GE207", f"artifact {aid!r} has no timestamp, created_at or date", file=file, line=line, record=aid
+        )
+
+
+def _original_missing(ctx: PackContext) -> Iterable:
+    """GE205 of an original config.yaml, one finding per ``artifact_ids`` key: the original
+    accepts references the export lacks (real exports always have some), and keys that are not
+    subsystems (a join key kept beside the references). Such ids are never evidence nor in a
+    search space; they still join. A subsystem's key: a warning (dangling references, counted);
+    any other key: an info (identifiers, not references)."""
+    for key, is_subsystem, ids, n, example, file, line, event_id in sql.missing_artifacts_by_key(ctx.store):
+        if is_subsystem:
+            message = (
+                f"artifact_ids.{key}: {n} reference(s) to {ids} artifact(s) missing from the corpus "
+                f"(dangling, e.g. {example!r}); never evidence, still joinable"
+                " (a warning in an original config.yaml, which accepted them)"
+            )
+        else:
+            message = (
+                f"artifact_ids.{key} is not a subsystem of the corpus: {ids} of its value(s) ({n} reference(s), "
+                f"e.g. {example!r}) name no artifact and are read as identifiers (joinable, never evidence)"
+            )
+        yield finding(
+            "GE205",
+            message,
+            severity="warning" if is_subsystem else "info",
+            file=file,
+            line=line,
+            record=event_id,
+            path=f"$.artifact_ids.{key}",
+        )
+
+
+def _native_missing(ctx: PackContext) -> Iterable:
     for aid, n, file, line, event_id in sql.missing_artifacts(ctx.store):
         yield finding(
             "GE205",
@@ -312,10 +349,6 @@ def artifact_references(ctx: PackContext) -> Iterable:
             line=line,
             record=event_id,
             path="$.artifact_ids",
-        )
-    for aid, file, line in sql.undated_artifacts(ctx.store):
-        yield finding(
-            "GE207", f"artifact {aid!r} has no timestamp, created_at or date", file=file, line=line, record=aid
         )
 
 

@@ -26,7 +26,7 @@ from groundeval.gc_pause import collector_frozen
 from .. import sql
 from ..context import PackContext, Record, json_path
 from .registry import check, define, finding
-from .screen import screened
+from .screening import screened
 
 MAX_MESSAGE = 300
 
@@ -279,7 +279,8 @@ class _Absent:
 
 _ABSENT = _Absent()
 _ANNOTATIONS = {"$id", "$schema", "$defs", "title", "description", "default", "format"}
-_TYPES = {"string", "number", "boolean", "null", "array", "object"}  # not "integer": 1.0 is one, 1.5 is not
+# "integer" looks at a float's value too (1.0 is one, 1.5 is not): its key part says which (see _inline)
+_TYPES = {"string", "number", "integer", "boolean", "null", "array", "object"}
 
 
 class _Unsupported(GroundevalError):
@@ -353,6 +354,11 @@ class _KeyWriter:
             raise _Unsupported("depth")
         props, required = node.get("properties", {}), node.get("required", [])
         extra = node.get("additionalProperties", True)
+        types = node.get("type", [])
+        if "integer" in (types if isinstance(types, list) else [types]):
+            i = self._var("i")
+            body.append(f"    {i} = {var}.is_integer() if {tvar} is float else None")
+            parts.append(i)
         for n in sorted(set(props) | set(required)):
             v, tv = self._var("v"), self._var("t")
             body += [f"    {v} = {var}.get({n!r}, ABSENT) if {tvar} is dict else ABSENT", f"    {tv} = type({v})"]
@@ -544,7 +550,7 @@ def passes(kind: str, data: Any) -> bool:
     known = verdict_cache(kind)
     if not (known is not None and known[0](data) in known[1]) and schema_errors(kind, data):
         return False
-    return kind != "event" or bool(data["id"].strip())
+    return kind != "event" or bool(str(data["id"]).strip())
 
 
 @check("GE110", "GE111", "GE112", "GE113", "GE114", "GE116")
@@ -578,18 +584,19 @@ def event_records(ctx: PackContext) -> Iterable:
                 yield finding(
                     "GE110",
                     msg,
-                    record=data.get("id") if isinstance(data.get("id"), str) else None,
+                    record=str(data["id"]) if type(data.get("id")) in (str, int) else None,
                     path=json_path(loc),
                     **_where(rec),
                 )
             if errors:
                 ctx.mark_bad(rec)
                 continue
-            if not data["id"].strip():
+            ident = str(data["id"])  # an integer id is read as its decimal text, as the loader does
+            if not ident.strip():
                 ctx.mark_bad(rec)
                 yield finding("GE112", "empty id", path="$.id", **_where(rec))
                 continue
-            good.append((rec, data["timestamp"], data["id"]))  # rec.timestamp and rec.ident, known here
+            good.append((rec, data["timestamp"], ident))  # rec.timestamp and rec.ident, known here
     bad_times = unparseable_times(ctx, {ts for _, ts, _ in good})
     first: dict[str, Record] = {}
     for rec, ts, ident in good:
