@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -136,8 +137,11 @@ def network_settings(host: str, allow_remote: bool, token_env: str) -> list[str]
     "--traces",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Append each finished episode's trace to this JSONL file (checked writable at start).",
+    help="Append each finished episode's trace to this JSONL file (checked writable at start). Default: "
+    "$GROUNDEVAL_TRACES_DIR, else $XDG_STATE_HOME/groundeval/traces, else ~/.local/state/groundeval/traces, "
+    "in a file named by the pack, its digest and the questions (printed at start).",
 )
+@click.option("--no-traces", "no_traces", is_flag=True, help="Record nothing (traces are recorded by default).")
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -173,18 +177,30 @@ def serve(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     traces: Path | None,
+    no_traces: bool,
     db: Path | None,
     max_steps: int,
     idle_timeout: float,
     max_open_episodes: int,
 ) -> None:
-    """Serve PACK's questions over MCP: list questions, start episodes, search, fetch, submit."""
-    from ..extras import require
+    """Serve PACK's questions over MCP: list questions, start episodes, search, fetch, submit.
 
-    require("mcp", "groundeval serve")
-    import anyio
+    Every finished episode's trace is appended to --traces (by default a file per pack and
+    question set in the traces folder, printed at start). SIGTERM and SIGINT stop the server
+    after writing the traces of the episodes still open."""
+    from ..extras import install_command, missing_module
 
-    from ..runtime.mcp_server import EpisodeHub, serve_http, serve_stdio
+    missing = missing_module("mcp")
+    if missing is not None:
+        message = (
+            f"groundeval serve: needs the 'mcp' extra (module '{missing}' is not installed): {install_command('mcp')}"
+        )
+        if transport == "stdio":
+            tell_stdio_client(message)  # a host shows this, not "Connection closed"
+        raise UsageError.single("groundeval serve", message.split(": ", 1)[1])
+    if traces is not None and no_traces:
+        raise UsageError.single("--no-traces", "--traces names a file to record into: pass one or the other")
+    from ..runtime.mcp_server import EpisodeHub
 
     tokens = network_settings(host, allow_remote, token_env) if transport == "http" else None
     if questions_path is not None and (seed is not None or questions_cache is not None):
@@ -220,9 +236,59 @@ def serve(
             "regenerate it with groundeval generate",
             field="metadata.contract_digest",
         )
+    if traces is None and not no_traces:
+        from ..runtime.question_cache import default_traces_path
+
+        traces = default_traces_path(store, seed=qs.metadata.seed, questions_file=questions_path)
     hub = EpisodeHub(
         store, qs.questions, traces=traces, max_steps=max_steps, idle_timeout=idle_timeout, max_open=max_open_episodes
     )
+    if traces is not None:
+        how = f" --questions {questions_path}" if questions_path is not None else f" --pack {pack}"
+        click.echo(
+            f"groundeval serve: recording traces in {traces} (score them: groundeval score {traces}{how})", err=True
+        )
+    else:
+        click.echo("groundeval serve: --no-traces: episodes are not recorded", err=True)
+    import sys
+
+    network = dict(host=host, port=port, tokens=tokens, token_env=token_env)
+    with stopped_by_signals() as stopped:
+        try:
+            _run(transport, hub, len(qs.questions), allowed_hosts, allowed_origins, **network)
+        except BaseException as exc:
+            if not _only_stopped(exc):
+                raise
+        finally:
+            hub.close()  # idempotent: the transports close it too; this one also covers a stop mid-start
+    code = 0
+    if hub.unwritten:  # already reported one by one; the exit code says so too
+        click.echo(f"error: {len(hub.unwritten)} episode trace(s) could not be written to {traces}", err=True)
+        code = 1
+    if stopped:
+        import os
+
+        click.echo(f"groundeval serve: stopped by signal {stopped[0]}; open episodes written", err=True)
+        store.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # a stdio transport's reader may still block on stdin in a thread: do not wait for it
+        os._exit(code or 128 + stopped[0])
+    if code:
+        sys.exit(code)
+
+
+def _only_stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` is :class:`Stopped`, or a group (a task group's) holding only that."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only_stopped(e) for e in exc.exceptions)
+    return isinstance(exc, Stopped)
+
+
+def _run(transport, hub, n_questions, allowed_hosts, allowed_origins, *, host, port, tokens, token_env) -> None:
+    import anyio
+    from ..runtime.mcp_server import serve_http, serve_stdio
+
     if transport == "stdio":
         anyio.run(serve_stdio, hub)
     else:
@@ -240,7 +306,7 @@ def serve(
                 err=True,
             )
         click.echo(
-            f"groundeval MCP server on http://{host}:{port}/mcp ({len(qs.questions)} questions"
+            f"groundeval MCP server on http://{host}:{port}/mcp ({n_questions} questions"
             + (", bearer token required" if tokens else "")
             + ")",
             err=True,
@@ -252,8 +318,64 @@ def serve(
             )
 
         anyio.run(main)
-    if hub.unwritten:  # already reported one by one; the exit code says so too
-        import sys
 
-        click.echo(f"error: {len(hub.unwritten)} episode trace(s) could not be written to {traces}", err=True)
-        sys.exit(1)
+
+class Stopped(BaseException):
+    """Raised in the main thread by SIGTERM or SIGINT while ``serve`` runs (a BaseException,
+    as KeyboardInterrupt is, so no ``except Exception`` on the way swallows it)."""
+
+
+@contextmanager
+def stopped_by_signals():
+    """SIGTERM (Docker, systemd, hosts) and SIGINT both stop ``serve`` the same way: the
+    signal raises :class:`Stopped` in the main thread, the transports unwind, and the open
+    episodes' traces are written before the process exits 128 + the signal number. Yields
+    a list that holds the signal number once one arrived."""
+    import signal
+
+    got: list[int] = []
+
+    def stop(signum, _frame):
+        if not got:
+            got.append(signum)
+            raise Stopped(signum)
+
+    # uvicorn re-raises the signal it caught once it has shut down: by then this handler is back
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield got
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def tell_stdio_client(message: str, wait: float = 10.0) -> None:
+    """Without the SDK, answer a stdio MCP client's first request (its ``initialize``) with a
+    JSON-RPC error carrying ``message``, so a host shows why the server cannot start rather
+    than "Connection closed". Only when stdin is a pipe or socket, as a host's is; the
+    caller prints ``message`` on stderr as well."""
+    import json
+    import os
+    import select
+    import stat
+    import sys
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            return
+        while select.select([sys.stdin], [], [], wait)[0]:
+            line = sys.stdin.buffer.readline(1 << 20)
+            if not line:
+                return
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(request, dict) and "method" in request and request.get("id") is not None:
+                error = {"code": -32603, "message": message}
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}) + "\n")
+                sys.stdout.flush()
+                return
+    except (AttributeError, OSError, ValueError):  # no usable stdin: the caller's stderr line says it
+        return

@@ -8,13 +8,22 @@ wrong type is recorded in the trace like any other agent mistake.
 
 Safety rules the hub keeps whatever a client sends:
 
-* an episode belongs to the MCP session that started it: another session naming its
-  id gets the same reply as for an id that does not exist;
-* an episode idle for ``idle_timeout`` seconds is ended and its trace written with
-  status ``abandoned``; at most ``max_open`` episodes are open at once;
-* no acknowledged episode is lost: the traces file is checked writable at start-up,
-  and when a trace cannot be written later the client whose call ended the episode
-  gets an error and the operator is told (``report``), never a silent drop;
+* an episode id is a capability: 128 random bits made by each ``start_episode`` call (and
+  each ``answer_question`` prompt), told only to that caller. Two starts of one question —
+  concurrent or not, by one client or two — are two episodes, two traces, two trials. The
+  id works from any session or connection of the same caller, so a client that opens a
+  session per call can finish its episode;
+* the caller is the bearer token it presented (one principal per token, see
+  :class:`BearerAuth`), and without a token the id alone: an episode started with one
+  token, named with another, gets the same reply as an id that does not exist. HTTP
+  sessions are bound to their token too (a session id presented with another token is
+  "Session not found");
+* an episode idle for ``idle_timeout`` seconds is ended and its trace written with status
+  ``abandoned``; at most ``max_open`` episodes are open at once;
+* no acknowledged episode is lost: the traces file is checked writable at start-up, each
+  trace is numbered and appended under a file lock (:class:`~.trace_file.TraceFile`: many
+  servers may share one file), and when a trace cannot be written the client whose call
+  ended the episode gets an error and the operator is told (``report``), never a silent drop;
 * an engine failure inside a call is recorded and answered with a generic error —
   no exception text reaches the client.
 
@@ -37,20 +46,19 @@ import sys
 import threading
 import time
 import traceback
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import GroundevalError
 from ..questions.model import Question
-from ..trace.io import append_trace, check_writable
 from ..trace.model import Trace
 from ..trace.text import escape, escape_all
-from .episode import Episode, recordable
+from .episode import Episode
 from .jsonrpc_guard import ESCAPED_ARG
 from .search_sql import fetch_index
 from .tools import StartEpisodeArgs, mcp_tools, validate_arguments
+from .trace_file import TraceFile
 
 TOOL_NAMES = tuple(t["name"] for t in mcp_tools())
 # reply statuses that mean the call did not do what was asked: the MCP result is flagged isError
@@ -92,30 +100,11 @@ def _stderr(message: str) -> None:
     print(f"groundeval serve: {message}", file=sys.stderr, flush=True)
 
 
-def _recorded_trials(path: Path | None) -> dict[tuple[str, str | None, str], int]:
-    """Per (question, agent, mode), one more than the highest trial already in ``path`` (a
-    server restarted on the same traces file continues the trials instead of repeating one).
-    Lines that are not traces are skipped here: scoring reports them, located."""
-    out: dict[tuple[str, str | None, str], int] = {}
-    if path is None or not path.is_file():
-        return out
-    with open(path, "rb") as fh:
-        for line in fh:
-            try:
-                t = json.loads(line)
-                key = (t["question_id"], t.get("agent"), t["mode"])
-                out[key] = max(out.get(key, 0), int(t.get("trial", 0)) + 1)
-            except (ValueError, KeyError, TypeError):
-                continue
-    return out
-
-
 @dataclass
 class _Open:
     episode: Episode
     owner: Any
     last: float
-    key: tuple[str, str | None, str] = ("", None, "")  # (question, agent, mode): one trace per key and trial
 
 
 class EpisodeHub:
@@ -138,8 +127,8 @@ class EpisodeHub:
         self.questions = {q.id: q for q in questions}
         self.order = [q.id for q in questions]
         self.traces_path = Path(traces) if traces else None
-        if self.traces_path is not None:
-            check_writable(self.traces_path)  # refuse to start rather than lose episodes later
+        # checked writable now: refuse to start rather than lose episodes later
+        self._traces = TraceFile(self.traces_path) if self.traces_path is not None else None
         self.max_steps = max_steps
         self.context_budget_chars = context_budget_chars
         self.idle_timeout = idle_timeout
@@ -149,12 +138,19 @@ class EpisodeHub:
         self.finished: list[Trace] = []
         self.unwritten: list[Trace] = []
         self._episodes: dict[str, _Open] = {}
-        # episodes started per (question, agent, mode), counting those already in the traces file
-        self._trials: dict[tuple[str, str | None, str], int] = _recorded_trials(self.traces_path)
+        self._starting: list[str] = []  # questions of episodes being built (counted as open)
+        self._trials: dict[str, int] = {}  # without a traces file: per question, the next trial
+        self._ended: set[str] = set()  # questions with an ended episode (the prompt serves others first)
+        self._closed = False
         self._lock = threading.Lock()
         self._last_sweep = clock()
         store.ensure_fts()  # build shared indexes before concurrent calls arrive
         fetch_index(store)
+
+    @staticmethod
+    def tool_specs() -> list[dict[str, Any]]:
+        """The MCP tools this hub routes (:meth:`call`): what ``tools/list`` shows."""
+        return mcp_tools()
 
     def list_questions(self) -> dict[str, Any]:
         return {
@@ -164,40 +160,57 @@ class EpisodeHub:
         }
 
     def start(self, arguments: dict[str, Any], owner: Any = None) -> dict[str, Any]:
-        """Start an episode (arguments: :class:`~.tools.StartEpisodeArgs`). One trace per
-        (question, agent, mode, trial): asked again while the caller's episode for that
-        question, agent and mode is open, it answers with that episode (a retried call starts
-        nothing new); once that episode ended — or while another session holds one — the
-        new episode is the next trial, so the traces file stays scorable."""
+        """Start a new episode (arguments: :class:`~.tools.StartEpisodeArgs`) for ``owner`` and
+        return its id with the public question. Every call starts one: a repeated or concurrent
+        start of one question is another episode (its trace another trial), never one already
+        open, so an episode id is told to no one but the caller that started it."""
         args = validate_arguments(StartEpisodeArgs, {k: v for k, v in arguments.items() if k != ESCAPED_ARG})
         if isinstance(args, str):
             raise HubError(args)
         assert isinstance(args, StartEpisodeArgs)
         if args.question_id not in self.questions:
             raise HubError("unknown question_id; call list_questions")
-        key = (args.question_id, None if args.agent is None else recordable(args.agent), args.mode)
         with self._lock:
-            again = next((eid for eid, o in self._episodes.items() if o.key == key and o.owner == owner), None)
-            if again is not None:
-                entry = self._episodes[again]
-                entry.last = self.clock()
-                return self._started(again, entry.episode)
-            if len(self._episodes) >= self.max_open:
-                raise HubError(f"too many open episodes ({self.max_open}); finish or end_episode some first")
-            trial = self._trials.get(key, 0)
-            self._trials[key] = trial + 1  # reserved now: two racing starts never share a trial
-        ep = Episode(
-            self.store,
-            self.questions[args.question_id],
-            args.mode,
-            agent=args.agent,
-            max_steps=self.max_steps,
-            context_budget_chars=self.context_budget_chars,
-        )
-        ep.trace.trial = trial
-        episode_id = secrets.token_hex(16)
+            self._reserve(args.question_id)
+        return self._open(args.question_id, args.mode, args.agent, owner)
+
+    def start_next(self, mode: str = "tool", agent: str | None = None, owner: Any = None) -> dict[str, Any]:
+        """Start an episode of the first served question with neither a finished nor an open
+        (or starting) episode here, chosen and reserved at once: two callers asking together
+        get two different questions."""
         with self._lock:
-            self._episodes[episode_id] = _Open(ep, owner, self.clock(), key)
+            qid = self._next_question()
+            self._reserve(qid)
+        return self._open(qid, mode, agent, owner)
+
+    def _reserve(self, qid: str) -> None:
+        """Count a starting episode as open (under ``_lock``), or refuse beyond ``max_open``."""
+        if len(self._episodes) + len(self._starting) >= self.max_open:
+            raise HubError(f"too many open episodes ({self.max_open}); finish or end_episode some first")
+        self._starting.append(qid)
+
+    def _open(self, qid: str, mode: str, agent: Any, owner: Any) -> dict[str, Any]:
+        try:
+            ep = Episode(
+                self.store,
+                self.questions[qid],
+                mode,
+                agent=agent,
+                max_steps=self.max_steps,
+                context_budget_chars=self.context_budget_chars,
+            )
+            episode_id = secrets.token_hex(16)
+            with self._lock:
+                while episode_id in self._episodes:  # 128 random bits: never, but never share one
+                    episode_id = secrets.token_hex(16)
+                self._episodes[episode_id] = _Open(ep, owner, self.clock())
+                closed = self._closed
+        finally:
+            with self._lock:
+                self._starting.remove(qid)
+        if closed:  # the server stopped while it was built: recorded, not handed out
+            self._finish(episode_id, ep)
+            raise HubError("the server is shutting down")
         return self._started(episode_id, ep)
 
     @staticmethod
@@ -209,10 +222,10 @@ class EpisodeHub:
 
     # ------------------------------------------------------------------ what hosts read
 
-    def next_question(self) -> str:
-        """The first served question with neither a finished nor an open episode here."""
-        with self._lock:
-            busy = {t.question_id for t in self.finished} | {o.episode.question.id for o in self._episodes.values()}
+    def _next_question(self) -> str:
+        """The first served question with no finished, open or starting episode (under ``_lock``)."""
+        busy = self._ended | {o.episode.question.id for o in self._episodes.values()}
+        busy.update(self._starting)
         for qid in self.order:
             if qid not in busy:
                 return qid
@@ -239,8 +252,8 @@ class EpisodeHub:
         eid = arguments.get("episode_id")
         with self._lock:
             entry = self._episodes.get(eid) if isinstance(eid, str) else None
-            if entry is not None and entry.owner is not owner and entry.owner != owner:
-                entry = None  # another session's episode: the same reply as a missing one
+            if entry is not None and entry.owner != owner:
+                entry = None  # another caller's episode: the same reply as a missing one
             if entry is not None:
                 entry.last = self.clock()
         if entry is None:
@@ -291,12 +304,16 @@ class EpisodeHub:
         with self._lock:
             if self._episodes.pop(eid, None) is None:
                 return
+            self._ended.add(ep.question.id)
         trace = ep.close(status)
         self.finished.append(trace)
-        if self.traces_path is None:
+        if self._traces is None:
+            with self._lock:
+                trace.trial = self._trials.get(trace.question_id, 0)
+                self._trials[trace.question_id] = trace.trial + 1
             return
         try:
-            append_trace(self.traces_path, trace)
+            self._traces.append(trace)  # numbers its trial: one past the file's highest for the question
         except Exception as exc:  # noqa: BLE001 - any failure to record is reported, never dropped
             self.unwritten.append(trace)
             self.report(
@@ -334,59 +351,37 @@ class EpisodeHub:
             return len(self._episodes)
 
     def close(self) -> None:
-        """End every open episode (their traces are written as ``no_answer``)."""
+        """End every open episode (their traces are written as ``no_answer``); an episode still
+        being started is written as soon as it is built. Safe to call more than once."""
         with self._lock:
+            again, self._closed = self._closed, True
             open_ = sorted((eid, o.episode) for eid, o in self._episodes.items())
         for eid, ep in open_:
             try:
                 self._finish(eid, ep)
             except TraceNotWritten:
                 pass
-        if self.unwritten:
+        if self.unwritten and not again:
             self.report(f"ERROR: {len(self.unwritten)} episode trace(s) could not be written to {self.traces_path}")
 
 
 # ---------------------------------------------------------------------------- the MCP server
 
 
-_OWNERS: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
-_OWNERS_LOCK = threading.Lock()
-
-
 PRINCIPAL_KEY = "groundeval.principal"
 
 
 def owner_of(ctx: Any, transport: str) -> Any:
-    """Who is calling, for binding episodes to the session that started them.
-
-    * A handshake-era connection (``initialize``; stdio, or HTTP with ``Mcp-Session-Id``)
-      is a session: its SDK connection object, alive as long as the session.
-    * The 2026-07-28 protocol has no sessions (every request stands alone). Over stdio
-      the process serves a single client; over HTTP the caller is the bearer token it
-      presented (one principal per token), and without a token the episode id — 128
-      random bits, told only to the client that started it — is the capability.
-    """
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-    conn = getattr(getattr(ctx, "session", None), "_connection", None)
-    if conn is not None and getattr(ctx, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
-        return session_owner(conn)
+    """Who is calling, for binding episodes to their caller: over HTTP the bearer token the
+    request presented (its position among the server's tokens, set by :class:`BearerAuth`),
+    whatever the session, connection or protocol era; without tokens, and over stdio (one
+    client per process), nobody in particular (None): the episode id alone is the capability.
+    A request whose HTTP scope cannot be found is None too, which never matches an episode
+    started with a token."""
     if transport == "stdio":
-        return "stdio"
+        return None
     scope = getattr(getattr(ctx, "request", None), "scope", None) or {}
-    return ("principal", scope.get(PRINCIPAL_KEY))
-
-
-def session_owner(session: Any) -> Any:
-    """A random token standing for one MCP session (connection) for as long as it lives."""
-    with _OWNERS_LOCK:
-        try:
-            token = _OWNERS.get(session)
-            if token is None:
-                token = _OWNERS[session] = secrets.token_hex(16)
-        except TypeError:  # not weak-referenceable: fall back to the object itself
-            return session
-    return token
+    return scope.get(PRINCIPAL_KEY)
 
 
 SERVER_INSTRUCTIONS = (
@@ -484,7 +479,7 @@ class _Handlers:
                 output_schema=t["output_schema"],
                 annotations=types.ToolAnnotations.model_validate(t["annotations"]),
             )
-            for t in mcp_tools()
+            for t in hub.tool_specs()
         ]
         self.prompt = types.Prompt(
             name=PROMPT_NAME,
@@ -647,18 +642,18 @@ class _Handlers:
         args = dict(params.arguments or {})
         owner = owner_of(ctx, self.transport)
         try:
-            qid = args.get("question_id") or self.hub.next_question()
-            if args.get("mode") == "zero-shot":
+            mode = args.get("mode") or "tool"
+            if mode == "zero-shot":
                 raise HubError("the prompt starts tool or context episodes")
-            started = await anyio.to_thread.run_sync(
-                self.hub.start,
-                {
-                    "question_id": qid,
-                    "mode": args.get("mode") or "tool",
-                    **({"agent": args["agent"]} if args.get("agent") else {}),
-                },
-                owner,
-            )
+            if args.get("question_id"):
+                chosen = {"question_id": args["question_id"], "mode": mode}
+                if args.get("agent"):
+                    chosen["agent"] = args["agent"]
+                started = await anyio.to_thread.run_sync(self.hub.start, chosen, owner)
+            else:
+                if mode not in ("tool", "context"):
+                    raise HubError("mode must be 'tool' or 'context'")
+                started = await anyio.to_thread.run_sync(self.hub.start_next, mode, args.get("agent") or None, owner)
         except HubError as exc:
             raise _invalid_params(str(exc)) from None
         started = escape_all(started)
@@ -747,11 +742,23 @@ def is_loopback(host: str) -> bool:
 
 class BearerAuth:
     """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>`` with
-    one of ``tokens``; the token's position is the caller's principal (see :func:`owner_of`)."""
+    one of ``tokens``; the token's position is the caller's principal (see :func:`owner_of`).
+
+    The principal is also handed to the SDK as the request's authenticated user, so the SDK
+    binds each HTTP session to the token that opened it: the session id presented with
+    another token is answered "Session not found" (404), as an unknown one is."""
 
     def __init__(self, app, tokens: list[str]):
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
         self.app = app
         self.tokens = [b"Bearer " + t.encode("utf-8") for t in tokens]
+        # what the SDK compares (client_id): a name per token, never the token itself
+        self.users = [
+            AuthenticatedUser(AccessToken(token="", client_id=f"groundeval-token-{i}", scopes=[]))
+            for i in range(len(tokens))
+        ]
 
     async def __call__(self, scope, receive, send) -> None:
         import hmac
@@ -781,7 +788,7 @@ class BearerAuth:
                 )
                 await send({"type": "http.response.body", "body": body})
                 return
-            scope = dict(scope, **{PRINCIPAL_KEY: principal})
+            scope = dict(scope, **{PRINCIPAL_KEY: principal, "user": self.users[principal]})
         await self.app(scope, receive, send)
 
 

@@ -1,7 +1,8 @@
-"""One trace per (question, agent, mode, trial) from the MCP server, through the real MCP
-client: a start_episode repeated while its episode is open answers with that episode; one
-after it ended (or after a restart on the same traces file) is the next trial — so the
-traces file is always one ``groundeval score`` accepts."""
+"""One trace per (question, trial) from the MCP server, through the real MCP client: every
+start_episode is a new episode with an id of its own (never one already open, not even for
+the same caller), each trace gets the next trial of its question when it is written, and a
+server restarted on the same traces file continues the trials — so the traces file is
+always one ``groundeval score`` accepts."""
 
 from __future__ import annotations
 
@@ -41,23 +42,25 @@ async def _start(client, **extra):
     return result.structured_content
 
 
-def test_a_repeated_start_answers_with_the_open_episode_then_counts_trials(tiny_pack, tiny_store, tmp_path):
+def test_every_start_is_a_new_episode_and_trials_continue_across_restarts(tiny_pack, tiny_store, tmp_path):
     traces = tmp_path / "traces.jsonl"
     questions = write_questions(tmp_path / "questions.json", QUESTIONS, tiny_store.digest)
 
     async def first_server():
         async with Client(_params(tiny_pack, questions, traces)) as client:
             one = await _start(client)
-            again = await _start(client)  # e.g. a client retrying a call whose reply it lost
-            assert again == one
+            again = await _start(client)  # the same caller, question, agent and mode: still a new episode
+            assert again["episode_id"] != one["episode_id"]
+            assert {k: v for k, v in again.items() if k != "episode_id"} == {
+                k: v for k, v in one.items() if k != "episode_id"
+            }
             await client.call_tool("search_artifacts", {"episode_id": one["episode_id"], "query": "checkout"})
-            done = await client.call_tool("submit_answer", {"episode_id": one["episode_id"], "answer": ANSWER})
+            await client.call_tool("fetch_artifact", {"episode_id": again["episode_id"], "artifact_id": "JIRA-42"})
+            done = await client.call_tool("submit_answer", {"episode_id": again["episode_id"], "answer": ANSWER})
             assert not done.is_error
-            later = await _start(client)  # the first episode ended: a new one, the next trial
-            assert later["episode_id"] != one["episode_id"]
-            other_mode = await _start(client, mode="context")  # another key: its own trial 0
-            await client.call_tool("end_episode", {"episode_id": later["episode_id"]})
+            other_mode = await _start(client, mode="context")
             await client.call_tool("end_episode", {"episode_id": other_mode["episode_id"]})
+            await client.call_tool("end_episode", {"episode_id": one["episode_id"]})
 
     async def second_server():  # a restart appends to the same file: the trials continue
         async with Client(_params(tiny_pack, questions, traces)) as client:
@@ -66,15 +69,15 @@ def test_a_repeated_start_answers_with_the_open_episode_then_counts_trials(tiny_
 
     anyio.run(first_server)
     written = read_traces(traces)
-    assert [(t.mode, t.trial, t.status) for t in written] == [
-        ("tool", 0, "completed"),
-        ("tool", 1, "no_answer"),
-        ("context", 0, "no_answer"),
+    # numbered in the order they were written: one per (question, trial)
+    assert [(t.mode, t.trial, t.status, [c.tool for c in t.calls]) for t in written] == [
+        ("tool", 0, "completed", ["fetch_artifact", "submit_answer"]),
+        ("context", 1, "no_answer", []),
+        ("tool", 2, "no_answer", ["search_artifacts"]),
     ]
-    assert [c.tool for c in written[0].calls] == ["search_artifacts", "submit_answer"]  # one episode, whole
     anyio.run(second_server)
     written = read_traces(traces)
-    assert [(t.mode, t.trial) for t in written] == [("tool", 0), ("tool", 1), ("context", 0), ("tool", 2)]
+    assert [t.trial for t in written] == [0, 1, 2, 3] and written[3].status == "completed"
     # scoring reads the file without a "second trace of question" error
     scored = list(iter_rescore(traces, {q.id: q for q in QUESTIONS}, contract_digest=tiny_store.digest))
     assert len(scored) == 4 and all(s is not None for _, s in scored)

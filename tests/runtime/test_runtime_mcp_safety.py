@@ -2,7 +2,7 @@
 
 Start-up refusals (non-loopback without a token, questions of another contract,
 an unwritable traces path), bearer tokens, requests the SDK would drop (too deep,
-lone surrogates) answered and recorded, 32 concurrent adversarial sessions that
+lone surrogates) answered and recorded, 32 concurrent adversarial callers (one token each) that
 cannot drive each other's episodes or read gated content, and an engine failure
 that never leaks its text to the client.
 """
@@ -253,9 +253,11 @@ def _gated_bodies(store, q) -> list[str]:
     return out
 
 
-def test_32_concurrent_sessions_cannot_drive_each_other_or_read_gated_content(
+@pytest.mark.slow
+def test_32_concurrent_callers_cannot_drive_each_other_or_read_gated_content(
     tiny_pack, tiny_store, questions_file, tmp_path
 ):
+    """32 sessions, each with its own bearer token: every one tries every other's episode id."""
     traces = tmp_path / "traces.jsonl"
     n = 32
     by_id = {q.id: q for q in QUESTIONS}
@@ -264,9 +266,15 @@ def test_32_concurrent_sessions_cannot_drive_each_other_or_read_gated_content(
     episodes: dict[int, str] = {}
     results: dict[int, dict] = {}
 
+    tokens = [f"token-{i:02d}-{'x' * 16}" for i in range(n)]  # one caller per session
+
     async def session(i: int, url: str, all_started: anyio.Event, counter: list[int]) -> None:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
         qid = QUESTIONS[i % len(QUESTIONS)].id
-        async with Client(url, mode="legacy") as client:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {tokens[i]}"})
+        async with http, Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
             r = (await client.call_tool("start_episode", {"question_id": qid, "agent": f"s{i}"})).structured_content
             episodes[i] = r["episode_id"]
             counter[0] += 1
@@ -317,7 +325,8 @@ def test_32_concurrent_sessions_cannot_drive_each_other_or_read_gated_content(
                 "calls": len(own) + 1,
             }
 
-    with http_server(tiny_pack, questions_file, "--traces", str(traces)) as (url, _):
+    env = {"GROUNDEVAL_MCP_TOKEN": ",".join(tokens)}
+    with http_server(tiny_pack, questions_file, "--traces", str(traces), env=env) as (url, _):
 
         async def main():
             all_started = anyio.Event()
