@@ -13,10 +13,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import world_it  # noqa: E402
 import world_support  # noqa: E402
 from world_common import write_world  # noqa: E402
 
-WORLDS = {"support_desk": world_support}
+WORLDS = {"support_desk": world_support, "it_desk": world_it}
 
 
 def main(argv: list[str], out: Path | None = None) -> int:
