@@ -379,3 +379,65 @@ def tell_stdio_client(message: str, wait: float = 10.0) -> None:
                 return
     except (AttributeError, OSError, ValueError):  # no usable stdin: the caller's stderr line says it
         return
+
+
+def served_questions_option(f):
+    """``--questions`` / ``--questions-cache`` of ``score``: the questions file, or (with
+    ``--pack``) the pack's cached generation the traces answer, as ``serve`` cached it."""
+    f = click.option(
+        "--questions-cache",
+        "questions_cache",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Without --questions: the folder serve cached the pack's questions in (default as for serve).",
+    )(f)
+    return click.option(
+        "--questions",
+        "-q",
+        "questions_path",
+        default=None,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="The questions.json the traces answer. Default with --pack: the pack's cached generation "
+        "(the questions 'groundeval serve PACK' served) holding every question the traces answer.",
+    )(f)
+
+
+def served_questions(pack: str | None, traces: Path, cache_dir: Path | None) -> Path:
+    """The cached questions file of ``pack`` that ``traces`` answer (for ``score`` without
+    ``--questions``); a located error naming what was looked at when there is none."""
+    from ..runtime.question_cache import default_cache_dir, find_cached_questions
+    from ..store.store import Store
+
+    if pack is None:
+        raise UsageError.single(
+            "--questions",
+            "give the questions.json the traces answer, or --pack PACK to score against the questions "
+            "'groundeval serve PACK' generated and cached",
+        )
+    ids: set[str] = set()
+    try:
+        with open(traces, "rb") as fh:
+            for line in fh:
+                try:
+                    qid = json.loads(line).get("question_id")
+                except (ValueError, AttributeError):
+                    continue  # scoring reports it, located
+                if isinstance(qid, str):
+                    ids.add(qid)
+    except FileNotFoundError:
+        raise ContractError.single(str(traces), "no such file") from None
+    store = Store.open(pack)
+    try:
+        found, seen = find_cached_questions(store, ids, cache_dir=cache_dir)
+        digest = store.digest
+    finally:
+        store.close()
+    if found is None:
+        where = (cache_dir if cache_dir is not None else default_cache_dir()) / "questions"
+        raise UsageError.single(
+            "--questions",
+            f"no cached questions of pack {pack} (digest {digest[:16]}) in {where} hold the "
+            f"{len(ids)} question(s) {traces} answers ({len(seen)} cached generation(s) of this pack there); "
+            "pass --questions FILE",
+        )
+    return found

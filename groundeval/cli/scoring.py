@@ -10,7 +10,8 @@ import click
 
 from ..gc_pause import collector_paused
 from ..errors import ContractError, UsageError
-from .options import PACK, answered_questions_option, backend_options, make_backend
+from .options import PACK, backend_options, make_backend
+from .runtime import served_questions, served_questions_option
 
 QUESTIONS_FILE, TRACES_FILE, REPORT_FILE = "questions.json", "traces.jsonl", "report.json"
 
@@ -98,7 +99,7 @@ def load_run(path: str | Path, *, config=None, samples: int = 1000, seed: int = 
 
 @click.command()
 @click.argument("traces", type=click.Path(dir_okay=False, path_type=Path))
-@answered_questions_option
+@served_questions_option
 @click.option(
     "--out",
     "-o",
@@ -127,7 +128,8 @@ def load_run(path: str | Path, *, config=None, samples: int = 1000, seed: int = 
 @backend_options(db=False)
 def score(
     traces: Path,
-    questions_path: Path,
+    questions_path: Path | None,
+    questions_cache: Path | None,
     out: Path | None,
     pack: str | None,
     zero_shot: Path | None,
@@ -147,12 +149,17 @@ def score(
     from ..scoring.aggregate import aggregate
     from ..scoring.io import SCORES_FILE, ScoresWriter, read_question_set
 
+    cached = questions_path is None
+    if cached:  # the questions serve generated for the pack and cached
+        questions_path = served_questions(pack, traces, questions_cache)
+        click.echo(f"questions: {questions_path} (the cached generation of {pack})", err=True)
+    assert questions_path is not None
     be = make_backend(backend, ray_address, workers, ray_runtime_env)
     qs = read_question_set(questions_path)
     qmap = {q.id: q for q in qs.questions}
     config = _config(pack)
     digest = qs.metadata.contract_digest
-    if pack is not None:
+    if pack is not None and not cached:  # a cached generation was found by the pack's digest
         _check_pack_digest(pack, questions_path, digest)
     out = out or traces.parent
     try:
