@@ -137,6 +137,22 @@ def synth(out: str, events: int, seed: int, fmt: str, days: int, style: str, job
     show_default=True,
     help="--matrix: runs per stage; the median run is reported.",
 )
+@click.option(
+    "--worlds",
+    "worlds_bench",
+    is_flag=True,
+    help="World episodes instead: set-up cost and episodes/s with the gold agent on generated worlds "
+    "(sizes: --world-mb).",
+)
+@click.option(
+    "--world-mb",
+    type=click.FloatRange(min=0.01),
+    multiple=True,
+    help="--worlds: state sizes in MB (default 1, 5, 20).",
+)
+@click.option(
+    "--episodes", type=click.IntRange(min=1), default=300, show_default=True, help="--worlds: episodes per measure."
+)
 def bench(
     scales: tuple[int, ...],
     seed: int,
@@ -151,8 +167,26 @@ def bench(
     style: str,
     rescore_traces: int,
     repeat: int,
+    worlds_bench: bool,
+    world_mb: tuple[float, ...],
+    episodes: int,
 ) -> None:
     """Measure load, graph and generation, fetch/search latency, an oracle run and re-scoring."""
+    if worlds_bench:
+        from ..bench.worlds import render_worlds, run_worlds_bench
+
+        result = run_worlds_bench(
+            list(world_mb) or [1.0, 5.0, 20.0],
+            episodes=episodes,
+            repeat=max(repeat, 3),
+            workdir=Path(workdir) if workdir else None,
+            progress=lambda m: click.echo(m, err=True),
+        )
+        click.echo(render_worlds(result))
+        if json_out:
+            Path(json_out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            click.echo(f"wrote {json_out}", err=True)
+        return
     if matrix:
         from ..bench.matrix import MATRIX_STAGES, render_matrix, run_matrix
 

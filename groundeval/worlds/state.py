@@ -218,6 +218,10 @@ class StateHandle:
             return int(cur.fetchone()[0])
         return len(cur.fetchall())
 
+    def query_rows(self, sql: str, params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """Rows as tuples (faster for large reads)."""
+        return [tuple(map(jsonable, r)) for r in self._ep._exec(sql, params or {}).fetchall()]
+
 
 class _Lane:
     def __init__(self, name: str, cursor: Any):
@@ -242,6 +246,7 @@ class DuckWorldState:
         self.columns: dict[str, list[str]] = {
             t: [r[0] for r in con.execute(f'DESCRIBE memory.main."{t}"').fetchall()] for t in self.keys
         }
+        self.counts = {t: int(con.execute(f'SELECT count(*) FROM memory.main."{t}"').fetchone()[0]) for t in self.keys}
         self._lock = threading.Lock()
         self._free: list[_Lane] = []
         self._n_lanes = 0
@@ -319,13 +324,33 @@ class DuckEpisodeState:
         self._cur = lane.cursor
         self._cur.execute("BEGIN TRANSACTION")
         self._changes: Changes = {}  # the last known changes, per table (kept to rebuild an aborted transaction)
+        self._initially: dict[str, dict[str, bool]] = {}  # table -> changed key -> it existed initially
         self._closed = False
+        self._writing = False
+        self._touched: dict[str, set[str]] = {}  # during a call: table -> keys its statements returned
+        self._full: set[str] = set()  # during a call: tables whose changes must be read in full
         self.handle = StateHandle(self)
 
     # -- low level
     def _exec(self, sql: str, params: dict[str, Any]) -> Any:
+        """Run one statement with its named parameters. A write's affected keys are collected
+        (``RETURNING`` the key columns) so the changes are updated by key, not by a full diff."""
         names = set(_PARAM.findall(sql))
         bound = {n: _bindable(params.get(n)) for n in sorted(names)}
+        kind = _statement_kind(sql)
+        if kind != "read":
+            if not self._writing:
+                raise WorldToolError("a read tool tried to change the state")
+            m = _TRACKABLE.match(sql)
+            table = m.group(1) if m is not None else None
+            if table in self.world.keys and not _RETURNING.search(sql):
+                keycols = ", ".join(f'"{k}"' for k in self.world.keys[table])
+                stmt = sql.rstrip().rstrip(";") + f" RETURNING {keycols}"
+                res = self._cur.execute(stmt, bound) if bound else self._cur.execute(stmt)
+                got = res.fetchall()
+                self._touched.setdefault(table, set()).update(canonical_json([jsonable(x) for x in r]) for r in got)
+                return _Count(len(got))
+            self._full.update([table] if table in self.world.keys else self.world.keys)
         return self._cur.execute(sql, bound) if bound else self._cur.execute(sql)
 
     def _recover(self) -> None:
@@ -355,42 +380,78 @@ class DuckEpisodeState:
 
     # -- the protocol
     def run(self, name: str, tool: ToolDef, arguments: dict[str, Any]) -> Any:
-        tables = touched_tables(tool, self.world.keys)
-        before = self.changes(tables) if tables else {}  # the cache: every write goes through run()
+        self._writing = tool.kind == "write"
+        self._touched, self._full = {}, set()
+        before = {t: dict(rows) for t, rows in self._changes.items()}  # every write goes through run()
         try:
-            if tool.python is not None:
-                result = self.world.python_tools[name](self.handle, **arguments)
-            else:
-                result = self._run_sql(tool, arguments)
-        except WorldToolError:
-            if tables:
-                self._undo(tables, before)
-            raise
-        except Exception as exc:  # a DuckDB error (bad cast of an argument, a constraint): an error result
-            import duckdb
+            try:
+                if tool.python is not None:
+                    result = self.world.python_tools[name](self.handle, **arguments)
+                else:
+                    result = self._run_sql(tool, arguments)
+            except WorldToolError:
+                self._undo(before)
+                raise
+            except Exception as exc:  # a DuckDB error (bad cast of an argument, a constraint): an error result
+                import duckdb
 
-            if isinstance(exc, duckdb.Error):
-                self._recover()
-                raise WorldToolError(_duck_message(exc)) from None
-            if tables:
+                if isinstance(exc, duckdb.Error):
+                    self._recover()
+                    raise WorldToolError(_duck_message(exc)) from None
                 try:
-                    self._undo(tables, before)
+                    self._undo(before)
                 except duckdb.Error:
                     self._recover()
-            raise
-        if tables:
-            self._changes.update(self._query_changes(tables))
+                raise
+            self._update_changes()
+        finally:
+            self._writing = False
+            self._touched, self._full = {}, set()
         return jsonable(result)
 
-    def _undo(self, tables: list[str], before: Changes) -> None:
-        now = self._query_changes(tables)
+    def _update_changes(self) -> None:
+        """Bring the cached changes up to date with the call's writes: by the keys they
+        returned, checked by the table's row count; read in full where that is not enough."""
+        for t in sorted(set(self._touched) | self._full):
+            if t not in self._full:
+                keys = sorted(self._touched[t])
+                now = self._rows_by_key(self._lane.name, t, keys)
+                init = self._rows_by_key("memory", t, keys)
+                ch = self._changes.setdefault(t, {})
+                present = self._initially.setdefault(t, {})
+                for k in keys:
+                    if now.get(k) == init.get(k):
+                        ch.pop(k, None)
+                        present.pop(k, None)
+                    else:
+                        ch[k] = now.get(k)
+                        present[k] = k in init
+                added = sum(1 for k, row in ch.items() if row is not None and not present.get(k, False))
+                gone = sum(1 for row in ch.values() if row is None)
+                have = self._cur.execute(f'SELECT count(*) FROM main."{t}"').fetchone()[0]
+                if have == self.world.counts[t] + added - gone:
+                    continue
+            self._changes[t] = self._query_changes([t])[t]
+            init = self._rows_by_key("memory", t, sorted(self._changes[t]))
+            self._initially[t] = {k: k in init for k in self._changes[t]}
+
+    def _undo(self, before: Changes) -> None:
+        """Put back the rows the failed call changed (by the keys its writes returned)."""
+        tables = sorted(set(self._touched) | self._full)
+        full = [t for t in tables if t in self._full]
+        now = self._query_changes(full) if full else {}
         for t in tables:
-            b, a = before.get(t, {}), now.get(t, {})
-            moved = {k for k in set(a) | set(b) if a.get(k, 0) != b.get(k, 0)}
+            b = before.get(t, {})
+            if t in self._full:
+                a = now.get(t, {})
+                moved = sorted(k for k in set(a) | set(b) if (k in a) != (k in b) or a.get(k) != b.get(k))
+            else:
+                moved = sorted(self._touched[t])
             if not moved:
                 continue
-            init = self.initial_rows(t, sorted(k for k in moved if k not in b))
+            init = self.initial_rows(t, [k for k in moved if k not in b])
             self._set_rows(t, {k: (b[k] if k in b else init.get(k)) for k in moved})
+        self._changes = {t: dict(rows) for t, rows in before.items()}
 
     def _run_sql(self, tool: ToolDef, arguments: dict[str, Any]) -> Any:
         changed = 0
@@ -446,17 +507,23 @@ class DuckEpisodeState:
         return out
 
     def initial_rows(self, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
-        if not keys:
-            return {}
+        return self._rows_by_key("memory", table, keys)
+
+    def _rows_by_key(self, catalog: str, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The rows of ``catalog``'s ``table`` with these canonical keys (one scan per 256 keys)."""
+        out: dict[str, dict[str, Any]] = {}
         keycols = self.world.keys[table]
-        where = " AND ".join(f'"{k}" IS NOT DISTINCT FROM ?' for k in keycols)
-        out = {}
-        for k in keys:
-            rows = self.world._rows(
-                self._cur, table, f'SELECT * FROM memory.main."{table}" WHERE {where}', json.loads(k)
-            )
-            if rows:
-                out[k] = rows[0]
+        one = "(" + " AND ".join(f'"{k}" = ?' for k in keycols) + ")"  # keys are never null (load checks)
+        for i in range(0, len(keys), 256):
+            chunk = keys[i : i + 256]
+            params = [v for k in chunk for v in json.loads(k)]
+            if len(keycols) == 1:
+                where = f'"{keycols[0]}" IN (' + ", ".join("?" for _ in chunk) + ")"
+            else:
+                where = " OR ".join(one for _ in chunk)
+            sql = f'SELECT * FROM {catalog}.main."{table}" WHERE ' + where
+            for row in self.world._rows(self._cur, table, sql, params):
+                out[self.world.key_of(table, row)] = row
         return out
 
     def snapshot(self) -> dict[str, list[dict[str, Any]]]:
@@ -479,6 +546,40 @@ class DuckEpisodeState:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class _Count:
+    """The result of a tracked write, shaped like DuckDB's for a write without RETURNING."""
+
+    description = [("Count",)]
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def fetchone(self) -> tuple[int]:
+        return (self.n,)
+
+    def fetchall(self) -> list[tuple[int]]:
+        return [(self.n,)]
+
+
+_READ_START = re.compile(r"^\s*(?:\(\s*)*(SELECT|FROM|VALUES|TABLE|DESCRIBE|SHOW|SUMMARIZE|EXPLAIN)\b", re.IGNORECASE)
+_WITH_WRITE = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE)\b", re.IGNORECASE)
+_TRACKABLE = re.compile(
+    r"^\s*(?:UPDATE|INSERT\s+(?:OR\s+\w+\s+)?INTO|DELETE\s+FROM)\s+\"?([A-Za-z_][A-Za-z0-9_]*)\"?(?=[\s(]|$)",
+    re.IGNORECASE,
+)
+_RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+
+
+def _statement_kind(sql: str) -> str:
+    """``read`` for a query, ``write`` for anything else (a WITH that writes included)."""
+    text = sql.lstrip()
+    if _READ_START.match(text):
+        return "read"
+    if re.match(r"^WITH\b", text, re.IGNORECASE) and not _WITH_WRITE.search(text):
+        return "read"
+    return "write"
 
 
 def _bindable(v: Any) -> Any:

@@ -202,3 +202,41 @@ def test_apply_mode_applies_and_flags(shop_copy):
         assert v.failure_class in EXPECTED["forbidden"]
     finally:
         w.close()
+
+
+def test_key_changing_and_returning_writes_are_tracked_exactly(shop_copy):
+    from groundeval.worlds import load_world
+    from groundeval.worlds.verdict import replay_writes
+
+    m = shop_copy / "world.yaml"
+    extra = """  rename_order:
+    kind: write
+    arguments: {old: {type: string, required: true}, new: {type: string, required: true}}
+    sql: UPDATE orders SET order_id = $new WHERE order_id = $old
+  close_returning:
+    kind: write
+    arguments: {order_id: {type: string, required: true}}
+    sql: UPDATE orders SET status = 'closed' WHERE order_id = $order_id RETURNING status
+  sneaky_read:
+    kind: read
+    arguments: {order_id: {type: string, required: true}}
+    sql: DELETE FROM orders WHERE order_id = $order_id
+rules:"""
+    m.write_text(m.read_text().replace("rules:", extra, 1))
+    w = load_world(shop_copy)
+    try:
+        ep = WorldEpisode(w, w.task("status-only"))
+        assert ep.call("rename_order", {"old": "O-1001", "new": "O-7777"})["ok"]
+        assert ep.call("close_returning", {"order_id": "O-1002"})["result"] == [{"status": "closed"}]
+        r = ep.call("sneaky_read", {"order_id": "O-1003"})
+        assert not r["ok"] and "read tool" in r["error"]
+        ep_state = ep._state
+        truth = ep_state._query_changes()
+        assert ep_state.changes() == truth
+        assert truth["orders"]['["O-1001"]'] is None and truth["orders"]['["O-7777"]']["item"] == "blender"
+        tr = ep.finish()
+        diff = tr.calls[0].diff["orders"]
+        assert [r["order_id"] for r in diff.added] == ["O-7777"] and [r["order_id"] for r in diff.removed] == ["O-1001"]
+        assert replay_writes(w, tr.calls)[0] == tr.final_digest
+    finally:
+        w.close()
