@@ -205,7 +205,7 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
     if not state_match:
         if not attempted_write:
             classes.append("incomplete")
-        elif not missing and (extra or forbidden_ok):
+        elif forbidden_ok or (not missing and extra):
             classes.append("forbidden_side_effect")
         else:
             classes.append("wrong_end_state")

@@ -196,7 +196,7 @@ def test_apply_mode_applies_and_flags(shop_copy):
         assert tr.calls[0].flags[0].cls == "forbidden_tool"
         assert tr.calls[0].diff["customers"].removed[0]["customer_id"] == "C-1"
         v = verdict(w, task, tr)
-        assert v.failure_class == "wrong_end_state" and "policy_breach" in v.classes
+        assert v.failure_class == "forbidden_side_effect" and "policy_breach" in v.classes
         assert v.state_diff["customers"].removed[0]["customer_id"] == "C-1"
         v = verdict(w, task, run_episode(w, task, make_agent("forbidden")))
         assert v.failure_class in EXPECTED["forbidden"]
