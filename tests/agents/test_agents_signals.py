@@ -105,6 +105,7 @@ def test_sigkill_then_resume_scores_every_question_once(questions_file, tiny_pac
     assert info["sessions"][-1]["skipped"] >= kept and sum(s["episodes"] for s in info["sessions"]) >= N - kept
 
 
+@pytest.mark.slow
 def test_sigint_stops_cleanly_keeping_finished_episodes(questions_file, tiny_pack, tmp_path):
     qs, qpath = questions_file
     out = tmp_path / "run"

@@ -131,6 +131,7 @@ def _lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_scores_every_question_and_trial_once(tiny_pack, tmp_path):
     store = Store.open(tiny_pack)
     qs = perspective_questions(N, store.digest)

@@ -51,6 +51,7 @@ def _pure(path: Path, text: str) -> tuple:
     return manifest._load(path, text, yaml.SafeLoader)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(manifest._FAST_LOADER is None, reason="PyYAML without libyaml")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(

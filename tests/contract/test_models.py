@@ -93,6 +93,7 @@ def manifests(draw):
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(manifests())
 def test_manifest_round_trips_through_json(data):

@@ -62,7 +62,7 @@ def _execute(block: Block, cwd: Path, env: dict[str, str], index: int) -> None:
         )
 
 
-@pytest.mark.slow  # ~2 min of CPU in all; kept in the default run
+@pytest.mark.slow  # ~2 min of CPU in all: in CI's slow step (-m slow), not the default run
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
 def test_page_examples_run(page: Path, tmp_path: Path):
     """Run the page's blocks in order in one folder, as a reader would paste them."""

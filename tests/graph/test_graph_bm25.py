@@ -121,6 +121,7 @@ def _corpus_store(docs: list[tuple[str, str | None, str | None]]) -> Store:
     return Store(con, SimpleNamespace(timezone="UTC"), None)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     docs=st.lists(st.tuples(st.sampled_from(["jira", "slack"]), _text, _text), min_size=1, max_size=12),

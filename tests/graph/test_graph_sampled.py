@@ -35,6 +35,7 @@ def _packs(org):
     return [org, *sorted(p for p in PACKS.iterdir() if (p / "groundeval.yaml").exists())]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", range(8))
 def test_sampled_graph_keeps_the_samples_and_stats_of_the_whole_graph(org, which):
     packs = _packs(org)
@@ -54,6 +55,7 @@ def test_sampled_graph_keeps_the_samples_and_stats_of_the_whole_graph(org, which
         assert dumps(generate(store, seed=seed)) == dumps(generate(store, seed=seed, graph=full))
 
 
+@pytest.mark.slow
 def test_repeated_spec_names_build_the_whole_graph(org):
     store = Store.open(org)
     links = store.manifest.evaluation.causal_links
@@ -63,6 +65,7 @@ def test_repeated_spec_names_build_the_whole_graph(org):
     assert dumps(generate(store)) == full
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(contract=contracts(), seed=st.integers(0, 3), keep=st.integers(1, 3))
 def test_sampled_records_on_awkward_logs(tmp_path_factory, contract, seed, keep):

@@ -115,6 +115,7 @@ def _brute_count(ref, events) -> int:
     return sum(_words_match(shown, e) for e in events)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=logs(), time=st.booleans(), actors=st.booleans(), hide_jira=st.booleans())
 def test_references_name_exactly_one_event(tmp_path_factory, data, time, actors, hide_jira):
@@ -186,6 +187,7 @@ def question_sets(tmp_path_factory):
     return _question_sets(tmp_path_factory)
 
 
+@pytest.mark.slow
 def test_every_subject_shown_matches_one_event_of_the_log(question_sets):
     for name, qs, events in question_sets:
         assert qs.questions, name
@@ -198,6 +200,7 @@ def test_every_subject_shown_matches_one_event_of_the_log(question_sets):
                 assert matches == [shown["event_id"]], (name, q.text)
 
 
+@pytest.mark.slow
 def test_identical_texts_never_carry_different_answers(question_sets):
     from groundeval.questions.audit import label_of
 
@@ -269,6 +272,7 @@ def _us(timestamp: str) -> int:
     return int(datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1_000_000)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=logs(), split=st.integers(0, 16), roles=st.lists(st.booleans(), min_size=2, max_size=2))
 def test_references_do_not_depend_on_the_batch(tmp_path_factory, data, split, roles):

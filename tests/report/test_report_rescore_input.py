@@ -114,6 +114,7 @@ def test_invalid_utf8_in_traces_and_questions_is_located(folder, capsys, tmp_pat
     assert code == 2 and f"{traces}:2" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_unwritable_outputs_and_unreadable_inputs_exit_2_without_traceback(folder, capsys, tmp_path, tiny_pack):
     import shutil
     import subprocess

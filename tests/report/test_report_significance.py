@@ -40,6 +40,7 @@ def _gate_fails(base, new, *, max_drop: float, alpha: float) -> bool:
     return any(not c.passed for c in paired_drop_checks(base, new, max_drop=max_drop, alpha=alpha, samples=1000))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trials", [1, 3])
 def test_false_failure_rate_of_an_unchanged_agent_is_at_most_alpha(trials):
     rng = random.Random(1900 + trials)
@@ -52,6 +53,7 @@ def test_false_failure_rate_of_an_unchanged_agent_is_at_most_alpha(trials):
     assert fails / sims <= alpha + margin, f"false-failure rate {fails / sims:.3f}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trials", [1, 3])
 def test_a_degraded_agent_is_caught(trials):
     """Valid trials 0.4 less likely on every question (a mean S_adj drop near 0.2) over

@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from groundeval.agents.baselines import KeywordAgent, LazyAgent, LeakyAgent
 from groundeval.agents.oracle import OracleAgent
 from groundeval.agents.runner import run_episode
@@ -120,6 +122,7 @@ def test_same_trace_same_diagnostics_whatever_the_key_order(tiny):
         assert diag(q, trace) == diag(q, shuffled) == diag(q, reordered)
 
 
+@pytest.mark.slow
 def test_cli_diagnose_per_question_and_run(tmp_path, tiny_pack):
     cli = [sys.executable, "-m", "groundeval.cli.main"]
     subprocess.run(

@@ -59,6 +59,7 @@ def synth_org(tmp_path_factory):
     store.close()
 
 
+@pytest.mark.slow
 def test_every_policy_on_the_whole_tiny_pack(tiny):
     store, qs = tiny
     table = hacking_table(store, qs.questions, config=store.manifest.evaluation.scoring, source="tiny")
@@ -67,6 +68,7 @@ def test_every_policy_on_the_whole_tiny_pack(tiny):
     assert all(by[HONEST, t].mean_s_adj == 1.0 for t in {q.track for q in qs.questions})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pack", sorted(set(bundled_packs()) - {"tiny"}))
 def test_every_policy_on_every_bundled_pack(pack):
     store = groundeval.load(bundled_packs()[pack])
@@ -77,6 +79,7 @@ def test_every_policy_on_every_bundled_pack(pack):
         store.close()
 
 
+@pytest.mark.slow
 def test_every_policy_on_a_synthetic_org(synth_org):
     store, qs = synth_org
     sample = stratified(qs.questions, PER_BUCKET)
@@ -174,6 +177,7 @@ def test_no_call_sequence_beats_the_oracle(tiny, data):
     assert score(q, ep.trace).s_adj <= score(q, oracle).s_adj
 
 
+@pytest.mark.slow
 def test_cli_prints_the_table_and_json(tiny_pack):
     cli = [sys.executable, "-m", "groundeval.cli.main", "rl", "hacking", str(tiny_pack)]
     text = subprocess.run([*cli, "--policy", "no-look-yes", "--policy", "cite-all"], capture_output=True, text=True)

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,7 @@ def test_reward_is_the_scorers_s_adj_and_components(tiny):
     assert len(seen) > 3  # the three agents' traces span several distinct rewards
 
 
+@pytest.mark.slow
 def test_reward_equals_groundeval_score_on_saved_traces(tmp_path, tiny_pack):
     """Run the keyword agent with the CLI, re-score with ``groundeval score``; reward() on the
     saved traces gives the very numbers in scores.jsonl."""

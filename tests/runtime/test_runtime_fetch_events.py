@@ -20,6 +20,7 @@ def org_store(tmp_path_factory):
     store.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["tiny", "org"])
 def test_events_per_fetch_equal_events_in_memory(request, monkeypatch, which):
     store = request.getfixturevalue("tiny_store" if which == "tiny" else "org_store")

@@ -44,6 +44,7 @@ def questions_file(tmp_path, tiny_store):
 # ----------------------------------------------------------------------------- start-up refusals (3, 4, 5)
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_non_loopback_host_without_allow_remote_and_token(tiny_pack, questions_file):
     code, err = run_serve(
         tiny_pack, questions_file, "--transport", "http", "--host", "0.0.0.0", env={"GROUNDEVAL_MCP_TOKEN": ""}
@@ -73,6 +74,7 @@ def test_serve_refuses_a_non_loopback_host_without_allow_remote_and_token(tiny_p
     assert code == 2 and "shorter than 16" in err
 
 
+@pytest.mark.slow
 def test_serve_refuses_questions_of_another_contract(tiny_pack, tmp_path):
     for digest in ("0" * 64, "feedface" * 8):
         qfile = write_questions(tmp_path / f"q-{digest[:4]}.json", QUESTIONS, digest)
@@ -80,6 +82,7 @@ def test_serve_refuses_questions_of_another_contract(tiny_pack, tmp_path):
         assert code == 2 and "another contract" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_serve_refuses_an_unwritable_traces_path_at_start(tiny_pack, questions_file, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")

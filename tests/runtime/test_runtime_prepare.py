@@ -24,6 +24,7 @@ def _traces(path):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["default", "paper"])
 def test_eval_with_the_runtime_prepared_beside_writes_the_same_run(tmp_path, monkeypatch, style):
     pack = tmp_path / "org"

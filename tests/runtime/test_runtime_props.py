@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from runtime_questions import make_question
@@ -80,6 +81,7 @@ def test_runtime_gated_fetch_never_returns_content(tiny_store, actor, as_of, gat
         assert all(e["time"] <= as_of.isoformat().replace("+00:00", "Z") for e in reply["events"])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     actor=st.sampled_from(ACTORS),

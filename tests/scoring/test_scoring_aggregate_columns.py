@@ -60,6 +60,7 @@ def few_valued(draw) -> QuestionScore:
     return QuestionScore.model_construct(**values)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(few_valued(), max_size=25), st.integers(0, 3), st.sampled_from([0, 1, 30]))
 def test_equals_the_reference_on_constructed_scores(scores, seed, samples):

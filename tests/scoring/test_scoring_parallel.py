@@ -70,6 +70,7 @@ def _write(tmp_path, lines: list[str]):
     return path
 
 
+@pytest.mark.slow
 @settings(
     max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )  # tmp_path reused

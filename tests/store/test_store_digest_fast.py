@@ -131,6 +131,7 @@ def test_fast_equals_reference_on_arbitrary_text(text):
     _same(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["[{}]", '{{"a":{}}}'])
 def test_deep_nesting_is_decided_by_the_reference(shape):
     text = "1"

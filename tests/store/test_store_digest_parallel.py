@@ -79,6 +79,7 @@ def _table(records: list[dict], seed: int) -> duckdb.DuckDBPyConnection:
 SQLS = [("SELECT raw::VARCHAR FROM t", ()), ("SELECT id, subsystem, raw::VARCHAR FROM t", ("id", "subsystem"))]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(RECORDS, max_size=25), st.integers(0, 2**16))
 def test_in_process_digest_equals_oracle(records, seed):
@@ -87,6 +88,7 @@ def test_in_process_digest_equals_oracle(records, seed):
         assert D.records_digest(con, sql, drop, workers=0) == _oracle(con, sql, drop)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )  # CHUNK only

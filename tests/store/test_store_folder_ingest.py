@@ -41,6 +41,7 @@ def synth_folder_pack(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_folder_and_jsonl_layouts_of_a_20k_file_pack_agree(synth_folder_pack, tmp_path):
     files = json_files(synth_folder_pack / "artifacts")
     assert len(files) >= 20000

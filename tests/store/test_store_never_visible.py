@@ -105,6 +105,7 @@ def test_same_answer_as_the_full_product(seed):
     assert never_visible_artifacts(store) == store.query(FULL_PRODUCT)
 
 
+@pytest.mark.slow
 def test_random_cases_are_not_trivial():
     found = sum(bool(_random_store(seed).query(FULL_PRODUCT)) for seed in range(60))
     seen = sum(

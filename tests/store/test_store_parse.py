@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,7 @@ def _reference(con: duckdb.DuckDBPyConnection, paths: list[str]) -> list[tuple]:
                                   SELECT *, json_valid(text) AS valid FROM st)) ORDER BY line""").fetchall()
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(texts(), min_size=1, max_size=8))
 def test_parse_validity_and_fragments_equal_json_valid_then_extract(lines):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timezone
 
 import duckdb
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ times = st.one_of(
 rows = st.lists(st.tuples(text, st.one_of(st.none(), st.booleans()), times), max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(rows)
 def test_one_insert_equals_one_per_row(values):

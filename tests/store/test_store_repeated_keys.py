@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,7 @@ def test_repeated_key_keeps_every_pair_in_one_order(tmp_path):
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(PAIRS, min_size=1, max_size=5), st.randoms(use_true_random=False))
 def test_event_artifacts_rows_are_every_pair_in_one_order(tmp_path_factory, maps, rnd: random.Random):

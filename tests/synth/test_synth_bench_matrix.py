@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
+
 from groundeval.bench.matrix import measure, run_matrix
 from groundeval.cli.main import main
 
@@ -21,6 +23,7 @@ def test_measure_reports_one_child_alone():
     assert small["peak_rss_mb"] < 200 and len(ballast) == 300 * 2**20
 
 
+@pytest.mark.slow
 def test_matrix_load_on_both_formats(tmp_path):
     res = run_matrix(scales=[400], formats=["native", "original"], stages=["load"], workdir=tmp_path)
     assert [(c["format"], c["events"]) for c in res["matrix"]] == [("native", 400), ("original", 400)]

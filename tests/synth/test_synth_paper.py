@@ -258,6 +258,7 @@ def test_access_policy_has_restricted_artifacts(org):
 # ---------------------------------------------------------------------------- loading and semantics
 
 
+@pytest.mark.slow
 def test_pack_loads_verifies_and_graphs(org):
     out, m, _events, _arts = org
     info = _cli("info", str(out), "--json")

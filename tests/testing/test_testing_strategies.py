@@ -33,6 +33,7 @@ def _digest(contract: S.Contract, layout: str = "folders") -> tuple[str, dict]:
             store.close()
 
 
+@pytest.mark.slow
 @SLOW
 @given(S.contracts(), st.randoms(use_true_random=False))
 def test_drawn_contract_loads_and_digest_ignores_record_order(contract, rnd):
@@ -46,6 +47,7 @@ def test_drawn_contract_loads_and_digest_ignores_record_order(contract, rnd):
     assert _digest(shuffled, layout="jsonl")[0] == digest
 
 
+@pytest.mark.slow
 @SLOW
 @given(S.contracts())
 def test_digest_changes_when_a_fact_changes(contract):
@@ -226,6 +228,7 @@ def test_write_pack_rejects_unknown_layout(tmp_path: Path):
         S.write_pack(S.Contract(manifest=Manifest(name="x")), tmp_path, layout="zip")
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(S.contracts())
 def test_oracle_is_perfect_on_questions_of_any_drawn_contract(contract):

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
@@ -154,6 +155,7 @@ def _model(line: bytes) -> Trace | None:
         return None
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated())
 def test_the_struct_accepts_only_what_the_model_accepts_with_the_same_values(line):
@@ -163,6 +165,7 @@ def test_the_struct_accepts_only_what_the_model_accepts_with_the_same_values(lin
         _same(model, struct)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(cases())
 def test_the_struct_vouches_for_every_line_the_writer_writes(case):
@@ -173,6 +176,7 @@ def test_the_struct_vouches_for_every_line_the_writer_writes(case):
     _same(Trace.model_validate_json(line), struct)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(DATETIMES)
 def test_a_datetime_the_struct_reads_is_read_alike_by_the_model(text):

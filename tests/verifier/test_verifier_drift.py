@@ -42,6 +42,7 @@ def test_removed_and_changed_coverage(tmp_path):
     assert compare(before, before) == []
 
 
+@pytest.mark.slow
 def test_cli_baseline_round_trip(tmp_path, capsys):
     base = tmp_path / "baseline.json"
     assert _run(["verify", str(TINY), "--level", "3", "--save-baseline", str(base), "--format", "json"]) == 0

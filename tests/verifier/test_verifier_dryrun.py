@@ -14,6 +14,7 @@ from groundeval.verifier.rules.dryrun import audit_problems
 pytest.importorskip("groundeval.questions.generate")
 
 
+@pytest.mark.slow
 def test_generation_statistics_match_the_generator():
     from groundeval.questions.generate import generate
     from groundeval.store.store import Store
@@ -83,6 +84,7 @@ def _leaky_audit(n: int) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_shortcut_over_the_limit_is_an_error(monkeypatch, tmp_path):
     import groundeval.questions.audit as audit
 

@@ -6,6 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -90,6 +91,7 @@ def _apply(d: PackDraft, kind, where, value):
         d.manifest_text = value
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(edit, min_size=1, max_size=4))
 def test_mutated_contracts_never_crash(edits):
@@ -107,6 +109,7 @@ def test_mutated_contracts_never_crash(edits):
         assert f.severity in ("error", "warning", "info") and f.message
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(edit, min_size=0, max_size=3))
 def test_opened_store_reports_what_the_lenient_loader_reports(edits):

@@ -82,6 +82,7 @@ def _shuffled(changes) -> PackDraft:
     return d
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(change, max_size=12))
 def test_shuffled_packs_same_facts_and_same_report(changes):

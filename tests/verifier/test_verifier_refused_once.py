@@ -15,6 +15,7 @@ from groundeval.store.store import Store
 from verifier_drafts import PackDraft
 
 
+@pytest.mark.slow
 def test_a_refused_pack_is_loaded_once_and_reported_as_verify_reports_it(tmp_path, monkeypatch):
     d = PackDraft()
     d.events[1] = '{"id": "broken",'  # the loader stops at this line; the lenient loader reads on

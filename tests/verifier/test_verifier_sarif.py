@@ -110,6 +110,7 @@ def test_sarif_is_valid_for_a_pack_outside_the_working_directory(rule, tmp_path,
     assert bases["PACKROOT"]["uri"] == pack.resolve().as_uri() + "/"  # not relative to an unrelated cwd
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", ["GE101", "GE205", "GE409"])
 def test_sarif_under_the_working_directory_is_machine_independent(rule, tmp_path, monkeypatch, validator):
     monkeypatch.chdir(tmp_path)

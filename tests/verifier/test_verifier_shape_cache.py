@@ -60,6 +60,7 @@ def fresh_cache(monkeypatch):
     monkeypatch.setattr(shape, "_VALID_STRUCTURES", {})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,keys", [("event", EVENT_KEYS), ("artifact", ARTIFACT_KEYS)])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
@@ -118,6 +119,7 @@ def _verify(pack: Path, cached: bool, monkeypatch) -> dict:
         monkeypatch.undo()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
