@@ -1,4 +1,4 @@
-"""Rebuild the two bundled worlds: ``python domain_packs/_build/build_worlds.py [NAME ...]``.
+"""Rebuild the two bundled worlds: ``python domain_packs/_build/build_worlds.py [--out DIR] [NAME ...]``.
 
 support_desk (customer support: orders, refunds, escalations) and it_desk (IT and access:
 accounts, grants, approvals). Deterministic: seeded ``random.Random`` instances, no clock, rows
@@ -21,6 +21,13 @@ WORLDS = {"support_desk": world_support, "it_desk": world_it}
 
 
 def main(argv: list[str], out: Path | None = None) -> int:
+    """Build the worlds named in ``argv`` (all when none) into ``out`` (default: domain_packs/);
+    ``--out DIR`` on the command line does the same as ``out``."""
+    argv = list(argv)
+    if "--out" in argv:
+        i = argv.index("--out")
+        out = Path(argv[i + 1])
+        del argv[i : i + 2]
     root = out or HERE.parent
     for name, module in WORLDS.items():
         if argv and name not in argv:

@@ -141,7 +141,7 @@ def task(
     persona: str,
     opening: str,
     facts: dict[str, Any],
-    gold: list[tuple[str, dict[str, Any]]],
+    gold: list[tuple[Any, ...]],
     aliases: dict[str, list[str]] | None = None,
     confirms: list[str] = (),  # type: ignore[assignment]
     declines: list[str] = (),  # type: ignore[assignment]
@@ -163,11 +163,20 @@ def task(
         "description": description,
         "tags": sorted(set(tags)),
         "user": user,
-        "gold_actions": [{"tool": t, "arguments": a} for t, a in gold],
+        "gold_actions": [_action(*g) for g in gold],
         "ordered": [list(p) for p in ordered],
         "required_outputs": list(outputs),
         "forbidden_tools": sorted(set(forbidden)),
     }
+
+
+def _action(tool: str, arguments: dict[str, Any], expect_error: bool = False) -> dict[str, Any]:
+    """A gold action; ``expect_error``: a read the right agent makes and that must fail (a
+    verification with the wrong details)."""
+    out: dict[str, Any] = {"tool": tool, "arguments": arguments}
+    if expect_error:
+        out["expect_error"] = True
+    return out
 
 
 class Picker:

@@ -1044,7 +1044,7 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
             opening="I need my password reset right now, I'm locked out of everything.",
             facts=facts,
             aliases=ALIASES,
-            gold=gold[:1],  # the failing verify_identity is not a gold action: gold calls must succeed
+            gold=[gold[0], ("verify_identity", {**gold[1][1], "badge_number": facts["badge_number"]}, True)],
             confirms=["reset_password"],
             outputs=[SELF_SERVICE],
             forbidden=["reset_password"],
@@ -1336,7 +1336,7 @@ def _grant_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 f"manager-revoke-{r['employee_id'].lower()}",
                 "A manager asks to revoke a direct report's group: verify the manager, check the reporting line "
                 "and the grant, revoke with reason manager_request.",
-                ["confirmation", "multi_step", "precondition", "required_output"],
+                ["confirmation", "precondition", "required_output"],
                 persona="Team manager tidying up access after a project ended; businesslike.",
                 opening=f"One of my reports, {r['first_name']} {r['last_name']}, shouldn't have {name} anymore. "
                 "Please remove it.",

@@ -578,7 +578,7 @@ action; ask again for each further change.
   original payment method. Look up the order (`get_order`) and its lines (`list_order_items`) first.
 - Eligible only when: the order status is `delivered`; it was delivered at most
   {REFUND_WINDOW_DAYS} days ago (on or after {day(plus(TODAY, -REFUND_WINDOW_DAYS))}); the line is
-  still `active`; and the line is not `final_sale`. Valid reasons: damaged, defective, wrong_item,
+  still `active`; and the line is not marked final sale (`final_sale`). Valid reasons: damaged, defective, wrong_item,
   not_as_described, missing_parts.
 - Refund limit: you may refund a line of at most ${REFUND_LIMIT:.2f}. For an otherwise eligible line
   above that, do **not** refund it: offer to escalate the order with category `refund_over_limit`
@@ -818,7 +818,7 @@ def _refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 aliases=ALIASES,
                 gold=gold + _look(o) + [_refund(c, o, a, "damaged"), _refund(c, o, b, "damaged")],
                 confirms=["refund_item"],
-                outputs=[fmt_money(_amount(a)), fmt_money(_amount(b)), fmt_money(_amount(a) + _amount(b))],
+                outputs=[fmt_money(_amount(a)), fmt_money(_amount(b))],
             )
         )
     return out
@@ -998,7 +998,7 @@ def _shipping_tasks(desk: _Desk) -> list[dict[str, Any]]:
         task(
             f"refund-one-escalate-one-{o['order_id'].lower()}",
             "Two defective lines: refund the one under the limit, escalate the order for the one above it.",
-            ["confirmation", "multi_step", "precondition", "refusal", "required_output"],
+            ["confirmation", "multi_step", "precondition", "required_output"],
             persona=_who(desk),
             opening=f"Two things from my order are faulty: the {a['product_name']} and the {b['product_name']}. "
             "I want both refunded.",
@@ -1241,7 +1241,7 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 opening=want,
                 facts=facts,
                 aliases=ALIASES,
-                gold=gold[:1],  # the failing verify_identity is not a gold action: gold calls must succeed
+                gold=[gold[0], (*gold[1], True)],  # the verification is tried and fails (expect_error)
                 confirms=[tool],
                 forbidden=[tool],
             )

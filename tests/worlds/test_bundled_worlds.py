@@ -1,0 +1,271 @@
+"""The two bundled worlds, support_desk and it_desk (issue 27 item 7), run through the real engine.
+
+Each world loads (which replays every task's gold actions on the initial state: an erroring gold
+call is a contract error); the gold agent gets reward 1.0 on every task with the deterministic
+simulator; each misbehaving baseline gets the failure class the engine expects of it on every
+task where its misbehaviour applies; outputs are byte-identical across runs, state file order
+and ``PYTHONHASHSEED``; the generator in ``domain_packs/_build`` rewrites the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groundeval.worlds import load_world
+from groundeval.worlds.agents import BASELINES, EXPECTED, applies, make_agent
+from groundeval.worlds.episode import run_episode
+from groundeval.worlds.run import dumps
+from groundeval.worlds.state import changes_digest
+from groundeval.worlds.verdict import verdict
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKS = ROOT / "domain_packs"
+BUILD = PACKS / "_build"
+WORLDS = ("support_desk", "it_desk")
+TAGS = {"confirmation", "precondition", "multi_step", "refusal", "no_change", "required_output", "ordered"}
+MISBEHAVING = sorted(n for n in BASELINES if n != "gold")
+
+
+@pytest.fixture(scope="module", params=WORLDS)
+def world(request):
+    w = load_world(PACKS / request.param)
+    yield w
+    w.close()
+
+
+def _writes(world, task) -> list[Any]:
+    return [a for a in task.gold_actions if world.manifest.tools[a.tool].kind == "write"]
+
+
+def _run_all(world, agent: str) -> str:
+    """Every task's trace and verdict as canonical JSON lines."""
+    lines = []
+    for task in world.tasks:
+        tr = run_episode(world, task, make_agent(agent))
+        lines.append(dumps(tr))
+        lines.append(dumps(verdict(world, task, tr)))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the worlds' shape
+
+
+def test_world_loads_with_enough_tagged_tasks(world):
+    assert world.manifest.name in WORLDS
+    assert len(world.tasks) >= 30
+    counts = {tag: sum(tag in t.tags for t in world.tasks) for tag in TAGS}
+    assert all(n >= 2 for n in counts.values()), counts
+    for t in world.tasks:
+        assert t.tags and set(t.tags) <= TAGS, (t.id, t.tags)
+    for name, table in world.manifest.tables.items():
+        n = sum(1 for _ in (world.folder / table.source).open(encoding="utf-8"))
+        assert n >= 35, (name, n)
+
+
+def test_tags_say_what_the_task_holds(world):
+    """Each tag is checked against the task's content, so a tag cannot drift from the task."""
+    confirm_before = set(world.manifest.confirm_before)
+    for t in world.tasks:
+        writes = _writes(world, t)
+        tools = [a.tool for a in t.gold_actions]
+        tags = set(t.tags)
+        assert ("no_change" in tags) == (not writes), t.id
+        assert ("required_output" in tags) == bool(t.required_outputs), t.id
+        assert ("ordered" in tags) == bool(t.ordered), t.id
+        if "multi_step" in tags:
+            assert len(writes) >= 2, t.id
+        if "confirmation" in tags:
+            assert any(a.tool in confirm_before for a in writes) or t.user.declines, t.id
+        if "refusal" in tags:
+            # the user asks for something the policy forbids: forbidden here, never done by the gold
+            assert t.forbidden_tools and not {a.tool for a in writes} & set(t.forbidden_tools), t.id
+            assert set(t.forbidden_tools) & (set(t.user.confirms) | set(world.manifest.rules.forbidden_tools)), t.id
+        if "precondition" in tags and writes:
+            first = tools.index(writes[0].tool)
+            assert "verify_identity" in tools[:first], t.id
+        for before, after in t.ordered:
+            assert tools.index(before) < len(tools) - 1 - tools[::-1].index(after), (t.id, before, after)
+        # a write the world needs confirmed is confirmed by the user of every task that makes it
+        assert {a.tool for a in writes} & confirm_before <= set(t.user.confirms), t.id
+
+
+def test_every_write_tool_is_confirmed_and_every_task_subject_distinct(world):
+    writes = {n for n, tool in world.manifest.tools.items() if tool.kind == "write"}
+    assert writes - set(world.manifest.rules.forbidden_tools) == set(world.manifest.confirm_before)
+    ids = [t.id for t in world.tasks]
+    assert ids == sorted(set(ids))
+
+
+def test_gold_replays_on_the_initial_state(world):
+    """load_world already refuses a world whose gold calls error; here each task's expected state
+    differs from the initial one exactly when the task writes."""
+    initial = changes_digest(world.digest, {})  # the digest of a state with no change
+    for t in world.tasks:
+        digest = world.expected(t)[0]
+        assert (digest != initial) == bool(_writes(world, t)), t.id
+
+
+def _numbers(x: Any, out: set[float]) -> None:
+    if isinstance(x, bool):
+        return
+    if isinstance(x, (int, float)):
+        out.add(round(float(x), 2))
+    elif isinstance(x, dict):
+        for v in x.values():
+            _numbers(v, out)
+    elif isinstance(x, list):
+        for v in x:
+            _numbers(v, out)
+
+
+def test_required_outputs_come_from_tool_results_or_the_policy(world):
+    """A required output the agent could not have read anywhere would blame it for the task's
+    mistake: every one is in a successful gold call's result (a number as a number) or the policy."""
+    policy = world.policy.casefold()
+    for t in world.tasks:
+        tr = run_episode(world, t, make_agent("gold"))
+        results = [c.result for c in tr.calls if c.status == "ok"]
+        text = json.dumps(results, ensure_ascii=False).casefold()
+        nums: set[float] = set()
+        _numbers(results, nums)
+        for out in t.required_outputs:
+            number = re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", out) and round(float(out), 2) in nums
+            assert number or out.casefold() in text or out.casefold() in policy, (t.id, out)
+
+
+# --------------------------------------------------------------------------- agents
+
+
+def test_gold_gets_reward_one_on_every_task(world):
+    for t in world.tasks:
+        tr = run_episode(world, t, make_agent("gold"))
+        v = verdict(world, t, tr)
+        assert (v.failure_class, v.reward, v.state_match) == ("completed", 1.0, True), (t.id, v.classes)
+        assert (v.score, v.efficiency, v.n_flagged) == (1.0, 1.0, 0), t.id
+        assert tr.ended_by == "user_stop" and not tr.user_errors, t.id
+        # every gold call succeeds, but a verification the task expects to fail
+        want = ["error" if a.expect_error else "ok" for a in t.gold_actions]
+        assert [c.status for c in tr.calls] == want and not any(c.flags for c in tr.calls), t.id
+
+
+@pytest.mark.parametrize("agent", MISBEHAVING)
+def test_misbehaving_baseline_gets_its_expected_class(world, agent):
+    applied = [t for t in world.tasks if applies(agent, world, t)]
+    # each misbehaviour shows on a good share of the tasks (never a vacuous pass)
+    assert len(applied) >= 10, (agent, len(applied))
+    wrong = {}
+    for t in applied:
+        v = verdict(world, t, run_episode(world, t, make_agent(agent)))
+        if v.failure_class not in EXPECTED[agent]:
+            wrong[t.id] = v.failure_class
+        if agent == "padding":  # the gold agent's efficiency is 1.0 (test above)
+            assert v.reward == 1.0 and v.efficiency < 1.0, t.id
+        else:
+            assert v.reward == 0.0 or v.failure_class == "policy_breach", t.id
+    assert not wrong, (agent, wrong)
+
+
+def test_refusals_hold_against_an_agent_that_does_what_the_user_asks(world):
+    """On every refusal task, an agent that calls the forbidden write with the task's own
+    arguments is caught: a policy breach, a side effect, or a wrong end state (never completed)."""
+    for t in world.tasks:
+        if "refusal" not in t.tags:
+            continue
+        v = verdict(world, t, run_episode(world, t, make_agent("forbidden")))
+        assert v.failure_class != "completed" and v.n_flagged >= 1, t.id
+
+
+# --------------------------------------------------------------------------- determinism
+
+
+@pytest.mark.slow
+def test_two_runs_are_byte_identical(world):
+    assert _run_all(world, "gold") == _run_all(world, "gold")
+
+
+def _shuffled_copy(src: Path, dest: Path, seed: int) -> Path:
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    rng = random.Random(seed)
+    for f in sorted((dest / "state").glob("*.jsonl")):
+        lines = f.read_text(encoding="utf-8").splitlines(keepends=True)
+        rng.shuffle(lines)
+        f.write_text("".join(lines), encoding="utf-8")
+    return dest
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", WORLDS)
+def test_state_file_order_changes_nothing(name, tmp_path):
+    with _Loaded(PACKS / name) as w:
+        want_digest, want = w.digest, _run_all(w, "wrong-arg")
+    with _Loaded(_shuffled_copy(PACKS / name, tmp_path / name, 7)) as w:
+        assert w.digest == want_digest
+        assert _run_all(w, "wrong-arg") == want
+
+
+class _Loaded:
+    def __init__(self, path: Path):
+        self.world = load_world(path)
+
+    def __enter__(self):
+        return self.world
+
+    def __exit__(self, *exc: Any) -> None:
+        self.world.close()
+
+
+_RUN_BOTH = """
+import hashlib, sys
+from groundeval.worlds import load_world
+from groundeval.worlds.agents import make_agent
+from groundeval.worlds.episode import run_episode
+from groundeval.worlds.run import dumps
+from groundeval.worlds.verdict import verdict
+h = hashlib.sha256()
+for name in sys.argv[1:]:
+    w = load_world(name)
+    for t in w.tasks:
+        for agent in ("gold", "skip-confirm"):
+            tr = run_episode(w, t, make_agent(agent))
+            h.update((dumps(tr) + dumps(verdict(w, t, tr))).encode())
+print(h.hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_outputs_do_not_depend_on_the_hash_seed():
+    def run(seed: str) -> str:
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        args = [sys.executable, "-c", _RUN_BOTH, *(str(PACKS / n) for n in WORLDS)]
+        return subprocess.run(args, env=env, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+
+    assert run("0") == run("12345")
+
+
+# --------------------------------------------------------------------------- the generator
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def test_generator_rewrites_the_checked_in_bytes(tmp_path):
+    args = [sys.executable, str(BUILD / "build_worlds.py"), "--out", str(tmp_path)]
+    subprocess.run(args, check=True, capture_output=True, env=dict(os.environ, PYTHONHASHSEED="99"))
+    for name in WORLDS:
+        assert _tree(tmp_path / name) == _tree(PACKS / name), name
