@@ -801,7 +801,8 @@ no, do not make the change. One confirmation covers one action.
   the new one, in that order.
 - Extensions (`extend_grant`): only standard and restricted grants, by at most {MAX_EXTENSION} days
   at a time, for the caller's own grants. Privileged grants are never extended: a new request is
-  needed. Tell the caller the new expiry date.
+  needed (tell the caller when the current grant expires). After an extension, tell the caller the new
+  expiry date.
 """
 
 
@@ -1178,13 +1179,11 @@ def _new_request_tasks(desk: _Desk, rng: random.Random) -> list[dict[str, Any]]:
                 "No request yet: open one (requested by the caller) and give the request id.",
                 ["confirmation", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
-                    (
-                        f"I need access to {g['name']} for a new project.",
-                        f"How do I get {g['name']}? I don't have it yet.",
-                        f"Can I get added to {g['name']}?",
-                    )
-                ),
+                opening={
+                    "new_project": f"I need access to {g['name']} for a new project I'm starting.",
+                    "audit": f"I'm helping with the quarterly audit and need {g['name']}. I don't have it yet.",
+                    "temporary_cover": f"Can I get added to {g['name']}? I'm covering for a colleague for a while.",
+                }[why],
                 facts=facts,
                 aliases=ALIASES | {"justification": ["why", "reason", "justification"]},
                 gold=gold
@@ -1374,8 +1373,8 @@ def _grant_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 persona=_who(desk),
                 opening=rng.choice(
                     (
-                        f"My access to {name} runs out soon. Can you extend it by three months?",
-                        f"I got a reminder that {name} expires shortly. Please push it out 90 days.",
+                        f"My access to {name} runs out soon. Can you extend it by 90 days?",
+                        f"I got a reminder that {name} expires shortly. Please push it out another 90 days.",
                     )
                 ),
                 facts=facts,

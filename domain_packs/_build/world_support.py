@@ -587,8 +587,10 @@ action; ask again for each further change.
   and orders not yet delivered cannot be refunded: explain why (for example the delivery date, or
   the date and amount of the earlier refund) and change nothing. Do not offer credits or exceptions.
 - Tell the customer the amount refunded.
-- An item that arrived damaged in transit: refund the line first (if it is eligible), then escalate
-  the order with category `damaged_in_transit` so the carrier claim is filed, and give the ticket id.
+- An item that arrived broken because the parcel was damaged in transit (reason `damaged`): refund
+  the line first (if it is eligible), then escalate the order with category `damaged_in_transit` so
+  the carrier claim is filed, and give the ticket id. An item that fails in use is `defective`, not
+  damaged.
 
 ## 4. Cancellations and address changes
 
@@ -637,16 +639,16 @@ PERSONAS = (
 ALIASES = {
     "email": ["email address", "e-mail"],
     "phone": ["phone number", "telephone"],
-    "postal_code": ["zip", "zip code", "postcode", "postal"],
+    "postal_code": ["zip", "zip code", "postcode", "billing postal code", "billing zip"],
     "phone_last4": ["last four", "last 4", "four digits"],
     "order_id": ["order number", "order id", "order #"],
     "item": ["which item", "product", "which product"],
-    "reason": ["why", "reason", "what happened"],
-    "new_email": ["new email", "new address"],
-    "new_street": ["street", "new address"],
-    "new_city": ["city"],
-    "new_region": ["state"],
-    "new_postal_code": ["new zip", "zip code of the new address"],
+    "reason": ["why", "reason", "what happened", "what went wrong"],
+    "new_email": ["new email", "new email address"],
+    "new_street": ["new address", "new shipping address", "street"],
+    "new_city": ["new address", "new shipping address", "city"],
+    "new_region": ["new address", "new shipping address", "state"],
+    "new_postal_code": ["new address", "new shipping address", "new zip", "new zip code", "new postal code"],
 }
 
 REASON_WORDS = {
@@ -768,7 +770,7 @@ def _refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
     small = lambda li: _amount(li) <= REFUND_LIMIT  # noqa: E731
     for i in range(4):
         c, o, li = desk.take_line(desk.in_window, small, "refund in window")
-        reason = rng.choice(REFUND_REASONS)
+        reason = rng.choice([r for r in REFUND_REASONS if r != "damaged"])  # damage: the transit tasks
         facts, gold = desk.ident(c, by_phone=i % 2 == 1)
         facts |= {"order_id": o["order_id"], "item": li["product_name"], "reason": reason}
         words = rng.choice(REASON_WORDS[reason])
@@ -804,19 +806,19 @@ def _refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
         facts |= {
             "order_id": o["order_id"],
             "item": f"{a['product_name']} and {b['product_name']}",
-            "reason": "damaged",
+            "reason": "defective",
         }
         out.append(
             task(
                 f"refund-two-lines-{o['order_id'].lower()}",
-                "Two damaged lines of one delivered order: two refunds, each confirmed.",
+                "Two defective lines of one delivered order: two refunds, each confirmed.",
                 ["confirmation", "multi_step", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=f"Both the {a['product_name']} and the {b['product_name']} from my last order arrived "
-                "smashed. The box was crushed. Can you refund them?",
+                opening=f"Both the {a['product_name']} and the {b['product_name']} from my order stopped working "
+                "within a week. Can you refund them?",
                 facts=facts,
                 aliases=ALIASES,
-                gold=gold + _look(o) + [_refund(c, o, a, "damaged"), _refund(c, o, b, "damaged")],
+                gold=gold + _look(o) + [_refund(c, o, a, "defective"), _refund(c, o, b, "defective")],
                 confirms=["refund_item"],
                 outputs=[fmt_money(_amount(a)), fmt_money(_amount(b))],
             )
@@ -831,7 +833,7 @@ def _refusal_refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
     small = lambda li: _amount(li) <= REFUND_LIMIT  # noqa: E731
     for _ in range(3):
         c, o, li = desk.take_line(desk.in_window, big, "refund over limit")
-        reason = rng.choice(("damaged", "defective"))
+        reason = rng.choice(("defective", "not_as_described"))
         facts, gold = desk.ident(c)
         facts |= {"order_id": o["order_id"], "item": li["product_name"], "reason": reason}
         out.append(
