@@ -15,7 +15,7 @@ sys.path.insert(0, str(HERE))
 
 import world_it  # noqa: E402
 import world_support  # noqa: E402
-from world_common import write_world  # noqa: E402
+from world_common import readme, write_world  # noqa: E402
 
 WORLDS = {"support_desk": world_support, "it_desk": world_it}
 
@@ -33,7 +33,8 @@ def main(argv: list[str], out: Path | None = None) -> int:
         if argv and name not in argv:
             continue
         manifest, policy, state, tasks = module.build()
-        write_world(root / name, manifest, policy, state, tasks, getattr(module, "EXTRA_FILES", None))
+        extra = {"README.md": readme(module.README, manifest, state, tasks), **getattr(module, "EXTRA_FILES", {})}
+        write_world(root / name, manifest, policy, state, tasks, extra)
         rows = ", ".join(f"{t} {len(r)}" for t, r in state.items())
         print(f"{name}: {rows}; {len(tasks)} tasks")
     return 0

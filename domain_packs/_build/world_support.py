@@ -543,6 +543,16 @@ def manifest() -> dict[str, Any]:
     }
 
 
+README = f"""
+Harbor & Finch sells home goods online. The agent staffs its support desk on {day(TODAY)}: it
+locates and verifies customers, reads orders and their lines, refunds eligible lines, cancels or
+redirects orders that have not shipped, changes account emails and escalates to a supervisor. The
+policy (`policy.md`) sets a {REFUND_WINDOW_DAYS}-day refund window, a ${REFUND_LIMIT:.0f} per-line
+refund limit (above it: escalate), final-sale items, lost-package and transit-damage procedures,
+identity verification before any change and confirmation before every write. Violation mode
+`refuse`: a write that breaks a rule is not applied.
+"""
+
 POLICY = f"""# Harbor & Finch customer support — agent policy
 
 You are a support agent for Harbor & Finch, an online home-goods store. You help one customer per
