@@ -22,11 +22,12 @@ Definitions (the differential test checks them against a brute-force reference):
 from __future__ import annotations
 
 import json
+import re
 from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
-from ..contract.paths import join_key, render_template
+from ..contract.paths import join_key, json_paths, render_template, resolve
 from ..store.store import Store, iso, to_utc
 from .records import AmbiguousTrigger, CausalEdge, Distractor, SilenceRecord
 from .sql import GraphSQL, gap_us
@@ -423,6 +424,61 @@ def _search_spaces(
         subs = (subs & searchable) | {info[a][0] for a in ids if a in info}
         out[(i, t)] = (tuple(sorted(a for a in ids if a in info)), tuple(sorted(subs)))
     return out
+
+
+# Why an absence is not verified though no joined response came (``GraphSQL.absence_doubts``).
+DOUBT_REASONS = ("response_without_join_key", "response_mentions_key")
+_NOT_WORD = re.compile(r"[^a-z0-9]+")
+MIN_KEY_TEXT = 3  # a trigger key shorter than this (normalised) is not looked for in texts ("42" is everywhere)
+
+
+def key_text(value: str) -> str:
+    """A join key as ``absence_doubts`` looks for it in a text: lowered, runs of characters other
+    than ``a-z0-9`` as one space, with a space around (``"INC-42"`` -> ``" inc 42 "``); ``""`` when
+    shorter than :data:`MIN_KEY_TEXT` characters."""
+    core = _NOT_WORD.sub(" ", value.lower()).strip()
+    return f" {core} " if len(core) >= MIN_KEY_TEXT else ""
+
+
+def doubtful_absences(
+    store: Store, records: list[SilenceRecord], events: Mapping[str, EventInfo], gs: GraphSQL | None = None
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """The absences (with their search spaces filled) that are not verified: ``(spec, trigger) ->
+    (reason, event id)`` when something in the window or the expected search space could be the
+    response, so a reader would answer "yes" on its face. An event of the response type inside
+    the gap, or one (at any time) referencing an artifact of the expected search space, could be
+    the response when (see ``GraphSQL.absence_doubts``):
+
+    * ``response_without_join_key``: it lacks a response join key (nothing tells it apart from
+      this trigger's response);
+    * ``response_mentions_key``: its text (its fields, its documents' title and text) names a
+      trigger join key, though its own join key differs.
+
+    An event whose join key names another trigger and whose text does not name this one is
+    that trigger's response, not a doubt. Such triggers are ambiguous: never questions,
+    counted in ``skipped.silence.<reason>``."""
+    absent = [r for r in records if r.kind == "absence"]
+    if not absent:
+        return {}
+    if gs is None:
+        gs = GraphSQL(store.cursor)
+    if isinstance(events, EventIndex):
+        events.load(r.trigger_event_id for r in absent)
+    specs = {s.key: s for s in store.manifest.evaluation.silence_pairs}
+    windows, paths, keys, spaces = [], [], [], []
+    for n, r in enumerate(absent):
+        spec = specs[r.spec]
+        windows.append((n, r.trigger_event_id, r.response_type, r.trigger_ts_us, r.trigger_ts_us + r.gap_microseconds))
+        record = events[r.trigger_event_id].record
+        found: set[str] = set()
+        for j in spec.join:
+            first, *rest = json_paths(j.response)
+            paths.append((n, first, rest[-1] if rest else first))
+            found |= {t for k in join_key(resolve(record, j.trigger)) if (t := key_text(k))}
+        keys += [(n, k) for k in sorted(found)]
+        spaces += [(n, a) for a in r.expected_search_space]
+    got = gs.absence_doubts(windows, paths, keys, spaces)
+    return {(absent[n].spec, absent[n].trigger_event_id): why for n, why in got.items()}
 
 
 def _networkx(events: dict[str, EventInfo], edges, distractors, presences, absences) -> nx.MultiDiGraph:

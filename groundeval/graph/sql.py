@@ -399,6 +399,64 @@ class GraphSQL:
         )
         return {(r[0], r[1] or None) for r in rows}
 
+    def absence_doubts(
+        self,
+        windows: list[tuple[int, str, str, int, int]],
+        paths: list[tuple[int, str, str]],
+        keys: list[tuple[int, str]],
+        spaces: list[tuple[int, str]],
+    ) -> dict[int, tuple[str, str]]:
+        """Why an absence candidate could be answered "yes" on its face: ``record -> (reason,
+        event id)`` for the records some event of the response type could answer (see
+        ``build.doubtful_absences``). The events looked at are those of the response type
+        (never the trigger) inside the window — strictly after the trigger, at most the gap
+        later (``windows``: record, trigger id, response type, window start and end µs) — or,
+        at any time, referencing an artifact of the record's expected search space
+        (``spaces``). Reasons, the first that holds (then the earliest event by time and id):
+
+        ``response_without_join_key``: a response join path (``paths``: record, first and
+        second DuckDB path) resolves on the event to no key; ``response_mentions_key``: the
+        event's text (its record without id, type and timestamp, then the title and text of
+        the artifacts it references), lowered with every run of characters other than
+        ``a-z0-9`` read as one space, holds a trigger key (``keys``: record, key normalised
+        so with a space around, `` inc 42 ``)."""
+        self.put(
+            "ge_dwin",
+            [("rid", "INTEGER"), ("trig", "VARCHAR"), ("rtype", "VARCHAR"), ("lo", "BIGINT"), ("hi", "BIGINT")],
+            windows,
+        )
+        self.put("ge_dpath", [("rid", "INTEGER"), ("p1", "VARCHAR"), ("p2", "VARCHAR")], paths)
+        self.put("ge_dkey", [("rid", "INTEGER"), ("k", "VARCHAR")], keys)
+        self.put("ge_dspace", [("rid", "INTEGER"), ("aid", "VARCHAR")], spaces)
+        # the record without the fields every event has (a key "2026" would match every timestamp)
+        text = """json_merge_patch(rt.raw, '{"id": null, "type": null, "timestamp": null}')::VARCHAR
+                  || ' ' || coalesce(docs.txt, '')"""
+        norm = f"' ' || trim(regexp_replace(lower({text}), '[^a-z0-9]+', ' ', 'g')) || ' '"
+        rows = self.q(
+            f"""WITH r AS (SELECT DISTINCT * FROM (
+                           SELECT w.rid, e.id, e.ts, e.raw FROM ge_dwin w JOIN events e
+                           ON e.type = w.rtype AND e.ts > ge_ts(w.lo) AND e.ts <= ge_ts(w.hi) AND e.id <> w.trig
+                           UNION ALL
+                           SELECT w.rid, e.id, e.ts, e.raw FROM ge_dspace s JOIN ge_dwin w USING (rid)
+                           JOIN event_artifacts ea ON ea.artifact_id = s.aid
+                           JOIN events e ON e.id = ea.event_id AND e.type = w.rtype AND e.id <> w.trig)),
+                     nokey AS (SELECT DISTINCT r.rid, r.id, r.ts FROM r JOIN ge_dpath p USING (rid)
+                               WHERE coalesce(len(ge_keys_of(json_extract(r.raw, p.p1))), 0) = 0
+                                 AND coalesce(len(ge_keys_of(json_extract(r.raw, p.p2))), 0) = 0),
+                     rt AS (SELECT DISTINCT id, raw FROM r WHERE rid IN (SELECT rid FROM ge_dkey)),
+                     docs AS (SELECT ea.event_id AS id, string_agg(t.title || ' ' || t.body, ' ' ORDER BY t.id) AS txt
+                              FROM event_artifacts ea JOIN artifact_text t ON t.id = ea.artifact_id
+                              WHERE ea.event_id IN (SELECT id FROM rt) GROUP BY ea.event_id),
+                     txt AS (SELECT rt.id, {norm} AS t FROM rt LEFT JOIN docs USING (id)),
+                     said AS (SELECT DISTINCT r.rid, r.id, r.ts FROM r JOIN txt USING (id)
+                              JOIN ge_dkey k ON k.rid = r.rid AND contains(txt.t, k.k)),
+                     d AS (SELECT 1 AS o, 'response_without_join_key' AS why, * FROM nokey
+                           UNION ALL SELECT 2, 'response_mentions_key', * FROM said)
+                SELECT rid, why, id FROM d QUALIFY row_number() OVER (PARTITION BY rid ORDER BY o, ts, id) = 1
+                ORDER BY rid"""
+        )
+        return {rid: (why, eid) for rid, why, eid in rows}
+
     RARE_DF = 100  # terms in at most this many documents are "rare" (see ``bm25_batch``)
     PREFILTER_WORDS = 2000  # up to this many query words, only the texts containing one are tokenized twice
 

@@ -324,6 +324,7 @@ OTHER_TESTS = {
     "GE406": "test_verifier_dryrun.py",
     "GE407": "test_verifier_dryrun.py",
     "GE408": "test_verifier_dryrun.py",
+    "GE410": "../graph/test_graph_silence_doubts.py",
     "GE501": "test_verifier_drift.py",
     "GE502": "test_verifier_drift.py",
 }

@@ -95,6 +95,18 @@ define(
     "The message names the reasons with their counts and the change that would admit them.",
 )
 define(
+    "GE410",
+    "dryrun",
+    4,
+    "warning",
+    "ambiguous absences set aside",
+    "A trigger without its joined response is a verified absence only if nothing in its window or its expected "
+    "search space could be the response; an event of the response type there that lacks the join key, or names "
+    "the trigger's key only in its text, would make a 'no' label false on its face, so the trigger is set aside.",
+    "Give such responses the join key of the trigger they answer (or the key of their own trigger), so the log "
+    "says which trigger each one answers.",
+)
+define(
     "GE408",
     "dryrun",
     4,
@@ -238,6 +250,10 @@ SKIP_FIXES = {
     "leakage": "the question text would contain an answer-side id or a mechanism word; rename the spec's aliases "
     "or keep answer ids out of the subject's facts",
     "duplicate": "two candidates gave the same question (no fix needed)",
+    "response_without_join_key": "an event of the response type in the window or the search space lacks the join "
+    "key, so it could be this trigger's response; give it the key of the trigger it answers",
+    "response_mentions_key": "an event of the response type in the window or the search space names the trigger's "
+    "key in its text but joins elsewhere; fix its join key",
 }
 
 
@@ -249,7 +265,19 @@ def set_aside(skipped) -> str:
     return "; candidates set aside: " + "; ".join(parts)
 
 
-@check("GE401", "GE402", "GE403", "GE404", "GE405", "GE406", "GE407", "GE408", "GE409", needs=("manifest", "store"))
+@check(
+    "GE401",
+    "GE402",
+    "GE403",
+    "GE404",
+    "GE405",
+    "GE406",
+    "GE407",
+    "GE408",
+    "GE409",
+    "GE410",
+    needs=("manifest", "store"),
+)
 def dry_run(ctx: PackContext) -> Iterable:
     try:
         from groundeval.questions.generate import generate

@@ -4,7 +4,10 @@ As-of is the latest of trigger + gap and the creation of every artifact the
 question relies on (search space, response and trigger artifacts), so the whole
 expected search space is reachable whatever gates are configured. Absences with an
 empty search space are skipped (an honest "no" would have nothing to check), and so
-are presences whose response has no artifact to cite.
+are presences whose response has no artifact to cite. An absence is verified only if
+nothing in its window or its expected search space could be the response
+(``graph.build.doubtful_absences``): otherwise the trigger is ambiguous, skipped and
+counted under the reason.
 
 The trigger is named by ``subjects.py`` (identifiers, actors, then time). It never
 shows an id that exists only when the response exists: per spec, a trigger key whose
@@ -25,6 +28,19 @@ from ...questions.subjects import Role, Subject, SubjectIndex, keyed_values, pat
 from ...questions.text import format_gap, humanize
 from ...store.store import to_utc
 from .model import SilenceTruth
+
+
+class Prepared(list):
+    """The pool's records with their search spaces, and the absences that are not verified
+    (``(spec, trigger) -> (reason, event id)``, see ``graph.build.doubtful_absences``)."""
+
+    doubts: dict[tuple[str, str], tuple[str, str]] = {}
+
+
+def prepared(records: list[SilenceRecord], doubts: dict[tuple[str, str], tuple[str, str]]) -> Prepared:
+    out = Prepared(records)
+    out.doubts = doubts
+    return out
 
 
 def pool(eg: EventGraph, ev: EvaluationConfig, seed: int) -> list[SilenceRecord]:
@@ -72,7 +88,7 @@ def candidates(
     """Candidates from ``records`` (``requests``: their :func:`subject_requests`, if made)."""
     skipped: dict[str, int] = {}
     specs = {s.key: s for s in ev.silence_pairs}
-    usable = _usable(eg, records, skipped)
+    usable = _usable(eg, records, skipped, getattr(records, "doubts", {}))
     refs = subjects.resolve(_requests(eg, ev, artifacts, usable) if requests is None else requests)
     out = []
     for n, (rec, exists, evidence) in enumerate(usable):
@@ -98,7 +114,7 @@ def subject_requests(
     eg: EventGraph, ev: EvaluationConfig, artifacts: dict[str, tuple[str, int | None]], records: list[SilenceRecord]
 ) -> list[tuple[Any, Subject, Role]]:
     """The reference requests :func:`candidates` makes for ``records`` (to resolve with other tracks')."""
-    return _requests(eg, ev, artifacts, _usable(eg, records, {}))
+    return _requests(eg, ev, artifacts, _usable(eg, records, {}, getattr(records, "doubts", {})))
 
 
 def _requests(
@@ -122,14 +138,19 @@ def _requests(
 
 
 def _usable(
-    eg: EventGraph, records: list[SilenceRecord], skipped: dict[str, int]
+    eg: EventGraph,
+    records: list[SilenceRecord],
+    skipped: dict[str, int],
+    doubts: dict[tuple[str, str], tuple[str, str]],
 ) -> list[tuple[SilenceRecord, bool, list[str]]]:
     """(record, exists, the response's artifacts) of the records an honest answer can rest on."""
     usable = []
     for rec in records:
         exists = rec.kind == "presence"
         evidence = sorted(eg.events[rec.response_event_id].artifacts) if exists else []
-        if not exists and not rec.expected_search_space:
+        if not exists and (rec.spec, rec.trigger_event_id) in doubts:
+            skip(skipped, doubts[(rec.spec, rec.trigger_event_id)][0])
+        elif not exists and not rec.expected_search_space:
             skip(skipped, "empty_search_space")
         elif exists and not evidence:
             skip(skipped, "no_response_artifacts")

@@ -8,7 +8,7 @@ presence (half each).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...questions.answers import RATIONALE, STR_LIST
@@ -75,10 +75,13 @@ class Silence(BaseTrack):
         return {x for r in pool for x in (r.trigger_event_id, r.response_event_id) if x}
 
     def prepare(self, ctx: GenerationContext, pool: Any) -> Any:
-        """The sampled records with their expected search spaces (BM25 for ranked selectors)."""
-        from ...graph.build import with_search_spaces
+        """The sampled records with their expected search spaces (BM25 for ranked selectors)
+        and the absences something could answer "yes" (set aside in ``candidates``)."""
+        from ...graph.build import doubtful_absences, with_search_spaces
+        from .candidates import prepared
 
-        return with_search_spaces(ctx.store, pool, ctx.graph.events, ctx.sql)
+        records = with_search_spaces(ctx.store, pool, ctx.graph.events, ctx.sql)
+        return prepared(records, doubtful_absences(ctx.store, records, ctx.graph.events, ctx.sql))
 
     def pool_artifacts(self, ctx: GenerationContext, pool: Any) -> set[str]:
         from ...questions.subjects import all_values
@@ -130,6 +133,23 @@ class Silence(BaseTrack):
             traj = {"coverage": cov_component, "subsystem_search": subs}
             s_traj = A.weighted(traj, TRAJ_WEIGHTS)
         return TrackScore(comps, comps["exists"], correct, traj, s_traj, cov_component == 1.0, coverage)
+
+    def dry_run_findings(self, ctx: Any, stats: dict[str, Any]) -> Iterable[Any]:
+        """GE410: absences set aside because something could be their response (counted per reason)."""
+        from ...graph.build import DOUBT_REASONS
+        from ...verifier.rules.registry import finding
+
+        skipped = stats.get("skipped", {}).get(self.name, {})
+        found = {r: skipped[r] for r in DOUBT_REASONS if skipped.get(r)}
+        if found:
+            parts = ", ".join(f"{r} {n}" for r, n in found.items())
+            yield finding(
+                "GE410",
+                f"silence: {sum(found.values())} sampled trigger(s) without a joined response set aside as "
+                f"ambiguous ({parts}): an event of the response type in the window or the expected search "
+                "space could be the response",
+                file=ctx.manifest_file,
+            )
 
     def absence_space(self, truth: SilenceTruth) -> list[str]:
         return list(truth.expected_search_space)
