@@ -586,16 +586,9 @@ def report(
     profile: str | None = None,
 ) -> RunReport:
     """Aggregate scores into a run report; with ``out_dir`` also write report.json/.md/.html there."""
-    from .scoring.aggregate import aggregate
+    from .report.step import report as report_step
 
-    result = aggregate(
-        questions.questions, traces, scores, seed=questions.metadata.seed, config=config, profile=profile
-    )
-    if out_dir is not None:
-        from .report.render import write_reports
-
-        write_reports(result, out_dir, questions=questions.questions, traces=traces, scores=scores)
-    return result
+    return report_step(questions, traces, scores, out_dir, config=config, profile=profile)
 
 
 __all__ = [

@@ -73,7 +73,7 @@ def generate(
     store = open_pack(pack, db=db, force=force)
     writer = None
     if model is not None:
-        from ..questions.prose import NameIndex, ProseWriter, generate_with_prose
+        from ..judge.prose import NameIndex, ProseWriter, generate_with_prose
 
         s = store.manifest.evaluation.seed if seed is None else seed
         writer = ProseWriter(model, seed=s, cache_dir=prose_cache, names=NameIndex.from_store(store))

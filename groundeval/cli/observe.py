@@ -71,7 +71,7 @@ def observe(recording: str, out_dir: str, fmt: str, task_name: str, force: bool)
     """Import a recorded run (OpenTelemetry spans or traces) and draft a task contract to review."""
     from ..errors import ContractError
     from ..observe import read_runs, write_run
-    from ..observe.draft import draft_contract, review_checklist
+    from ..tasks.draft import draft_contract, review_checklist
     from ..tasks.load import dump_contract, load_contract
 
     runs = read_runs(recording, fmt)  # type: ignore[arg-type]

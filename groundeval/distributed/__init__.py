@@ -5,6 +5,7 @@
 bytes as the local backend's. Importing this package does not import Ray. See docs/ray.md.
 """
 
-from .backend import BACKENDS, Backend, Episodes, LocalBackend, get_backend, pairs_in_order, ray_missing
+from .backend import BACKENDS, Backend, Episodes, LocalBackend, pairs_in_order
+from .choose import get_backend, ray_missing
 
 __all__ = ["BACKENDS", "Backend", "Episodes", "LocalBackend", "get_backend", "pairs_in_order", "ray_missing"]

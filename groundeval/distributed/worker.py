@@ -158,7 +158,7 @@ class ScoreWorker:
 
     def score_lines(self, lines: list[tuple[int, bytes]]) -> LinesResult:
         """Each line parsed, checked and scored exactly as ``scoring.io.iter_rescore_lines`` does."""
-        from ..scoring.io import check_trace_line, rescore_trace
+        from ..scoring.lines import check_trace_line, rescore_trace
 
         rows: list[tuple[int, TraceHead, Any]] = []
         for n, line in lines:

@@ -11,7 +11,7 @@ Written into the run folder:
 
 * ``judge.jsonl`` — one line per episode: the judge's score, rationale and status next to
   groundeval's S_answer, S_traj, S_adj, failure class and valid-answer verdict;
-* ``judge.json`` / ``judge.md`` — the contrast (:mod:`.contrast`);
+* ``judge.json`` / ``judge.md`` — the contrast (:mod:`groundeval.report.judge`);
 * ``report.html`` re-rendered with a judge column and a scatter plot (when the folder has
   a ``report.json``).
 
@@ -37,9 +37,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ContractError, GroundevalError, UsageError
-from .contrast import DEFAULT_THRESHOLD, contrast, episode_key, joined, render_markdown
+from ..report.judge import (
+    DEFAULT_THRESHOLD,
+    JUDGE_FILE,
+    contrast,
+    episode_key,
+    joined,
+    judge_records,
+    read_judge,
+    render_markdown,
+)
 
-JUDGE_FILE, CONTRAST_FILE, CONTRAST_MD = "judge.jsonl", "judge.json", "judge.md"
+CONTRAST_FILE, CONTRAST_MD = "judge.json", "judge.md"
 PROMPT_VERSION = "1"
 MAX_ANSWER_CHARS = 6000
 MAX_RAW_CHARS = 2000
@@ -158,34 +167,6 @@ class JudgeResult:
     files: dict[str, Path] = field(default_factory=dict)
 
 
-def _read_existing(path: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """The lines of an earlier (maybe interrupted) run; a torn or foreign line is skipped."""
-    out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    try:
-        fh = open(path, "rb")
-    except OSError:
-        return out
-    with fh:
-        for line in fh:
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(r, dict) and isinstance(r.get("question_id"), str):
-                out[episode_key(r["question_id"], r.get("agent"), r.get("mode"))] = r
-    return out
-
-
-def read_judge(path: str | Path) -> list[dict[str, Any]]:
-    """The records of a ``judge.jsonl`` (or of a folder holding one)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / JUDGE_FILE
-    if not path.is_file():
-        raise ContractError.single(str(path), "no such judge file")
-    return list(_read_existing(path).values())
-
-
 def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
@@ -250,7 +231,7 @@ def judge_run(
     ``judge``: a ``provider:model`` string (see :func:`groundeval.agents.complete.text_model`)
     or an object with ``name`` and ``complete(system, user)`` returning text or an object
     with ``text``."""
-    from ..questions.prose import ReplyCache
+    from .prose import ReplyCache
 
     run_dir = Path(run_dir)
     if not 0.0 <= threshold <= 1.0:
@@ -371,7 +352,7 @@ class _Judging:
     def keep_judged(self, episodes: list[_Episode]) -> list[_Episode]:
         """Keep the verdicts an earlier pass wrote for the same judge and prompt (the file
         restarts from them); returns the episodes still to judge."""
-        existing = _read_existing(self.path)
+        existing = judge_records(self.path)
         todo = []
         for key, q, t, s, user, prompt_sha in episodes:
             old = existing.get(key)
@@ -407,7 +388,7 @@ class _Judging:
     def _reply(self, record: dict[str, Any], user: str) -> str | None:
         """The judge's text for ``user`` (cached by prompt and model); None when the request failed
         (recorded in ``record``). A fatal provider error is :class:`_Stop`."""
-        from ..agents.http import ProviderError
+        from ..errors import ProviderError
 
         cache_key = _sha({"v": PROMPT_VERSION, "system": SYSTEM_PROMPT, "user": user, "model": self.name})
         hit = self.cache.get(cache_key)

@@ -1,6 +1,7 @@
 """Observe an agent where it lives: import a recorded run (OpenTelemetry GenAI /
-OpenInference spans, or a groundeval trace) as an :class:`ObservedRun`, and draft a task
-contract from observed runs for a person to review (:mod:`groundeval.observe.draft`)."""
+OpenInference spans, or a groundeval trace) as an :class:`ObservedRun`. A task contract
+drafted from observed runs for a person to review is the task contracts' business
+(:mod:`groundeval.tasks.draft`)."""
 
 from __future__ import annotations
 

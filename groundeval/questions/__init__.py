@@ -1,6 +1,7 @@
 """What every track shares in question generation: generation over the registered tracks,
-subject references, balance, pools, text, leakage, the shortcut audit, prose and the questions
-file. A track's own candidates live in its package (``groundeval/tracks/<name>/``)."""
+subject references, balance, pools, text, leakage, the shortcut audit and the questions
+file. A track's own candidates live in its package (``groundeval/tracks/<name>/``); a
+model's wording of the texts is an optional LLM part (``groundeval.judge.prose``)."""
 
 __all__ = [
     "answers",
@@ -11,7 +12,6 @@ __all__ = [
     "leakage",
     "model",
     "pool",
-    "prose",
     "sql",
     "subjects",
     "text",

@@ -433,7 +433,7 @@ def _judge_section(
     records: Sequence[dict[str, Any]], scores: Sequence[QuestionScore], items: list[dict[str, Any]]
 ) -> dict[str, str] | None:
     """The judge contrast section's HTML, and each detailed item's judge record (``it.judge``)."""
-    from ..judge.contrast import contrast, episode_key, html_section, joined
+    from .judge import contrast, episode_key, html_section, joined
 
     rows = joined(records, scores)
     if not rows:
@@ -448,7 +448,7 @@ def _judge_section(
 
 def _judge_threshold(rows: Sequence[dict[str, Any]]) -> float:
     """The threshold the records were judged with (``groundeval judge --threshold``), else the default."""
-    from ..judge.contrast import DEFAULT_THRESHOLD
+    from .judge import DEFAULT_THRESHOLD
 
     for r in rows:
         if isinstance(r.get("threshold"), (int, float)) and not isinstance(r.get("threshold"), bool):
@@ -526,7 +526,7 @@ def _write_reports(
 ) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     if judge is None and (out / "judge.jsonl").is_file():
-        from ..judge.run import read_judge
+        from .judge import read_judge
 
         judge = read_judge(out / "judge.jsonl")
     files = {

@@ -27,8 +27,7 @@ import duckdb
 import jsonschema
 
 from ..questions.model import Question
-from ..store.cone import known_subsystems
-from ..store.cone import GATES
+from ..store.cone import GATES, known_subsystems
 from ..store.store import iso, to_utc
 from ..store.witness import is_witness
 from ..trace.model import Submission, ToolCall, Trace

@@ -76,7 +76,7 @@ def _builders():
     """(trace reference, score) builders from the helpers' plain values, without validation:
     the values were validated (or computed) by the helper, as in one process."""
     from ..trace.model import TimingsStruct
-    from .io import TraceRef
+    from .lines import TraceRef
     from .model import QuestionScore
     from .score import EVERY_FIELD
 
@@ -233,7 +233,7 @@ def _score_here(
     path: Path, chunk: list, questions: dict, config: Any, profile: str | None, digest: str | None
 ) -> tuple[list, BaseException | None]:
     """The chunk scored in this process, up to its first error, and that error."""
-    from .io import score_lines
+    from .lines import score_lines
 
     results: list = []
     try:
@@ -273,7 +273,7 @@ def _serve() -> None:
 
 def _model_rows(chunk: list, path: str, questions: dict, config: Any, profile: str | None, digest: str | None) -> list:
     """A chunk's rows from traces parsed by the model (any profile)."""
-    from .io import check_trace_line, rescore_trace
+    from .lines import check_trace_line, rescore_trace
 
     rows = []
     for n, line in chunk:
@@ -290,7 +290,7 @@ def _struct_rows(chunk: list, path: str, questions: dict, config: Any, profile: 
     :func:`~groundeval.scoring.io.iter_rescore_lines` reads them in one process); a line the
     struct does not vouch for is parsed by the model."""
     from ..trace.model import decode_trace
-    from .io import check_trace_line
+    from .lines import check_trace_line
     from .score import score
 
     rows = []

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .generate import Style, _below, _Cast, _Sink, cumulative, drive, iso_writer, pick_cumulative
+from .engine import Style, _below, _Cast, _Sink, cumulative, drive, iso_writer, pick_cumulative
 from .shape import CUSTOMERS, SERVICES
 
 # Artifact id prefix per subsystem: ids say where a document lives, not which workflow it belongs to.

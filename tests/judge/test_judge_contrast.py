@@ -13,8 +13,8 @@ from judge_llm import chat_reply, tool_call
 
 from groundeval import api
 from groundeval.cli.main import main
-from groundeval.judge.contrast import contrast
-from groundeval.judge.run import JUDGE_FILE, judge_run, parse_reply, read_judge
+from groundeval.judge.run import judge_run, parse_reply
+from groundeval.report.judge import JUDGE_FILE, contrast, read_judge
 
 FLUENT_NO = (
     "No. I went through the incident channel, the tracker and the related documents for this, and "

@@ -18,7 +18,7 @@ from groundeval.cli.main import main
 from groundeval.errors import ContractError
 from groundeval.questions.generate import PROSE_ATTEMPTS, generate
 from groundeval.questions.io import write_questions
-from groundeval.questions.prose import NameIndex, ProseWriter, check_prose, clean, generate_with_prose, required_phrases
+from groundeval.judge.prose import NameIndex, ProseWriter, check_prose, clean, generate_with_prose, required_phrases
 
 
 def _cli(*args: str) -> int:

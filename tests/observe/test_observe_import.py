@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from groundeval.errors import ContractError
 from groundeval.observe import read_runs, run_json
-from groundeval.observe.draft import draft_contract
+from groundeval.tasks.draft import draft_contract
 from groundeval.observe.otel import runs_from_documents
 from groundeval.tasks import dump_contract, example
 

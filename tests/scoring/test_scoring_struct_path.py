@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from test_scoring_properties import QUESTIONS, cases
 
 from groundeval.errors import ContractError
-from groundeval.scoring.io import TraceRef, check_trace_line, iter_rescore_lines, rescore_trace, score_line
+from groundeval.scoring.io import TraceRef, iter_rescore_lines, score_line
+from groundeval.scoring.lines import check_trace_line, rescore_trace
 from groundeval.scoring.score import _SCORE_FIELDS, path_facts, score
 from groundeval.trace.io import TraceKeys, trace_line
 from groundeval.trace.model import Trace, decode_trace

@@ -2,7 +2,7 @@
 
 At a million records the shape checks are ~11 s of one core's Python (parsing, the schema
 verdict, the facts later rules read). With a core idle, the second half of the records goes
-to one helper process (``python -m groundeval.verifier.rules.screen``, see
+to one helper process (``python -m groundeval.verifier.rules.screen_helper``, see
 :mod:`groundeval.helper_process`) in chunks, while this process checks the first half. For
 each record the helper answers its facts (:func:`verifier.context._facts_of`) when it passes
 (:func:`verifier.rules.shape.passes`), else ``None``, and this process checks that record
@@ -16,10 +16,9 @@ import select
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from groundeval.gc_pause import collector_paused
-from groundeval.helper_process import HelperProcess, helpers_wanted, messages, reply
+from groundeval.helper_process import HelperProcess, helpers_wanted
 
-MODULE = "groundeval.verifier.rules.screen"
+MODULE = "groundeval.verifier.rules.screen_helper"  # the helper's side
 ENV = "GROUNDEVAL_SHAPE_WORKERS"  # 0: every record in this process; N > 0: the helper even on a busy machine
 MIN_PARALLEL = 200_000  # below, the helper's start (~0.4 s of imports) and transfers cost more than they save
 CHUNK = 16_384  # records per message (~4 MB of text)
@@ -103,25 +102,3 @@ class _Helper:
         if self.proc is not None:
             proc, self.proc = self.proc, None
             proc.close()
-
-
-def screen(kind: str, texts: list[str]) -> list[tuple | None]:
-    """The helper's answer for one chunk: each record's facts when it passes, else ``None``."""
-    from ..context import _facts_of, loads
-    from .shape import passes
-
-    out: list[tuple | None] = []
-    with collector_paused():
-        for text in texts:
-            try:
-                data = loads(text)
-            except (ValueError, RecursionError):
-                out.append(None)
-                continue
-            out.append(_facts_of(data) if passes(kind, data) else None)
-    return out
-
-
-if __name__ == "__main__":  # pragma: no cover - run as a helper process
-    for kind, texts in messages():
-        reply(screen(kind, texts))

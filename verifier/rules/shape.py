@@ -26,7 +26,7 @@ from groundeval.gc_pause import collector_frozen
 from .. import sql
 from ..context import PackContext, Record, json_path
 from .registry import check, define, finding
-from .screening import screened
+from .screen import screened
 
 MAX_MESSAGE = 300
 
@@ -542,7 +542,7 @@ def _without_null_links(data: dict[str, Any]) -> dict[str, Any]:
 def passes(kind: str, data: Any) -> bool:
     """Whether a parsed record passes the checks that read only the record itself, as the loops
     below decide them: a JSON object matching its schema and, for an event, with a non-blank id
-    (what :mod:`verifier.rules.screen`'s helper answers with the record's facts)."""
+    (what :mod:`verifier.rules.screen_helper` answers with the record's facts)."""
     if not isinstance(data, dict):
         return False
     if kind == "event":

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import GroundevalError
-from .leakage import circular, leaks
+from ..questions.leakage import circular, leaks
 
 PROMPT_VERSION = "1"
 MIN_WORDS, MAX_WORDS = 15, 80
@@ -186,8 +186,8 @@ class NameIndex:
 
     @classmethod
     def from_store(cls, store: Any) -> "NameIndex":
-        from .sql import pack_names
-        from .text import humanize
+        from ..questions.sql import pack_names
+        from ..questions.text import humanize
 
         names = pack_names(store)
         names["event type"] = [humanize(t) for t in names["event type"]]
@@ -426,7 +426,7 @@ class ProseWriter:
     # -- the callable -------------------------------------------------------------------------
 
     def __call__(self, request: dict[str, Any]) -> str:
-        from ..agents.http import ProviderError
+        from ..errors import ProviderError
 
         scaffold = self.scaffolding(request)
         base = _sha(scaffold)
@@ -523,7 +523,7 @@ def generate_with_prose(
     model, unreachable server) raises a one-line :class:`~groundeval.errors.UsageError` instead of quietly
     keeping every template."""
     from ..errors import UsageError
-    from .generate import generate
+    from ..questions.generate import generate
 
     seed = store.manifest.evaluation.seed if seed is None else seed
     writer = (

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ContractError
-from ..tasks.model import (
+from ..observe.model import ObservedCall, ObservedRun
+from .model import (
     ArgRule,
     Decision,
     EndState,
@@ -38,7 +39,6 @@ from ..tasks.model import (
     TaskContract,
     ToolSpec,
 )
-from .model import ObservedCall, ObservedRun
 
 __all__ = ["WRITE_VERBS", "draft_contract", "review_checklist"]
 

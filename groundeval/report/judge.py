@@ -1,4 +1,6 @@
-"""The judge contrast: where an LLM judge and groundeval disagree, per track.
+"""The judge contrast, a section of the run report: where an LLM judge and groundeval
+disagree, per track (``groundeval judge`` writes the judge's records; this module reads
+``judge.jsonl``, computes the contrast and renders it for report.html and judge.md).
 
 Both verdicts are made binary with documented thresholds:
 
@@ -22,13 +24,18 @@ so a re-scored run is contrasted with its new scores.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from html import escape
+from pathlib import Path
 from typing import Any
 
+from ..errors import ContractError
+
 DEFAULT_THRESHOLD = 0.5
+JUDGE_FILE = "judge.jsonl"
 
 
 def episode_key(question_id: str, agent: str | None, mode: str | None) -> tuple[str, str, str]:
@@ -298,4 +305,44 @@ def html_section(report: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     )
 
 
-__all__ = ["DEFAULT_THRESHOLD", "contrast", "episode_key", "html_section", "joined", "render_markdown", "scatter_svg"]
+def judge_records(path: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The lines of a ``judge.jsonl`` by episode, an earlier (maybe interrupted) run's too; a
+    torn or foreign line is skipped, a missing file is empty."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        return out
+    with fh:
+        for line in fh:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(r, dict) and isinstance(r.get("question_id"), str):
+                out[episode_key(r["question_id"], r.get("agent"), r.get("mode"))] = r
+    return out
+
+
+def read_judge(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a ``judge.jsonl`` (or of a folder holding one)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / JUDGE_FILE
+    if not path.is_file():
+        raise ContractError.single(str(path), "no such judge file")
+    return list(judge_records(path).values())
+
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "JUDGE_FILE",
+    "contrast",
+    "episode_key",
+    "html_section",
+    "joined",
+    "judge_records",
+    "read_judge",
+    "render_markdown",
+    "scatter_svg",
+]
