@@ -247,6 +247,7 @@ class DuckWorldState:
             t: [r[0] for r in con.execute(f'DESCRIBE memory.main."{t}"').fetchall()] for t in self.keys
         }
         self.counts = {t: int(con.execute(f'SELECT count(*) FROM memory.main."{t}"').fetchone()[0]) for t in self.keys}
+        self._initial_cache: dict[str, dict[str, dict[str, Any] | None]] = {}
         self._lock = threading.Lock()
         self._free: list[_Lane] = []
         self._n_lanes = 0
@@ -274,6 +275,33 @@ class DuckWorldState:
 
     def key_of(self, table: str, row: dict[str, Any]) -> str:
         return canonical_json([row.get(k) for k in self.keys[table]])
+
+    def rows_by_key(self, cur: Any, catalog: str, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The rows of ``catalog``'s ``table`` with these canonical keys (one scan per 256 keys)."""
+        out: dict[str, dict[str, Any]] = {}
+        keycols = self.keys[table]
+        one = "(" + " AND ".join(f'"{k}" = ?' for k in keycols) + ")"  # keys are never null (load checks)
+        for i in range(0, len(keys), 256):
+            chunk = keys[i : i + 256]
+            params = [v for k in chunk for v in json.loads(k)]
+            if len(keycols) == 1:
+                where = f'"{keycols[0]}" IN (' + ", ".join("?" for _ in chunk) + ")"
+            else:
+                where = " OR ".join(one for _ in chunk)
+            sql = f'SELECT * FROM {catalog}.main."{table}" WHERE ' + where
+            for row in self._rows(cur, table, sql, params):
+                out[self.key_of(table, row)] = row
+        return out
+
+    def initial_rows(self, cur: Any, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+        """Initial rows by key, remembered (the initial state never changes; absent keys too)."""
+        cache = self._initial_cache.setdefault(table, {})
+        missing = [k for k in keys if k not in cache]
+        if missing:
+            found = self.rows_by_key(cur, "memory", table, missing)
+            for k in missing:
+                cache[k] = found.get(k)
+        return {k: cache[k] for k in keys if cache[k] is not None}  # type: ignore[misc]
 
     # -- lanes
     def _acquire(self) -> _Lane:
@@ -329,6 +357,7 @@ class DuckEpisodeState:
         self._writing = False
         self._touched: dict[str, set[str]] = {}  # during a call: table -> keys its statements returned
         self._full: set[str] = set()  # during a call: tables whose changes must be read in full
+        self._recount: set[str] = set()  # during a call: tables where a key may have moved (count check)
         self.handle = StateHandle(self)
 
     # -- low level
@@ -349,6 +378,8 @@ class DuckEpisodeState:
                 res = self._cur.execute(stmt, bound) if bound else self._cur.execute(stmt)
                 got = res.fetchall()
                 self._touched.setdefault(table, set()).update(canonical_json([jsonable(x) for x in r]) for r in got)
+                if _may_move_keys(sql, self.world.keys[table]):
+                    self._recount.add(table)
                 return _Count(len(got))
             self._full.update([table] if table in self.world.keys else self.world.keys)
         return self._cur.execute(sql, bound) if bound else self._cur.execute(sql)
@@ -381,7 +412,7 @@ class DuckEpisodeState:
     # -- the protocol
     def run(self, name: str, tool: ToolDef, arguments: dict[str, Any]) -> Any:
         self._writing = tool.kind == "write"
-        self._touched, self._full = {}, set()
+        self._touched, self._full, self._recount = {}, set(), set()
         before = {t: dict(rows) for t, rows in self._changes.items()}  # every write goes through run()
         try:
             try:
@@ -406,7 +437,7 @@ class DuckEpisodeState:
             self._update_changes()
         finally:
             self._writing = False
-            self._touched, self._full = {}, set()
+            self._touched, self._full, self._recount = {}, set(), set()
         return jsonable(result)
 
     def _update_changes(self) -> None:
@@ -416,7 +447,7 @@ class DuckEpisodeState:
             if t not in self._full:
                 keys = sorted(self._touched[t])
                 now = self._rows_by_key(self._lane.name, t, keys)
-                init = self._rows_by_key("memory", t, keys)
+                init = self.world.initial_rows(self._cur, t, keys)
                 ch = self._changes.setdefault(t, {})
                 present = self._initially.setdefault(t, {})
                 for k in keys:
@@ -426,13 +457,15 @@ class DuckEpisodeState:
                     else:
                         ch[k] = now.get(k)
                         present[k] = k in init
+                if t not in self._recount:  # every changed row was returned by its key
+                    continue
                 added = sum(1 for k, row in ch.items() if row is not None and not present.get(k, False))
                 gone = sum(1 for row in ch.values() if row is None)
                 have = self._cur.execute(f'SELECT count(*) FROM main."{t}"').fetchone()[0]
                 if have == self.world.counts[t] + added - gone:
                     continue
             self._changes[t] = self._query_changes([t])[t]
-            init = self._rows_by_key("memory", t, sorted(self._changes[t]))
+            init = self.world.initial_rows(self._cur, t, sorted(self._changes[t]))
             self._initially[t] = {k: k in init for k in self._changes[t]}
 
     def _undo(self, before: Changes) -> None:
@@ -507,24 +540,10 @@ class DuckEpisodeState:
         return out
 
     def initial_rows(self, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
-        return self._rows_by_key("memory", table, keys)
+        return self.world.initial_rows(self._cur, table, keys)
 
     def _rows_by_key(self, catalog: str, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """The rows of ``catalog``'s ``table`` with these canonical keys (one scan per 256 keys)."""
-        out: dict[str, dict[str, Any]] = {}
-        keycols = self.world.keys[table]
-        one = "(" + " AND ".join(f'"{k}" = ?' for k in keycols) + ")"  # keys are never null (load checks)
-        for i in range(0, len(keys), 256):
-            chunk = keys[i : i + 256]
-            params = [v for k in chunk for v in json.loads(k)]
-            if len(keycols) == 1:
-                where = f'"{keycols[0]}" IN (' + ", ".join("?" for _ in chunk) + ")"
-            else:
-                where = " OR ".join(one for _ in chunk)
-            sql = f'SELECT * FROM {catalog}.main."{table}" WHERE ' + where
-            for row in self.world._rows(self._cur, table, sql, params):
-                out[self.world.key_of(table, row)] = row
-        return out
+        return self.world.rows_by_key(self._cur, catalog, table, keys)
 
     def snapshot(self) -> dict[str, list[dict[str, Any]]]:
         return self.world._snapshot(self._cur, self._lane.name)
@@ -570,6 +589,19 @@ _TRACKABLE = re.compile(
     re.IGNORECASE,
 )
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+
+
+def _may_move_keys(sql: str, keycols: list[str]) -> bool:
+    """Whether a tracked write may make a key vanish without returning it: an UPDATE whose SET
+    names a key column, or an upsert. (INSERT and DELETE return exactly the keys they touch.)"""
+    text = sql.lstrip()
+    if re.search(r"\bON\s+CONFLICT\b", text, re.IGNORECASE):
+        return True
+    if not re.match(r"^UPDATE\b", text, re.IGNORECASE):
+        return False
+    m = re.search(r"\bSET\b(.*?)(?:\bWHERE\b|\bFROM\b|$)", text, re.IGNORECASE | re.DOTALL)
+    target = m.group(1) if m else text
+    return any(re.search(r'(?<![\w"])"?' + re.escape(k) + r'"?\s*=', target) for k in keycols)
 
 
 def _statement_kind(sql: str) -> str:
