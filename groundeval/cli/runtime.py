@@ -350,10 +350,11 @@ def stopped_by_signals():
 
 
 def tell_stdio_client(message: str, wait: float = 10.0) -> None:
-    """Without the SDK, answer a stdio MCP client's first request (its ``initialize``) with a
-    JSON-RPC error carrying ``message``, so a host shows why the server cannot start rather
-    than "Connection closed". Only when stdin is a pipe or socket, as a host's is; the
-    caller prints ``message`` on stderr as well."""
+    """Without the SDK, answer a stdio MCP client's requests (``server/discover``,
+    ``initialize``: whatever it tries) with a JSON-RPC error carrying ``message``, so a host
+    shows why the server cannot start rather than "Connection closed"; until the client
+    closes stdin or is silent for ``wait`` seconds. Only when stdin is a pipe or socket, as a
+    host's is; the caller prints ``message`` on stderr as well."""
     import json
     import os
     import select
@@ -376,7 +377,6 @@ def tell_stdio_client(message: str, wait: float = 10.0) -> None:
                 error = {"code": -32603, "message": message}
                 sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}) + "\n")
                 sys.stdout.flush()
-                return
     except (AttributeError, OSError, ValueError):  # no usable stdin: the caller's stderr line says it
         return
 
