@@ -95,3 +95,31 @@ def score(world: str, traces: Path, out: Path | None) -> None:
 def run(world, agent, out, trials, concurrency, resume, overwrite) -> None:
     """Run an agent on every task of WORLD (same as ``groundeval run WORLD``)."""
     run_world_command(world, agent, out, trials=trials, concurrency=concurrency, resume=resume, overwrite=overwrite)
+
+
+@worlds.command("serve")
+@click.argument("world")
+@click.option("--traces", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Append traces here.")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8766, show_default=True)
+def serve(world: str, traces: Path, transport: str, host: str, port: int) -> None:
+    """Serve WORLD's tools over MCP: start_episode, say, the world's tools, end_episode."""
+    import anyio
+
+    from ..extras import require
+    from ..worlds.load import load_world
+
+    require("mcp", "groundeval worlds serve")
+    from ..worlds.mcp import WorldHub, serve_http, serve_stdio
+
+    w = load_world(world)
+    hub = WorldHub(w, traces)
+    try:
+        if transport == "stdio":
+            anyio.run(serve_stdio, hub)
+        else:
+            click.echo(f"serving world {w.name} at http://{host}:{port}/mcp", err=True)
+            anyio.run(serve_http, hub, host, port)
+    finally:
+        w.close()

@@ -1,0 +1,239 @@
+"""Serving a world's tools over MCP (stdio or streamable HTTP), episodes and all.
+
+:class:`WorldHub` is transport-free: ``start_episode`` opens an episode of a task (the next one
+not yet served by default) and gives its id (128 random bits, a capability), the user's opening,
+the policy and the tool names; every world tool takes that ``episode_id`` beside its own
+arguments; ``say`` talks to the simulated user; ``end_episode`` (or the user's stop) ends the
+episode and appends its trace to the traces file. Agent mistakes are tool results with
+``isError``, recorded in the trace like any other call. Tools carry MCP's annotations
+(read-only, destructive, idempotent hints) from their kind. Needs the ``mcp`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import ContractError
+from .episode import WorldEpisode
+from .load import World
+from .model import STOP
+from .run import dumps
+from .simulator import DeterministicUser, UserSimulator
+
+__all__ = ["RESERVED", "WorldHub", "build_server", "serve_http", "serve_stdio"]
+
+RESERVED = ("start_episode", "say", "end_episode")
+
+
+class WorldHub:
+    def __init__(self, world: World, traces: str | Path, *, simulator: UserSimulator | None = None):
+        clash = [t for t in RESERVED if t in world.manifest.tools]
+        if clash:
+            raise ContractError.single(
+                str(world.folder), f"tool names reserved by the MCP server: {', '.join(clash)}", field="tools"
+            )
+        self.world = world
+        self.traces = Path(traces)
+        self.traces.parent.mkdir(parents=True, exist_ok=True)
+        self.traces.touch()
+        self.sim = simulator or DeterministicUser()
+        self.episodes: dict[str, WorldEpisode] = {}
+        self.started: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    # -------------------------------------------------------------- tool specs
+    def tool_specs(self) -> list[dict[str, Any]]:
+        eid = {"episode_id": {"type": "string", "description": "The id start_episode gave."}}
+        specs = [
+            {
+                "name": "start_episode",
+                "description": "Start a conversation with a user for one task (default: the next task not yet served). "
+                "Returns the episode id, the user's first message and the policy to follow.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"task_id": {"type": "string"}, "agent": {"type": "string"}},
+                },
+                "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
+            },
+            {
+                "name": "say",
+                "description": "Send a message to the user; returns the reply ('###STOP###': the user has left). "
+                "To ask for confirmation of a write, pass confirm: {tool, arguments}.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        **eid,
+                        "text": {"type": "string"},
+                        "confirm": {"type": "object"},
+                        "done": {"type": "boolean"},
+                    },
+                    "required": ["episode_id", "text"],
+                },
+                "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False},
+            },
+            {
+                "name": "end_episode",
+                "description": "End the episode (its trace is recorded).",
+                "input_schema": {"type": "object", "properties": eid, "required": ["episode_id"]},
+                "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True},
+            },
+        ]
+        from .tools import tool_infos
+
+        for t in tool_infos(self.world.manifest.tools):
+            schema = json.loads(json.dumps(t["parameters"]))
+            schema["properties"] = {**eid, **schema["properties"]}
+            schema["required"] = ["episode_id", *schema["required"]]
+            specs.append(
+                {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "input_schema": schema,
+                    "annotations": t["annotations"],
+                }
+            )
+        return specs
+
+    # -------------------------------------------------------------- calls
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """(reply, is_error) for one tool call."""
+        if name == "start_episode":
+            return self._start(arguments)
+        eid = arguments.get("episode_id")
+        with self._lock:
+            ep = self.episodes.get(eid) if isinstance(eid, str) else None
+        if ep is None:
+            return {"error": "no open episode with that id"}, True
+        args = {k: v for k, v in arguments.items() if k != "episode_id"}
+        if name == "say":
+            reply = ep.say(str(args.get("text", "")), confirm=args.get("confirm"), done=bool(args.get("done", False)))
+            if reply.strip() == STOP or ep.done:
+                self._end(eid)
+            return {"reply": reply, "done": ep.done}, False
+        if name == "end_episode":
+            self._end(eid)
+            return {"status": "ended"}, False
+        if name not in self.world.manifest.tools:
+            raise KeyError(name)
+        out = ep.call(name, args)
+        if ep.done:
+            self._end(eid)
+        return out, not out["ok"]
+
+    def _start(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        task_id = arguments.get("task_id")
+        with self._lock:
+            if task_id is None:
+                task = next((t for t in self.world.tasks if t.id not in self.started), None)
+                if task is None:
+                    return {"error": "every task has been served; name one with task_id"}, True
+            else:
+                task = next((t for t in self.world.tasks if t.id == task_id), None)
+                if task is None:
+                    return {"error": f"no task {task_id!r}"}, True
+            trial = self.started.get(task.id, 0)
+            self.started[task.id] = trial + 1
+        agent = str(arguments.get("agent") or "mcp-client")
+        ep = WorldEpisode(self.world, task, simulator=self.sim, agent=agent, trial=trial)
+        eid = secrets.token_hex(16)
+        with self._lock:
+            self.episodes[eid] = ep
+        reply = {
+            "episode_id": eid,
+            "task_id": task.id,
+            "opening": ep.opening,
+            "policy": ep.policy,
+            "tools": [t["name"] for t in ep.tools],
+        }
+        return reply, False
+
+    def _end(self, eid: str) -> None:
+        with self._lock:
+            ep = self.episodes.pop(eid, None)
+        if ep is None:
+            return
+        trace = ep.finish()
+        with self._lock, open(self.traces, "a", encoding="utf-8") as fh:
+            fh.write(dumps(trace) + "\n")
+
+    def close(self) -> None:
+        with self._lock:
+            open_ids = list(self.episodes)
+        for eid in open_ids:
+            self._end(eid)
+
+
+def build_server(hub: WorldHub):
+    """An ``mcp`` low-level server over the hub."""
+    import anyio
+    import mcp_types as types
+    from mcp.server import Server
+
+    tools = [
+        types.Tool(
+            name=t["name"],
+            description=t["description"],
+            input_schema=t["input_schema"],
+            annotations=types.ToolAnnotations.model_validate(t["annotations"]),
+        )
+        for t in hub.tool_specs()
+    ]
+    names = {t.name for t in tools}
+
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx, params):
+        arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        if params.name not in names:
+            from mcp.shared.exceptions import MCPError
+            from mcp_types.jsonrpc import INVALID_PARAMS
+
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        reply, is_error = await anyio.to_thread.run_sync(hub.call, params.name, arguments)
+        text = json.dumps(reply, sort_keys=True, ensure_ascii=True, default=str)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=json.loads(text),
+            is_error=is_error,
+        )
+
+    return Server(
+        "groundeval-world",
+        instructions=f"World {hub.world.name}: start_episode, then talk with say and act with the tools.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(hub: WorldHub) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(hub)
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        hub.close()
+
+
+async def serve_http(hub: WorldHub, host: str = "127.0.0.1", port: int = 8766) -> None:
+    """Streamable HTTP at ``http://host:port/mcp`` (loopback Host/Origin checks on)."""
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+    app = build_server(hub).streamable_http_app(host=host, transport_security=security)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    try:
+        await server.serve()
+    finally:
+        hub.close()

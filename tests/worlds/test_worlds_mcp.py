@@ -1,0 +1,119 @@
+"""A real MCP client completes world episodes over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+from groundeval.worlds import load_world  # noqa: E402
+from groundeval.worlds.run import read_traces  # noqa: E402
+from groundeval.worlds.verdict import verdict  # noqa: E402
+
+SHOP = Path(__file__).resolve().parent / "shop"
+
+
+def _args(traces: Path, *extra: str) -> list[str]:
+    return ["-m", "groundeval.cli.main", "worlds", "serve", str(SHOP), "--traces", str(traces), *extra]
+
+
+async def _drive(client) -> dict:
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert {"start_episode", "say", "end_episode", "get_order", "refund_order"} <= set(tools)
+    assert tools["get_order"].annotations.read_only_hint is True
+    assert tools["refund_order"].annotations.destructive_hint is True
+    start = (await client.call_tool("start_episode", {"task_id": "refund-damaged", "agent": "mcp"})).structured_content
+    eid = start["episode_id"]
+    assert start["opening"].startswith("Hi, my blender")
+
+    async def call(name, **args):
+        return await client.call_tool(name, {"episode_id": eid, **args})
+
+    facts = (await call("say", text="What is your order number?")).structured_content["reply"]
+    assert facts == "order_id: O-1001"
+    bad = await call("get_order", order_id=1001)  # a wrong type: an error result, recorded
+    assert bad.is_error
+    got = await call("get_order", order_id="O-1001")
+    assert got.structured_content["result"]["status"] == "delivered"
+    yes = await call("say", text="Shall I refund it?", confirm={"tool": "refund_order"})
+    assert yes.structured_content["reply"] == "yes"
+    done = await call("refund_order", order_id="O-1001", reason="damaged")
+    assert not done.is_error
+    bye = await call("say", text="Your order is refunded. Anything else?", done=True)
+    assert bye.structured_content["done"] is True
+    gone = await call("get_order", order_id="O-1001")
+    assert gone.is_error  # the episode has ended
+    return start
+
+
+def _check(traces: Path) -> None:
+    [trace] = read_traces(traces)
+    w = load_world(SHOP)
+    try:
+        v = verdict(w, w.task("refund-damaged"), trace)
+    finally:
+        w.close()
+    assert trace.agent == "mcp" and [c.status for c in trace.calls] == ["invalid", "ok", "ok"]
+    assert v.state_match and v.reward == 1.0 and v.failure_class == "policy_breach"  # the invalid call is flagged
+    assert v.violation_rate == pytest.approx(1 / 3, abs=1e-6)
+
+
+@pytest.mark.slow
+def test_world_over_mcp_stdio(tmp_path):
+    traces = tmp_path / "traces.jsonl"
+    params = StdioServerParameters(command=sys.executable, args=_args(traces))
+
+    async def main():
+        async with Client(params) as client:
+            return await _drive(client)
+
+    anyio.run(main)
+    _check(traces)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_world_over_mcp_http(tmp_path):
+    traces = tmp_path / "traces.jsonl"
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, *_args(traces, "--transport", "http", "--port", str(port))],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                assert time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+
+        async def main():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                return await _drive(client)
+
+        anyio.run(main)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    _check(traces)
+    assert json.loads(traces.read_text().splitlines()[0])["kind"] == "world-trace"
