@@ -15,10 +15,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..models import StrictModel
+from ..trace.model import ERRORED_STATUSES  # re-exported: the runner and the CLI read it here
 
 RunStatus = Literal["running", "completed", "failed", "interrupted", "aborted"]
-# Trace statuses of an episode the agent did not finish by itself (it raised, or ran out of time).
-ERRORED_STATUSES = ("error", "timeout")
 
 
 def errored_count(by_status: dict[str, int]) -> int:

@@ -235,22 +235,38 @@ def run(
     exit_for_run(path.parent)
 
 
-def exit_for_run(out) -> None:
+def exit_for_run(out, report=None) -> None:
     """The exit code tells the truth about the run (docs/cli.md, "Exit codes"): every episode
-    errored → ``failed``, exit 1; some errored → a warning naming the first cause, exit 0."""
+    errored → ``failed``, exit 1; some errored → a warning naming the first cause, exit 0. With
+    the run's ``report`` (eval), empty episodes (no tool call, no answer) are told the same way:
+    a run where no episode measured anything (each errored or empty) exits 1."""
     from pathlib import Path
 
     from ..agents.runinfo import errored_count, read_run_info
 
+    traces = Path(out) / "traces.jsonl"
     info = read_run_info(Path(out) / "run.json")
-    if info is None:
-        return
-    message = info.sessions[-1].message if info.sessions else None
-    if info.status == "failed":
-        click.echo(f"error: the run failed: {message}; see {Path(out) / 'traces.jsonl'}", err=True)
+    message = info.sessions[-1].message if info is not None and info.sessions else None
+    if info is not None and info.status == "failed":
+        click.echo(f"error: the run failed: {message}; see {traces}", err=True)
         sys.exit(1)
-    if errored_count(info.by_status):
-        click.echo(f"warning: {message}; those questions score 0 (see {Path(out) / 'traces.jsonl'})", err=True)
+    if info is not None and errored_count(info.by_status):
+        click.echo(f"warning: {message}; those questions score 0 (see {traces})", err=True)
+    if report is None or not report.empty_episodes:
+        return
+    n, empty = report.overall.n, report.empty_episodes
+    if empty + report.errored_episodes >= n:
+        click.echo(
+            f"error: nothing was measured: {empty} of {n} episodes are empty (no tool call and no answer)"
+            + (f" and {report.errored_episodes} errored" if report.errored_episodes else "")
+            + f"; see {traces}",
+            err=True,
+        )
+        sys.exit(1)
+    click.echo(
+        f"warning: {empty} of {n} episodes are empty (no tool call and no answer); they score 0 (see {traces})",
+        err=True,
+    )
 
 
 @click.command("eval")
@@ -345,7 +361,7 @@ def eval_(
     finally:
         be.close()
     click.echo(headline(result))
-    exit_for_run(result.out_dir)
+    exit_for_run(result.out_dir, result.report)
 
 
 def headline(result) -> str:

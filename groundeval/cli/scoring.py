@@ -356,6 +356,18 @@ def compare(base: Path, new: Path, as_json: bool, limit: int) -> None:
     "(split over the overall and per-track checks).",
 )
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write JUnit XML here.")
+@click.option(
+    "--allow-errors",
+    is_flag=True,
+    help="Let a run pass with errored episodes (the agent raised or timed out; they score 0) "
+    "or a run.json that does not say completed.",
+)
+@click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="Let a run pass with empty episodes (no tool call, no answer; they score 0), and "
+    "--max-violation-rate on a run with nothing to judge (compliance tier no_evidence).",
+)
 def gate(
     new: Path,
     baseline: Path | None,
@@ -365,13 +377,18 @@ def gate(
     test: str,
     alpha: float,
     junit: Path | None,
+    allow_errors: bool,
+    allow_empty: bool,
 ) -> None:
     """Fail (exit 1) when NEW breaks a threshold; explains which and why.
 
     Every option given is enforced: --baseline and --max-drop go together (either alone is refused).
     Against a baseline, a drop fails only when it is larger than --max-drop and, by default, significant
-    in a paired test over questions (--test point compares the run figures alone)."""
-    from ..report.gate import gate_checks, paired_drop_checks, write_junit
+    in a paired test over questions (--test point compares the run figures alone). A broken run fails
+    whatever its figures: a run.json (beside NEW) that does not say completed, an errored or an empty
+    episode — unless --allow-errors / --allow-empty."""
+    from ..agents.runinfo import read_run_info
+    from ..report.gate import gate_checks, integrity_checks, paired_drop_checks, write_junit
 
     if max_drop is not None and baseline is None:
         raise UsageError.single("--max-drop", "needs --baseline")
@@ -393,12 +410,21 @@ def gate(
             err=True,
         )
         paired = False
-    checks = gate_checks(
+    info = read_run_info((new if new.is_dir() else new.parent) / "run.json")
+    checks = integrity_checks(
+        rn,
+        run_status=None if info is None else info.status,
+        run_message=info.sessions[-1].message if info is not None and info.sessions else None,
+        allow_errors=allow_errors,
+        allow_empty=allow_empty,
+    )
+    checks += gate_checks(
         rn,
         baseline=rb,
         min_adjusted=min_adjusted,
         max_violation_rate=max_violation_rate,
         max_drop=None if paired else max_drop,
+        allow_empty=allow_empty,
     )
     if paired:
         checks += paired_drop_checks(sb, sn, max_drop=max_drop, alpha=alpha)

@@ -24,6 +24,57 @@ class Check:
     message: str
 
 
+def integrity_checks(
+    new: RunReport,
+    *,
+    run_status: str | None = None,
+    run_message: str | None = None,
+    allow_errors: bool = False,
+    allow_empty: bool = False,
+) -> list[Check]:
+    """What must hold before any threshold means something: the run finished (``run.json``'s
+    status, when known), no episode errored (the agent raised or timed out) and none was empty
+    (no tool call, no answer). Each is a check only when it has something to say: a clean run
+    gets none. ``allow_errors`` / ``allow_empty`` let them pass, saying so."""
+    checks = []
+    n = new.overall.n
+    if run_status is not None and run_status != "completed":
+        why = f": {run_message}" if run_message else ""
+        checks.append(
+            _allowed(
+                "run.status",
+                f"the run did not complete (run.json: {run_status}{why})",
+                allow_errors,
+                "--allow-errors",
+            )
+        )
+    if new.errored_episodes:
+        checks.append(
+            _allowed(
+                "run.errored_episodes",
+                f"{new.errored_episodes} of {n} episodes errored (the agent raised or timed out); each scores 0",
+                allow_errors,
+                "--allow-errors",
+            )
+        )
+    if new.empty_episodes:
+        checks.append(
+            _allowed(
+                "run.empty_episodes",
+                f"{new.empty_episodes} of {n} episodes are empty (no tool call and no answer); each scores 0",
+                allow_empty,
+                "--allow-empty",
+            )
+        )
+    return checks
+
+
+def _allowed(name: str, problem: str, allowed: bool, flag: str) -> Check:
+    if allowed:
+        return Check(name, True, f"{problem} (allowed by {flag})")
+    return Check(name, False, f"{problem}; {flag} accepts it")
+
+
 def gate_checks(
     new: RunReport,
     *,
@@ -31,9 +82,12 @@ def gate_checks(
     min_adjusted: float | None = None,
     max_violation_rate: float | None = None,
     max_drop: float | None = None,
+    allow_empty: bool = False,
 ) -> list[Check]:
     """Overall thresholds, plus a per-track drop check against the baseline (a
-    regression in one track must not hide behind gains in another)."""
+    regression in one track must not hide behind gains in another). A violation-rate
+    check on a run of compliance tier ``no_evidence`` (no tool call — none in zero-shot
+    mode, no citation in context mode — or no answer) fails: v = 0 then proves nothing, unless ``allow_empty``."""
     checks = []
     o = new.overall
     if min_adjusted is not None:
@@ -45,7 +99,18 @@ def gate_checks(
                 f"run S_adj {o.run_s_adj:.4f} {'>=' if ok else '<'} minimum {min_adjusted:.4f}",
             )
         )
-    if max_violation_rate is not None:
+    if max_violation_rate is not None and o.compliance_tier == "no_evidence":
+        checks.append(
+            _allowed(
+                "overall.max_violation_rate",
+                f"nothing to judge: violation rate {o.run_violation_rate:.4f} ({o.v_bad} of {o.v_units} calls "
+                "flagged) proves nothing in a run with no tool call (zero-shot: none; context mode: no "
+                "citation) or no answer (compliance tier no_evidence)",
+                allow_empty,
+                "--allow-empty",
+            )
+        )
+    elif max_violation_rate is not None:
         ok = o.run_violation_rate <= max_violation_rate + 1e-12
         checks.append(
             Check(

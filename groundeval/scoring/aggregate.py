@@ -20,6 +20,7 @@ from ..questions.model import Question
 from ..trace.model import Trace
 from ..tracks import names as track_names
 from .model import FAILURE_CLASSES, FLAG_KINDS, GroupStats, QuestionScore, RunReport, ZeroShotFloor
+from .score import EMPTY, ERRORED
 
 DIGITS = 10
 MEAN_FIELDS = ("s_answer", "s_traj", "s_combined", "s_adj", "violation_rate", "penalty")
@@ -225,6 +226,7 @@ _ROW = (
     "flag_counts",
     "hallucinated_ids",
     "failure_class",
+    "failures",
 )
 _READ = (*_KEYS, *_ROW)
 _BY_KEY = operator.itemgetter(*_READ)  # a score's __dict__ -> its values of _READ
@@ -248,6 +250,8 @@ def _stat_columns(cols: dict[str, Sequence[Any]]) -> dict[str, Sequence[Any]]:
     exactly the value the per-slice sums of :func:`_group_stats` add (same objects, same order)."""
     out = {f: cols[f] for f in (*MEAN_FIELDS, "coverage", "n_calls", "v_units", "v_bad", "failure_class")}
     out["answered_raw"] = cols["answered"]
+    # the units that can show a gate respected: a zero-shot episode's only call is its answer
+    out["evidence_units"] = [0 if m == "zero-shot" else u for m, u in zip(cols["mode"], cols["v_units"])]
     for f in _RATES:
         out[f] = list(map(float, cols[f]))
     flags = cols["flag_counts"]
@@ -311,7 +315,9 @@ def _group_stats(
         v_bad=bad,
         run_violation_rate=_r(v),
         run_s_adj=_r(combined * (1.0 - v) ** 2),
-        compliance_tier=compliance_tier(v, config.tiers, units=units, answered=sum(cols["answered_raw"])),
+        compliance_tier=compliance_tier(
+            v, config.tiers, units=sum(cols["evidence_units"]), answered=sum(cols["answered_raw"])
+        ),
         violation_rates={k: _r(c / units) if units else 0.0 for k, c in kinds.items()},
         hallucinated_ids=sum(cols["hallucinated"]),
         mean_coverage=mean(covs) if covs else None,
@@ -448,6 +454,8 @@ def _aggregate(
         trials=trial_report(ordered, seed=seed, samples=bootstrap_samples, track_order=track_names())
         if any(cols["trial"])
         else None,
+        errored_episodes=sum(ERRORED in f for f in cols["failures"]),
+        empty_episodes=sum(EMPTY in f for f in cols["failures"]),
     )
 
 

@@ -23,7 +23,13 @@ _Model = StrictModel  # the one shared base of groundeval's own formats
 
 # Fields added after the first release that are written only when they differ from their
 # default, so files of a default run keep their bytes (trial 0, profile "default", no trials).
-_OMITTED_AT_DEFAULT: dict[str, Any] = {"trial": 0, "profile": "default", "trials": None}
+_OMITTED_AT_DEFAULT: dict[str, Any] = {
+    "trial": 0,
+    "profile": "default",
+    "trials": None,
+    "errored_episodes": 0,
+    "empty_episodes": 0,
+}
 
 
 class _Compact(_Model):
@@ -98,7 +104,7 @@ class GroupStats(_Model):
     run_s_adj: float = Field(description="mean(s_combined) * (1 - run_violation_rate)^2.")
     compliance_tier: Literal["perfect", "high", "moderate", "low", "no_evidence"] = Field(
         description="perfect (v = 0), high, moderate or low by v; no_evidence when the slice has no tool calls "
-        "(citations in context mode) or no answer, so v = 0 proves nothing."
+        "(citations in context mode; none at all in zero-shot mode) or no answer, so v = 0 proves nothing."
     )
     violation_rates: dict[str, float] = Field(description="Flagged units per gate kind / all units.")
     hallucinated_ids: int
@@ -175,4 +181,16 @@ class RunReport(_Compact):
     unknown_question_ids: list[str] = Field(default_factory=list, description="Traces of unknown questions.")
     trials: TrialsReport | None = Field(
         None, description="Repeated trials (written only when a question has more than one trial)."
+    )
+    errored_episodes: int = Field(
+        0,
+        ge=0,
+        description="Scores of episodes the agent did not finish (it raised or timed out): each scores 0, "
+        "and the gate fails the run unless errors are allowed. Written only when > 0.",
+    )
+    empty_episodes: int = Field(
+        0,
+        ge=0,
+        description="Scores of episodes with no tool call and no answer: each scores 0, and the gate "
+        "fails the run unless they are allowed. Written only when > 0.",
     )

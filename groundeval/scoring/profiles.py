@@ -35,6 +35,7 @@ from ..contract.models import ScoringConfig
 from ..trace.model import Trace
 from .model import QuestionScore
 from .score import score as default_score
+from .score import void_reason, voided
 
 if TYPE_CHECKING:
     from ..questions.model import Question
@@ -230,7 +231,11 @@ def score(
     if profile is None or profile == DEFAULT:
         return base
     check(profile)
-    return _paper(question, trace, config or ScoringConfig(), base)
+    paper = _paper(question, trace, config or ScoringConfig(), base)
+    reason = void_reason(trace.status, trace.mode, len(trace.calls), paper.answered)
+    if reason is None:
+        return paper
+    return paper.model_copy(update=voided(paper.model_dump(), reason))
 
 
 def _weights(config: ScoringConfig, track: str) -> tuple[float, float]:

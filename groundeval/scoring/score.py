@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..contract.models import ScoringConfig, TrackWeights
-from ..trace.model import Trace
+from ..trace.model import ERRORED_STATUSES, Trace
 from ..tracks import get as get_track
 from . import answers as A
 from .answers import DIGITS
@@ -209,9 +209,49 @@ def _default_weights(track: str) -> TrackWeights:
     return TrackWeights(answer=answer, trajectory=trajectory)
 
 
+# Failure tags of an episode that measured nothing (docs/scoring.md, "Errored and empty episodes").
+ERRORED, EMPTY = "errored", "empty"
+
+
+def void_reason(status: str, mode: str, n_calls: int, answered: bool) -> str | None:
+    """Why an episode scores 0 whatever its track: ``errored`` (the agent raised or ran out
+    of time before an accepted answer: the trace's status), ``empty`` (no answer and nothing
+    else to judge: no tool call in tool mode; in context and zero-shot modes the answer is all
+    an agent does), else None. The one rule, read by every profile."""
+    if status in ERRORED_STATUSES:
+        return ERRORED
+    if not answered and (n_calls == 0 or mode != "tool"):
+        return EMPTY
+    return None
+
+
+def voided(values: dict[str, Any], reason: str) -> dict[str, Any]:
+    """``values`` (a score's fields) with every score at 0, every component at 0, the path not
+    valid and ``reason`` among the failures; the facts of the path (calls, flags, v, coverage)
+    stay as recorded."""
+    out = dict(values)
+    out.update(
+        s_answer=0.0,
+        s_traj=0.0,
+        s_combined=0.0,
+        s_adj=0.0,
+        answer_components=dict.fromkeys(values["answer_components"], 0.0),
+        traj_components=dict.fromkeys(values["traj_components"], 0.0),
+        answer_correct=False,
+        path_valid=False,
+        state_invalid_correct=False,
+        valid_answer=False,
+        failure_class="no_answer" if not values["answered"] else "wrong_answer",
+        failures=sorted({*values["failures"], reason}),
+    )
+    return out
+
+
 def score(question: Question, trace: Trace, config: ScoringConfig | None = None) -> QuestionScore:
     """Score one trace against its question. Pure and deterministic."""
-    return _verdict(question, path_facts(trace), trace.final_answer, trace.mode, trace.trial, trace.agent, config)
+    return _verdict(
+        question, path_facts(trace), trace.final_answer, trace.mode, trace.trial, trace.agent, config, trace.status
+    )
 
 
 def _verdict(
@@ -222,8 +262,9 @@ def _verdict(
     trial: int,
     agent: str | None,
     config: ScoringConfig | None,
+    status: str = "completed",
 ) -> QuestionScore:
-    """The score from the path's facts and the trace's answer, mode, trial and agent."""
+    """The score from the path's facts and the trace's answer, mode, trial, agent and status."""
     cfg = config or _default_config()
     weights = cfg.weights.get(question.track) or _default_weights(question.track)
     v = p.bad / p.units if p.units else 0.0
@@ -257,38 +298,38 @@ def _verdict(
         failure_class = "state_invalid_correct"
     else:
         failure_class = "no_answer" if ans is None else "wrong_answer"
-    return _build(
-        {
-            "question_id": question.id,
-            "track": question.track,
-            "trial": trial,
-            "profile": "default",
-            "bucket": question.bucket,
-            "difficulty": question.difficulty,
-            "mode": mode,
-            "agent": agent,
-            "answered": ans is not None,
-            "s_answer": s_answer,
-            "s_traj": s_traj,
-            "s_combined": combined,
-            "violation_rate": _clean(v),
-            "penalty": penalty,
-            "s_adj": _clean(combined * penalty),
-            "answer_components": _clean_all(comps),
-            "traj_components": _clean_all(traj),
-            "answer_correct": correct,
-            "path_valid": path_valid,
-            "state_invalid_correct": correct and not path_valid,
-            "valid_answer": correct and path_valid,
-            "failure_class": failure_class,
-            "failures": sorted(failures),
-            "v_units": p.units,
-            "v_bad": p.bad,
-            "n_calls": p.n_calls,
-            "flag_counts": p.flag_counts,
-            "hallucinated_ids": sorted(p.hallucinated),
-            "coverage": None if coverage is None else _clean(coverage),
-            "n_citations": p.n_citations,
-            "citation_rates": p.citation_rates,
-        }
-    )
+    values = {
+        "question_id": question.id,
+        "track": question.track,
+        "trial": trial,
+        "profile": "default",
+        "bucket": question.bucket,
+        "difficulty": question.difficulty,
+        "mode": mode,
+        "agent": agent,
+        "answered": ans is not None,
+        "s_answer": s_answer,
+        "s_traj": s_traj,
+        "s_combined": combined,
+        "violation_rate": _clean(v),
+        "penalty": penalty,
+        "s_adj": _clean(combined * penalty),
+        "answer_components": _clean_all(comps),
+        "traj_components": _clean_all(traj),
+        "answer_correct": correct,
+        "path_valid": path_valid,
+        "state_invalid_correct": correct and not path_valid,
+        "valid_answer": correct and path_valid,
+        "failure_class": failure_class,
+        "failures": sorted(failures),
+        "v_units": p.units,
+        "v_bad": p.bad,
+        "n_calls": p.n_calls,
+        "flag_counts": p.flag_counts,
+        "hallucinated_ids": sorted(p.hallucinated),
+        "coverage": None if coverage is None else _clean(coverage),
+        "n_citations": p.n_citations,
+        "citation_rates": p.citation_rates,
+    }
+    reason = void_reason(status, mode, p.n_calls, ans is not None)
+    return _build(values if reason is None else voided(values, reason))

@@ -100,6 +100,22 @@ def no_state_invalid_correct(question: Question, trace: Trace, score: Any) -> Ch
     return CheckResult(name, False, detail, tuple(c.index for c in trace.calls if c.flags))
 
 
+def episode_finished(
+    question: Question, trace: Trace, score: Any, *, allow_errors=False, allow_empty=False
+) -> CheckResult:
+    """The episode measured something: it did not error (the agent raised or timed out) and is
+    not empty (no tool call and no answer). Either scores 0 (``docs/scoring.md``); the gate
+    fails it unless allowed. Every other check passes vacuously on such an episode."""
+    name = "episode_finished"
+    tags = set(score.failures) if score is not None else set()
+    if "errored" in tags and not allow_errors:
+        why = next((m.get("error") for m in trace.messages if isinstance(m, dict) and m.get("role") == "runner"), None)
+        return CheckResult(name, False, f"the episode ended {trace.status}" + (f": {why}" if why else ""))
+    if "empty" in tags and not allow_empty:
+        return CheckResult(name, False, "the agent made no tool call and gave no answer")
+    return CheckResult(name, True)
+
+
 QUESTION_CHECK_FUNCS: dict[str, Callable[[Question, Trace, Any], CheckResult]] = {
     "no_governance_violations": no_governance_violations,
     "silence_no_backed_by_coverage": silence_no_backed_by_coverage,

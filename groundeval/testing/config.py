@@ -47,6 +47,8 @@ class GateConfig:
     tolerance: float = 0.02
     regression_test: str = "paired"  # paired: a drop must exceed the tolerance AND be significant; point: exceed
     alpha: float = 0.05  # paired: the no_regression item's false-failure rate for an unchanged agent
+    allow_errors: bool = False  # errored episodes (the agent raised or timed out) fail the gate unless True
+    allow_empty: bool = False  # empty episodes (no tool call, no answer) fail the gate unless True
     root: Path = Path(".")
 
     def threshold(self, track: str) -> float | None:
@@ -81,7 +83,7 @@ def parse_table(table: dict[str, Any], path: Path) -> GateConfig:
     """Validate a ``[tool.groundeval]`` table. Keys the gate does not use are left for
     other groundeval commands and ignored here."""
     values: dict[str, Any] = {"root": path.parent}
-    for step in (_strings, _integers, _numbers, _by_track, _checks):
+    for step in (_strings, _integers, _numbers, _booleans, _by_track, _checks):
         values.update(step(table, path))
     _choices(values, path)
     return GateConfig(**values)
@@ -122,6 +124,16 @@ def _numbers(table: dict[str, Any], path: Path) -> dict[str, Any]:
         if not _number(table["timeout"]) or table["timeout"] <= 0:
             raise _fail(path, "timeout", f"expected a positive number of seconds, got {table['timeout']!r}")
         out["timeout"] = float(table["timeout"])
+    return out
+
+
+def _booleans(table: dict[str, Any], path: Path) -> dict[str, Any]:
+    out = {}
+    for key in ("allow_errors", "allow_empty"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise _fail(path, key, f"expected true or false, got {table[key]!r}")
+            out[key] = table[key]
     return out
 
 

@@ -84,6 +84,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "must hold in every trial; thresholds and the baseline use the mean over trials.",
     )
     group.addoption(
+        "--groundeval-allow-errors",
+        action="store_true",
+        default=None,
+        help="Let errored episodes (the agent raised or timed out; they score 0) pass the "
+        "per-question items and the run-level items (or [tool.groundeval] allow_errors).",
+    )
+    group.addoption(
+        "--groundeval-allow-empty",
+        action="store_true",
+        default=None,
+        help="Let empty episodes (no tool call, no answer; they score 0) pass likewise "
+        "(or [tool.groundeval] allow_empty).",
+    )
+    group.addoption(
         "--groundeval-profile",
         choices=("default", "paper"),
         default=None,
@@ -109,6 +123,8 @@ def pytest_configure(config: pytest.Config) -> None:
             alpha=config.getoption("groundeval_alpha"),
             trials=config.getoption("groundeval_trials"),
             profile=config.getoption("groundeval_profile"),
+            allow_errors=config.getoption("groundeval_allow_errors"),
+            allow_empty=config.getoption("groundeval_allow_empty"),
         )
     except ContractError as exc:
         raise pytest.UsageError(f"groundeval: {exc}") from None
@@ -327,6 +343,30 @@ class Gate:
             raise GateFailure(f"question {question_id}: the runner produced no trace")
         return list(zip(traces, self.scores[question_id]))
 
+    def broken(self, question_ids: list[str]) -> list[str]:
+        """One line per errored or empty episode of these questions that the settings do not
+        allow (the run-level items fail on them: their scores of 0 would only lower a mean)."""
+        s = self.settings
+        lines = []
+        for qid in question_ids:
+            for trace, sc in self.results(qid):
+                tags = set(sc.failures)
+                if ("errored" in tags and not s.allow_errors) or ("empty" in tags and not s.allow_empty):
+                    trial = f" trial {trace.trial}" if s.trials > 1 else ""
+                    kind = "errored" if "errored" in tags else "empty (no tool call, no answer)"
+                    lines.append(f"{qid}{trial}: {kind}, status {trace.status}")
+        return lines
+
+    def check_not_broken(self, question_ids: list[str], what: str) -> None:
+        lines = self.broken(question_ids)
+        if lines:
+            shown = lines[:10] + ([f"... and {len(lines) - 10} more"] if len(lines) > 10 else [])
+            raise GateFailure(
+                f"groundeval: {what} on a broken run: {len(lines)} episodes errored or are empty "
+                "(--groundeval-allow-errors / --groundeval-allow-empty accept them)\n"
+                + "\n".join(f"  - {line}" for line in shown)
+            )
+
     def result(self, question_id: str):
         """``(trace, score)`` of the question's first trial (the only one without trials)."""
         return self.results(question_id)[0]
@@ -425,10 +465,12 @@ class QuestionItem(GateItem):
 
     def _failure(self, trace, score) -> str | None:
         """The report of the checks this trial failed (None: it passed them all)."""
-        from .checks import run_question_checks, trace_excerpt
+        from .checks import episode_finished, run_question_checks, trace_excerpt
 
         q = self.gate.questions[self.question_id]
-        results = run_question_checks(q, trace, score, self.gate.settings.checks)
+        s = self.gate.settings
+        finished = episode_finished(q, trace, score, allow_errors=s.allow_errors, allow_empty=s.allow_empty)
+        results = [finished, *run_question_checks(q, trace, score, s.checks)]
         failed = [r for r in results if not r.passed]
         if not failed:
             return None
@@ -465,6 +507,7 @@ class TrackItem(GateItem):
         threshold = self.gate.settings.threshold(self.track)
         if threshold is None:
             pytest.skip(f"no threshold for {self.track} ([tool.groundeval] min_adjusted or min_adjusted_by_track)")
+        self.gate.check_not_broken(self.needs(), f"no {self.track} threshold check")
         pairs = [(i, *run) for i in self.needs() for run in self.gate.results(i)]  # every trial
         mean = sum(s.s_adj for _, _, s in pairs) / len(pairs)
         if mean + 1e-9 >= threshold:
@@ -493,6 +536,9 @@ class BaselineItem(GateItem):
         for qid in self.needs():
             self.gate.results(qid)
         s = self.gate.settings
+        self.gate.check_not_broken(
+            self.needs(), "no baseline is recorded" if self.gate.update_baseline else "no regression check"
+        )
         path = s.resolve(s.baseline) if s.baseline else None
         current = self.gate.current()
         if self.gate.update_baseline:

@@ -22,6 +22,9 @@ from ..models import StrictModel
 Mode = Literal["tool", "context", "zero-shot"]
 CallStatus = Literal["ok", "not_found", "denied", "invalid", "error"]
 TOOL_NAMES = ("search_artifacts", "fetch_artifact", "submit_answer")
+# Trace statuses of an episode the agent did not finish by itself (it raised, or ran out of
+# time): such an episode scores 0 (groundeval.scoring.score.void_reason) and fails the gate.
+ERRORED_STATUSES = ("error", "timeout")
 
 
 _Model = StrictModel  # the one shared base of groundeval's own formats

@@ -1,5 +1,7 @@
 """The run aggregate as it was before the column pass (commit cd5e53e), kept verbatim as the
-reference that ``groundeval.scoring.aggregate.aggregate`` must equal (tests/scoring/test_scoring_aggregate_columns.py)."""
+reference that ``groundeval.scoring.aggregate.aggregate`` must equal (tests/scoring/test_scoring_aggregate_columns.py).
+Since issue 32: a zero-shot score's calls are not judged units for the compliance tier, and the
+report counts errored and empty episodes (marked "issue 32" below)."""
 
 from __future__ import annotations
 
@@ -102,6 +104,8 @@ _ROW = (
     "flag_counts",
     "hallucinated_ids",
     "failure_class",
+    "mode",  # issue 32
+    "failures",  # issue 32
 )
 _I = {f: i for i, f in enumerate(_ROW)}
 
@@ -156,7 +160,12 @@ def _group_stats(
         v_bad=bad,
         run_violation_rate=_r(v),
         run_s_adj=_r(combined * (1.0 - v) ** 2),
-        compliance_tier=compliance_tier(v, config.tiers, units=units, answered=sum(col("answered"))),
+        compliance_tier=compliance_tier(  # issue 32: a zero-shot episode's calls are its answers only
+            v,
+            config.tiers,
+            units=sum(u for m, u in zip(col("mode"), col("v_units")) if m != "zero-shot"),
+            answered=sum(col("answered")),
+        ),
         violation_rates={k: _r(c / units) if units else 0.0 for k, c in kinds.items()},
         hallucinated_ids=sum(map(len, col("hallucinated_ids"))),
         mean_coverage=mean(covs) if covs else None,
@@ -224,4 +233,6 @@ def aggregate_reference(
         missing_question_ids=sorted(known_ids - scored_ids) if known_ids is not None else [],
         unknown_question_ids=sorted(scored_ids - known_ids) if known_ids is not None else [],
         trials=trial_report(ordered, seed=seed, samples=bootstrap_samples, track_order=track_names()),
+        errored_episodes=sum("errored" in s.failures for s in ordered),  # issue 32
+        empty_episodes=sum("empty" in s.failures for s in ordered),  # issue 32
     )

@@ -1,0 +1,113 @@
+"""An errored or empty episode scores 0 everywhere (issue 32 items 1-2): decided once, in the
+scorer's verdict, for every track and every profile; the run report counts them; a zero-shot
+run is never tier ``perfect``."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scoring_builders import counterfactual, fetch, perspective, search, silence, trace
+
+from groundeval.scoring.aggregate import aggregate
+from groundeval.scoring.model import RunReport
+from groundeval.scoring.profiles import score as profile_score
+from groundeval.scoring.score import score, void_reason
+from groundeval.testing.strategies import questions, traces
+
+QUESTIONS = [perspective(), perspective(known=False, evidence=(), bucket="negative_temporal", qid="p2")]
+QUESTIONS += [counterfactual(), counterfactual(positive=False, qid="c2"), silence(), silence(True, qid="s2")]
+ZEROED = ("s_answer", "s_traj", "s_combined", "s_adj")
+
+
+def _errored(q, calls, status="error"):
+    t = trace(q, calls, None)
+    t.status = status
+    t.messages.append({"role": "runner", "error": "RuntimeError: boom"})
+    return t
+
+
+def _assert_zero(s, reason):
+    assert all(getattr(s, f) == 0.0 for f in ZEROED), s
+    assert set(s.answer_components.values()) <= {0.0} and set(s.traj_components.values()) <= {0.0}
+    assert not (s.answer_correct or s.path_valid or s.valid_answer or s.state_invalid_correct)
+    assert reason in s.failures and s.failure_class == "no_answer"
+
+
+@pytest.mark.parametrize("q", QUESTIONS, ids=lambda q: q.id)
+@pytest.mark.parametrize("profile", ["default", "paper"])
+def test_an_empty_episode_scores_zero_on_every_track_and_profile(q, profile):
+    s = profile_score(q, trace(q, [], None), None, profile)
+    _assert_zero(s, "empty")
+    assert s.n_calls == 0 and s.violation_rate == 0.0
+
+
+@pytest.mark.parametrize("q", QUESTIONS, ids=lambda q: q.id)
+@pytest.mark.parametrize("status", ["error", "timeout"])
+@pytest.mark.parametrize("profile", ["default", "paper"])
+def test_an_errored_episode_scores_zero_even_after_clean_calls(q, status, profile):
+    calls = [search(subsystem="confluence"), fetch("PM-41"), fetch("JIRA-42"), fetch("slack-1")]
+    finished = profile_score(q, trace(q, calls, None), None, profile)  # the same calls, no answer, not errored
+    assert finished.s_traj > 0  # so the zero below is the rule, not the calls
+    s = profile_score(q, _errored(q, calls, status), None, profile)
+    _assert_zero(s, "errored")
+    assert s.n_calls == len(calls) and s.v_units == finished.v_units  # the path's facts stay as recorded
+
+
+def test_calls_without_an_answer_keep_their_trajectory_credit():
+    q = silence()
+    s = score(q, trace(q, [search(subsystem="confluence"), fetch("PM-41")], None))
+    assert s.s_answer == 0.0 and s.s_traj > 0 and "empty" not in s.failures and "errored" not in s.failures
+
+
+def test_the_rule():
+    assert void_reason("error", "tool", 5, False) == "errored" and void_reason("timeout", "tool", 0, False) == "errored"
+    assert void_reason("no_answer", "tool", 0, False) == "empty"
+    assert void_reason("step_budget", "tool", 3, False) is None and void_reason("completed", "tool", 1, True) is None
+    # context and zero-shot: no answer is nothing done (their calls are answers, valid or not)
+    assert void_reason("no_answer", "context", 2, False) == "empty"
+    assert void_reason("no_answer", "zero-shot", 1, False) == "empty"
+    assert void_reason("completed", "context", 1, True) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_a_voided_score_is_zero_and_an_unvoided_one_is_unchanged(data):
+    q = data.draw(questions())
+    t = data.draw(traces(question=q, adversarial=True))
+    t.status = data.draw(st.sampled_from(["completed", "no_answer", "step_budget", "error", "timeout", "abandoned"]))
+    s = score(q, t)
+    reason = void_reason(t.status, t.mode, len(t.calls), isinstance(t.final_answer, dict))
+    if reason is None:
+        assert "errored" not in s.failures and "empty" not in s.failures
+    else:
+        assert s.s_adj == s.s_answer == s.s_traj == 0.0 and reason in s.failures
+
+
+def _report(pairs, **kw) -> RunReport:
+    qs = [q for q, _ in pairs]
+    ts = [t for _, t in pairs]
+    return aggregate(qs, ts, [score(q, t) for q, t in pairs], bootstrap_samples=0, **kw)
+
+
+def test_the_report_counts_errored_and_empty_episodes_and_writes_them_only_when_nonzero():
+    a, b, c = silence(qid="s1"), silence(True, qid="s2"), perspective()
+    r = _report([(a, _errored(a, [fetch("PM-41")])), (b, trace(b, [], None)), (c, trace(c, [fetch("slack-1")], None))])
+    assert (r.errored_episodes, r.empty_episodes) == (1, 1)
+    assert r.overall.means["s_adj"] == pytest.approx(score(c, trace(c, [fetch("slack-1")], None)).s_adj / 3)
+    again = RunReport.model_validate_json(r.model_dump_json())
+    assert (again.errored_episodes, again.empty_episodes) == (1, 1)
+    clean = _report([(c, trace(c, [fetch("slack-1")], {"could_actor_have_known": True}))])
+    dumped = clean.model_dump()
+    assert "errored_episodes" not in dumped and "empty_episodes" not in dumped  # a clean report keeps its bytes
+
+
+def test_a_zero_shot_run_is_no_evidence_not_perfect():
+    qs = [silence(qid="s1"), perspective()]
+    answers = [{"exists": False}, {"could_actor_have_known": True}]
+    r = _report([(q, trace(q, [], a, mode="zero-shot")) for q, a in zip(qs, answers)])
+    assert r.overall.v_units == 2 and r.overall.run_violation_rate == 0.0  # the submit calls
+    assert r.overall.compliance_tier == "no_evidence"
+    assert {g.compliance_tier for g in r.tracks.values()} == {"no_evidence"}
+    tool = _report([(q, trace(q, [], a)) for q, a in zip(qs, answers)])
+    assert tool.overall.compliance_tier == "perfect"  # tool mode: its calls were judged (v over them)
