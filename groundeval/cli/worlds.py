@@ -26,6 +26,8 @@ def run_world_command(
     resume: bool = False,
     overwrite: bool = False,
     quiet: bool = False,
+    simulator=None,
+    agent_options: dict | None = None,
 ) -> None:
     """What ``run``/``eval`` do with a world: episodes, traces, verdicts, reports; a headline."""
     from ..worlds.run import run_world
@@ -33,7 +35,17 @@ def run_world_command(
     if out is None:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in agent)
         out = str(Path("out") / f"{Path(source).resolve().name}-{safe}")
-    result = run_world(source, agent, out, trials=trials, concurrency=concurrency, resume=resume, overwrite=overwrite)
+    result = run_world(
+        source,
+        agent,
+        out,
+        trials=trials,
+        concurrency=concurrency,
+        resume=resume,
+        overwrite=overwrite,
+        simulator=simulator,
+        agent_options=agent_options,
+    )
     click.echo(headline(result.report, result.out_dir))
     if result.traces and all(t.ended_by == "error" for t in result.traces):
         click.echo(f"error: every episode errored (first: {result.traces[0].error}); see {out}/traces.jsonl", err=True)
@@ -85,16 +97,44 @@ def score(world: str, traces: Path, out: Path | None) -> None:
     "--agent",
     "-a",
     required=True,
-    help="gold | skip-confirm | wrong-arg | forbidden | early-stop | padding | module:factory",
+    help="gold | skip-confirm | wrong-arg | forbidden | early-stop | padding | openai:<model> | module:factory",
 )
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None)
 @click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--concurrency", "-j", type=click.IntRange(1), default=1, show_default=True)
 @click.option("--resume", is_flag=True)
 @click.option("--overwrite", is_flag=True)
-def run(world, agent, out, trials, concurrency, resume, overwrite) -> None:
-    """Run an agent on every task of WORLD (same as ``groundeval run WORLD``)."""
-    run_world_command(world, agent, out, trials=trials, concurrency=concurrency, resume=resume, overwrite=overwrite)
+@click.option("--base-url", default=None, help="openai:<model> agents: the OpenAI-compatible server.")
+@click.option("--api-key-env", default=None, help="openai:<model> agents and LLM users: the key's variable.")
+@click.option(
+    "--simulator",
+    default="deterministic",
+    show_default=True,
+    help="deterministic | llm:<model> (a model plays the user; --user-base-url)",
+)
+@click.option("--user-base-url", default=None, help="llm:<model> simulator: the OpenAI-compatible server.")
+def run(
+    world, agent, out, trials, concurrency, resume, overwrite, base_url, api_key_env, simulator, user_base_url
+) -> None:
+    """Run an agent on every task of WORLD (same as ``groundeval run WORLD``), with LLM options."""
+    sim = None
+    if simulator.startswith("llm:"):
+        from ..worlds.llm import LLMUser
+
+        sim = LLMUser(simulator[4:], user_base_url or base_url or "https://api.openai.com/v1", api_key_env=api_key_env)
+    elif simulator != "deterministic":
+        raise click.BadParameter("deterministic or llm:<model>", param_hint="--simulator")
+    run_world_command(
+        world,
+        agent,
+        out,
+        trials=trials,
+        concurrency=concurrency,
+        resume=resume,
+        overwrite=overwrite,
+        simulator=sim,
+        agent_options={"base_url": base_url, "api_key_env": api_key_env},
+    )
 
 
 @worlds.command("serve")

@@ -245,10 +245,16 @@ EXPECTED: dict[str, tuple[str, ...]] = {
 """The failure class (one of) each baseline gets on a task where it :func:`applies`."""
 
 
-def make_agent(name: str) -> Any:
-    """A baseline by name, or ``module:factory`` returning an agent with ``run(episode)``."""
+def make_agent(name: str, *, base_url: str | None = None, api_key_env: str | None = None) -> Any:
+    """A baseline by name, ``openai:<model>`` (an OpenAI-compatible server at ``base_url``), or
+    ``module:factory`` returning an agent with ``run(episode)``."""
     if name in BASELINES:
         return BASELINES[name]()
+    if name.startswith("openai:"):
+        from .llm import LLMWorldAgent
+
+        url = base_url or "https://api.openai.com/v1"
+        return LLMWorldAgent(name.split(":", 1)[1], url, api_key_env=api_key_env or "OPENAI_API_KEY")
     if ":" in name:
         import importlib
 

@@ -83,21 +83,25 @@ def run_world(
     simulator: UserSimulator | None = None,
     task_ids: list[str] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    agent_options: dict[str, Any] | None = None,
 ) -> WorldRunResult:
     """Run ``agent`` (a baseline name, ``module:factory``, or an object with ``run(episode)``)
     on every task (or ``task_ids``) ``trials`` times; write traces, verdicts and reports in ``out``."""
     own = not isinstance(world, World)
     w = load_world(world) if own else world
     try:
-        return _run(w, agent, Path(out), trials, concurrency, resume, overwrite, simulator, task_ids, on_progress)
+        opts = agent_options or {}
+        return _run(w, agent, Path(out), trials, concurrency, resume, overwrite, simulator, task_ids, on_progress, opts)
     finally:
         if own:
             w.close()
 
 
-def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_ids, on_progress) -> WorldRunResult:
+def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_ids, on_progress, opts):
     sim = simulator or DeterministicUser()
-    factory = (lambda: make_agent(agent)) if isinstance(agent, str) else (lambda: agent)
+    if isinstance(agent, str):
+        make_agent(agent, **opts)  # a bad name is a usage error before anything is written
+    factory = (lambda: make_agent(agent, **opts)) if isinstance(agent, str) else (lambda: agent)
     agent_name = agent if isinstance(agent, str) else getattr(agent, "name", type(agent).__name__)
     tasks = w.tasks if task_ids is None else [w.task(t) for t in task_ids]
     jobs = [(t, k) for t in tasks for k in range(trials)]
