@@ -55,7 +55,7 @@ class WorldEpisode:
         self.answer_key: WorldTask | None = task if reveal_task else None
         self.max_steps = task.max_steps or world.manifest.max_steps
         self._sim = simulator or DeterministicUser()
-        self._writes = sorted(n for n, t in world.manifest.tools.items() if t.kind == "write")
+        self._writes = world.write_tools
         self._session = self._sim.session(task, self._writes)
         self._contract = world.contract_for(task)
         self._base = world.state_for(task)
@@ -108,7 +108,14 @@ class WorldEpisode:
                 )
             )
         flags = call_flags(
-            self._contract, self._world.manifest.confirm_before, self.calls, self.messages, tool, args, step
+            self._contract,
+            self._world.manifest.confirm_before,
+            self.calls,
+            self.messages,
+            tool,
+            args,
+            step,
+            writes=self._writes,
         )
         refusing = [f for f in flags if f.cls in REFUSABLE]
         if refusing and self._world.manifest.violation_mode == "refuse":

@@ -32,7 +32,7 @@ def _client(base_url: str, api_key_env: str | None, timeout: float, retries: int
     return JsonClient(base_url=base_url, headers=headers, timeout=timeout, policy=RetryPolicy(retries=retries))
 
 
-def _user_system(task: WorldTask, write_tools: list[str]) -> str:
+def _user_system(task: WorldTask, write_tools: Any) -> str:
     u = task.user
     facts = "\n".join(fact_text(k, v) for k, v in u.facts.items()) or "(none)"
     return (
@@ -49,7 +49,7 @@ def _user_system(task: WorldTask, write_tools: list[str]) -> str:
 
 
 class _LLMSession:
-    def __init__(self, sim: LLMUser, task: WorldTask, write_tools: list[str]):
+    def __init__(self, sim: LLMUser, task: WorldTask, write_tools: list[str] | dict[str, list[str]]):
         self.sim = sim
         self.write_tools = write_tools
         self.messages: list[dict[str, Any]] = [
@@ -92,7 +92,7 @@ class LLMUser:
         self.max_turns = max_turns
         self.client = _client(base_url, api_key_env, timeout, retries)
 
-    def session(self, task: WorldTask, write_tools: list[str]) -> _LLMSession:
+    def session(self, task: WorldTask, write_tools: list[str] | dict[str, list[str]]) -> _LLMSession:
         return _LLMSession(self, task, write_tools)
 
 

@@ -55,6 +55,12 @@ class World:
     def digest(self) -> str:
         return self.state.initial_digest
 
+    @property
+    def write_tools(self) -> dict[str, list[str]]:
+        """Write tool -> its ``confirm_phrases`` (how a free-text confirmation request may name it)."""
+        tools = self.manifest.tools
+        return {n: list(tools[n].confirm_phrases) for n in sorted(tools) if tools[n].kind == "write"}
+
     def state_for(self, task: WorldTask) -> WorldState:
         """The initial state of ``task``: the world's, or what its state's ``for_task(task)``
         gives (an adapter whose tasks start from their own state)."""

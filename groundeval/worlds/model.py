@@ -109,6 +109,11 @@ class ToolDef(StrictModel):
         None,
         description="Tables a write may change (default: read from its SQL; every table for a Python tool).",
     )
+    confirm_phrases: list[str] = Field(
+        default_factory=list,
+        description="Write tools: more ways a free-text confirmation request may name it ('refund', "
+        "'report ... lost'); the tool's humanised name always counts.",
+    )
 
     @model_validator(mode="after")
     def _one_implementation(self) -> ToolDef:

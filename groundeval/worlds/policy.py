@@ -49,7 +49,7 @@ def _observed(c: WorldCall) -> ObservedCall:
 
 
 def confirmation_grants(
-    messages: list[WorldMessage], write_tools: list[str], step: int
+    messages: list[WorldMessage], write_tools: list[str] | dict[str, list[str]], step: int
 ) -> list[tuple[str, dict[str, Any] | None]]:
     """The user's yeses to confirmation requests made before call ``step``: (tool, arguments or None)."""
     out = []
@@ -91,6 +91,8 @@ def call_flags(
     tool: str,
     arguments: dict[str, Any],
     step: int,
+    *,
+    writes: list[str] | dict[str, list[str]] | None = None,
 ) -> list[WorldFlag]:
     """The rules call ``step`` (``tool`` with ``arguments``) breaks, given the calls and messages
     before it (as if it succeeded: a rule about successful calls counts it)."""
@@ -104,7 +106,8 @@ def call_flags(
         WorldFlag(cls=v.cls, message=v.message) for v in score_run(contract, run).violations if v.call_index == step
     ]
     if tool in confirm_before:
-        writes = sorted(n for n, t in contract.tools.items() if t.write)
+        if writes is None:
+            writes = sorted(n for n, t in contract.tools.items() if t.write)
         if not _confirmed(tool, arguments, calls, messages, step, writes):
             flags.append(WorldFlag(cls="unconfirmed_write", message=f"{tool} without the user's confirmation"))
     return flags

@@ -43,7 +43,9 @@ class UserSession(Protocol):
 class UserSimulator(Protocol):
     name: str
 
-    def session(self, task: WorldTask, write_tools: list[str]) -> UserSession: ...
+    def session(self, task: WorldTask, write_tools: list[str] | dict[str, list[str]]) -> UserSession:
+        """``write_tools``: the world's write tools, or a map of each to its ``confirm_phrases``."""
+        ...
 
 
 def _norm(text: str) -> str:
@@ -55,15 +57,37 @@ def _mentions(text: str, phrase: str) -> bool:
     return bool(p) and re.search(r"(?<![0-9a-z])" + re.escape(p) + r"(?![0-9a-z])", text) is not None
 
 
-def asked_confirmation(message: WorldMessage, write_tools: list[str]) -> str | None:
-    """The write tool an agent message asks the user to confirm, or None."""
+def _loose(phrase: str) -> re.Pattern[str]:
+    """The phrase's words in order, up to two other words between them ("cancel your order"
+    for "cancel order"); ``...`` in a phrase allows up to six."""
+    parts = []
+    for w in _norm(phrase).split():
+        if w == "...":
+            parts.append(None)
+        else:
+            parts.append(re.escape(w))
+    out, gap = "", r"(?:\s+\S+){0,2}\s+"
+    for i, p in enumerate(parts):
+        if p is None:
+            gap = r"(?:\s+\S+){0,6}\s+"
+            continue
+        out += (gap if i and out else "") + p
+        gap = r"(?:\s+\S+){0,2}\s+"
+    return re.compile(r"(?<![0-9a-z])" + out + r"(?![0-9a-z])")
+
+
+def asked_confirmation(message: WorldMessage, write_tools: list[str] | dict[str, list[str]]) -> str | None:
+    """The write tool an agent message asks the user to confirm, or None. ``write_tools`` may
+    map each tool to its ``confirm_phrases``."""
     if message.confirm is not None:
         return message.confirm.tool
     text = _norm(message.text)
     if not any(w in text for w in CONFIRM_WORDS):
         return None
+    phrases = write_tools if isinstance(write_tools, dict) else {}
     for tool in sorted(write_tools, key=lambda t: (-len(t), t)):
-        if _mentions(text, tool) or _mentions(text, humanise(tool)):
+        names = [tool, humanise(tool), *phrases.get(tool, [])]
+        if any(_loose(n).search(text) for n in names):
             return tool
     return None
 
@@ -77,9 +101,11 @@ def is_yes(text: str) -> bool:
 
 
 class _Session:
-    def __init__(self, task: WorldTask, write_tools: list[str]):
+    def __init__(self, task: WorldTask, write_tools: list[str] | dict[str, list[str]]):
         self.task = task
-        self.write_tools = sorted(set(write_tools) | set(task.user.confirms) | set(task.user.declines))
+        phrases = write_tools if isinstance(write_tools, dict) else {}
+        names = sorted(set(write_tools) | set(task.user.confirms) | set(task.user.declines))
+        self.write_tools = {t: list(phrases.get(t, [])) for t in names}
         self.repeated = False
 
     def reply(self, message: WorldMessage) -> str:
@@ -110,7 +136,7 @@ class DeterministicUser:
 
     name = "deterministic"
 
-    def session(self, task: WorldTask, write_tools: list[str]) -> UserSession:
+    def session(self, task: WorldTask, write_tools: list[str] | dict[str, list[str]]) -> UserSession:
         return _Session(task, write_tools)
 
 

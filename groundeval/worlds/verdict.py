@@ -61,7 +61,18 @@ def recompute_flags(world: World, task: WorldTask, trace: WorldTrace) -> list[li
             out.append([WorldFlag(cls="invalid_arguments", message="; ".join(errs))])
             continue
         before = [m for m in trace.messages if m.step <= i]
-        out.append(call_flags(contract, world.manifest.confirm_before, trace.calls[:i], before, c.tool, c.arguments, i))
+        out.append(
+            call_flags(
+                contract,
+                world.manifest.confirm_before,
+                trace.calls[:i],
+                before,
+                c.tool,
+                c.arguments,
+                i,
+                writes=world.write_tools,
+            )
+        )
     return out
 
 
@@ -92,20 +103,49 @@ def _action_key(tool: str, args: dict[str, Any]) -> str:
     return canonical_json([tool, args])
 
 
-_VALUE = re.compile(r"\b[A-Za-z]{1,6}-\d+\b|\b\d+(?:[.,]\d+)*\b")
+_ID = re.compile(r"\b[A-Za-z]{1,6}-\d+\b")
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+
+
+def _numbers_in(text: str) -> list[float]:
+    return [round(float(m.replace(",", "")), 6) for m in _NUMBER.findall(_ID.sub(" ", text))]
+
+
+def _walk_numbers(value: Any, out: set[float]) -> None:
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, (int, float)):
+        out.add(round(float(value), 6))
+    elif isinstance(value, str):
+        out.update(_numbers_in(value))
+    elif isinstance(value, dict):
+        for v in value.values():
+            _walk_numbers(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _walk_numbers(v, out)
 
 
 def _alignment(trace: WorldTrace) -> float:
-    """Share of the values (ids like O-1001, numbers) in the agent's messages that appear in a
-    successful tool result or in what the user said."""
-    seen = " ".join(
-        [normalise(canonical_json(c.result)) for c in trace.calls if c.status == "ok"]
-        + [normalise(m.text) for m in trace.messages if m.role == "user"]
-    )
-    values = [normalise(v) for m in trace.messages if m.role == "assistant" for v in _VALUE.findall(m.text)]
-    if not values:
+    """Share of the values in the agent's messages — ids like O-1001 (as text) and numbers (by
+    value: "249.00" is 249, "1,250" is 1250) — found in a successful tool result or in what the
+    user said."""
+    results = [c.result for c in trace.calls if c.status == "ok"]
+    heard = [m.text for m in trace.messages if m.role == "user"]
+    seen_text = " ".join([normalise(canonical_json(r)) for r in results] + [normalise(t) for t in heard])
+    seen_numbers: set[float] = set()
+    for r in results:
+        _walk_numbers(r, seen_numbers)
+    for t in heard:
+        seen_numbers.update(_numbers_in(t))
+    said = [m.text for m in trace.messages if m.role == "assistant"]
+    ids = [normalise(v) for t in said for v in _ID.findall(t)]
+    numbers = [n for t in said for n in _numbers_in(t)]
+    total = len(ids) + len(numbers)
+    if not total:
         return 1.0
-    return sum(1 for v in values if v in seen) / len(values)
+    found = sum(1 for v in ids if v in seen_text) + sum(1 for n in numbers if n in seen_numbers)
+    return found / total
 
 
 def _efficiency(world: World, task: WorldTask, trace: WorldTrace) -> float:

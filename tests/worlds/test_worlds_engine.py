@@ -240,3 +240,37 @@ rules:"""
         assert replay_writes(w, tr.calls)[0] == tr.final_digest
     finally:
         w.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "tool"),
+    [
+        ("Shall I cancel your order?", "cancel_order"),
+        ("Do you want me to refund the order?", "refund_order"),
+        ("Shall I process the refund?", "refund_order"),  # a confirm_phrase
+        ("Shall I look it up?", None),
+        ("I will cancel your order.", None),  # no request to confirm
+    ],
+)
+def test_free_text_confirmation_requests(text, tool):
+    from groundeval.worlds.model import WorldMessage
+    from groundeval.worlds.simulator import asked_confirmation
+
+    writes = {"cancel_order": [], "refund_order": ["refund"], "open_ticket": []}
+    assert asked_confirmation(WorldMessage(role="assistant", text=text), writes) == tool
+
+
+def test_observation_alignment_compares_numbers_by_value(shop):
+    task = shop.task("ticket-and-refund")  # the gold tells "1,250" (the result holds 1250)
+    v = verdict(shop, task, run_episode(shop, task, make_agent("gold")))
+    assert v.observation_alignment == 1.0
+
+    class Fabricator:
+        name = "fabricator"
+
+        def run(self, episode):
+            episode.call("get_order", {"order_id": "O-1004"})
+            episode.say("Your order O-1004 totals 1,250.00 and O-2222 totals 99.")
+
+    v = verdict(shop, task, run_episode(shop, task, Fabricator()))
+    assert v.observation_alignment == 0.5  # O-1004 and 1250 are real; O-2222 and 99 are not
