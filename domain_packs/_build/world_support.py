@@ -1171,6 +1171,11 @@ def _order_tasks(desk: _Desk) -> list[dict[str, Any]]:
             forbidden=["change_shipping_address"],
         )
     )
+    return out
+
+
+def _two_orders_task(desk: _Desk) -> dict[str, Any]:
+    """Made first: customers with two open orders are few, and this task needs one."""
     c = desk.customers[
         desk.pick.take(
             [
@@ -1186,26 +1191,23 @@ def _order_tasks(desk: _Desk) -> list[dict[str, Any]]:
     to = _new_place(desk)
     facts, gold = desk.ident(c)
     facts |= {"order_id": f"{a['order_id']} and {b['order_id']}", "reason": "ordered_by_mistake", **_address_facts(to)}
-    out.append(
-        task(
-            f"cancel-and-move-{c['customer_id'].lower()}",
-            "Two open orders: cancel one, send the other to a new address (two confirmed writes).",
-            ["confirmation", "multi_step", "precondition", "required_output"],
-            persona=_who(desk),
-            opening=f"Two things: please cancel order {a['order_id']}, I ordered it by mistake, and send "
-            f"{b['order_id']} to my new address.",
-            facts=facts,
-            aliases=ALIASES,
-            gold=gold
-            + _look(a, items=False)
-            + [_cancel(c, a, "ordered_by_mistake")]
-            + _look(b, items=False)
-            + [_move(c, b, to)],
-            confirms=["cancel_order", "change_shipping_address"],
-            outputs=[fmt_money(a["total"]), to["postal_code"]],
-        )
+    return task(
+        f"cancel-and-move-{c['customer_id'].lower()}",
+        "Two open orders: cancel one, send the other to a new address (two confirmed writes).",
+        ["confirmation", "multi_step", "precondition", "required_output"],
+        persona=_who(desk),
+        opening=f"Two things: please cancel order {a['order_id']}, I ordered it by mistake, and send "
+        f"{b['order_id']} to my new address.",
+        facts=facts,
+        aliases=ALIASES,
+        gold=gold
+        + _look(a, items=False)
+        + [_cancel(c, a, "ordered_by_mistake")]
+        + _look(b, items=False)
+        + [_move(c, b, to)],
+        confirms=["cancel_order", "change_shipping_address"],
+        outputs=[fmt_money(a["total"]), to["postal_code"]],
     )
-    return out
 
 
 def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
@@ -1323,7 +1325,8 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
 def build_tasks(state: dict[str, list[dict[str, Any]]], rng: random.Random) -> list[dict[str, Any]]:
     desk = _Desk(state, rng)
     return (
-        _refund_tasks(desk)
+        [_two_orders_task(desk)]
+        + _refund_tasks(desk)
         + _refusal_refund_tasks(desk)
         + _shipping_tasks(desk)
         + _order_tasks(desk)
@@ -1331,8 +1334,10 @@ def build_tasks(state: dict[str, list[dict[str, Any]]], rng: random.Random) -> l
     )
 
 
-def build() -> tuple[dict[str, Any], str, dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
-    rng = random.Random(SEED)
+def build(seed: int = SEED) -> tuple[dict[str, Any], str, dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The manifest, policy, tables and tasks; the checked-in world is ``SEED``'s (any seed gives a
+    valid world: the tests build a few)."""
+    rng = random.Random(seed)
     state = build_state(rng)
-    tasks = build_tasks(state, random.Random(SEED + 1))
+    tasks = build_tasks(state, random.Random(seed + 1))
     return manifest(), POLICY, state, tasks
