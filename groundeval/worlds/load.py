@@ -493,7 +493,7 @@ def _load_tasks(folder: Path, m: WorldManifest, msrc: str) -> list[WorldTask]:
         raise ContractError(problems)
     if not tasks:
         raise ContractError.single(src, "no tasks")
-    return tasks
+    return sorted(tasks, key=lambda t: t.id)  # outputs follow task ids, whatever the file's line order
 
 
 def _task_problems(task: WorldTask, m: WorldManifest, src: str, where: dict[str, Any]) -> list[Problem]:

@@ -124,3 +124,15 @@ def test_gold_action_expected_to_fail(shop_copy):
     t.write_text("\n".join(lines) + "\n")
     p = _problem(shop_copy)
     assert "marked expect_error but succeeds" in p.message and p.field == "gold_actions.0.expect_error"
+
+
+def test_task_line_order_does_not_change_outputs(shop_copy, tmp_path):
+    from groundeval.worlds.run import run_world
+
+    a = run_world(shop_copy, "padding", tmp_path / "a")
+    t = shop_copy / "tasks.jsonl"
+    t.write_text("\n".join(reversed(t.read_text().splitlines())) + "\n")
+    b = run_world(shop_copy, "padding", tmp_path / "b")
+    assert [x.task_id for x in a.traces] == sorted(x.task_id for x in a.traces)
+    for name in ("traces.jsonl", "verdicts.jsonl", "report.json", "report.md", "report.html"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
