@@ -428,6 +428,8 @@ class _Mapper:
                 "the selector also has an id_template, which the original used instead",
             )
         kept.setdefault("limit", ORIGINAL_SELECTOR_LIMIT)
+        if "query_template" in kept:
+            kept["match"] = "phrase"  # the original searched the rendered query as one phrase
         return kept
 
     def adapters(self) -> dict[str, Any]:

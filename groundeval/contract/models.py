@@ -231,6 +231,13 @@ class SearchSelector(_Strict):
     id_template: str | None = None
     query_template: str | None = None
     limit: int = Field(3, ge=1, le=20)
+    match: Literal["bm25", "phrase"] = Field(
+        "bm25",
+        exclude_if=lambda v: v == "bm25",  # the default leaves dumps (and contract digests) as before the field
+        description="How a query_template selects: 'bm25' ranks the subsystem's artifacts (any query word; top "
+        "limit), 'phrase' keeps those whose id, title or text holds the rendered query, case-insensitive (first "
+        "limit by id; what an original config.yaml's selectors mean).",
+    )
 
     @model_validator(mode="after")
     def _one_template(self) -> "SearchSelector":

@@ -350,7 +350,9 @@ def _by_spec(rows: list[tuple], names: list[str]) -> list[tuple]:
 def needs_fts(store: Store) -> bool:
     """Whether any silence selector ranks by BM25 (the FTS index must be loaded first)."""
     return any(
-        sel.query_template for sp in store.manifest.evaluation.silence_pairs for sel in sp.search_space_selectors
+        sel.query_template and sel.match == "bm25"
+        for sp in store.manifest.evaluation.silence_pairs
+        for sel in sp.search_space_selectors
     )
 
 
@@ -358,8 +360,9 @@ def with_search_spaces(
     store: Store, records: list[SilenceRecord], events: Mapping[str, EventInfo], gs: GraphSQL | None = None
 ) -> list[SilenceRecord]:
     """The records with their expected search space filled: the trigger's artifacts, id
-    templates that resolve to an existing artifact, and the ranked BM25 hits of query
-    templates within their subsystem. Batched: one BM25 query for all records.
+    templates that resolve to an existing artifact, and the ranked BM25 hits (or, for
+    ``match: phrase``, the phrase hits) of query templates within their subsystem. Batched:
+    one BM25 query and one phrase query for all records.
     (Separate from :func:`build_graph` so a generator can fill only the records it may use.)"""
     if gs is None:
         if needs_fts(store):
@@ -384,8 +387,11 @@ def _search_spaces(
     ev = store.manifest.evaluation
     wanted: dict[tuple[int, str], set[str]] = {}
     id_checks: list[tuple[tuple[int, str], str, str | None]] = []
-    queries: list[tuple[int, str, str, int]] = []
-    query_owner: list[tuple[int, str]] = []
+    # per match kind: the queries (qid, subsystem, text, limit) and the record each is for
+    ranked: dict[str, tuple[list[tuple[int, str, str, int]], list[tuple[int, str]]]] = {
+        "bm25": ([], []),
+        "phrase": ([], []),
+    }
     for i, t in records:
         spec = ev.silence_pairs[i]
         rec = events[t].record
@@ -397,9 +403,10 @@ def _search_spaces(
                     id_checks.append(((i, t), aid, sel.subsystem))
             else:
                 text = render_template(sel.query_template or "", rec)
+                queries, owners = ranked[sel.match]
                 if text:
                     queries.append((len(queries), sel.subsystem, text, sel.limit))
-                    query_owner.append((i, t))
+                    owners.append((i, t))
         for tmpl in spec.search_space:
             aid = render_template(tmpl, rec)
             if aid:
@@ -408,9 +415,9 @@ def _search_spaces(
     for owner, aid, sub in id_checks:
         if (aid, sub) in exists:
             wanted[owner].add(aid)
-    if queries:
-        for qid, aid in gs.bm25_batch(queries):
-            wanted[query_owner[qid]].add(aid)
+    for kind, (queries, owners) in ranked.items():
+        for qid, aid in (gs.bm25_batch if kind == "bm25" else gs.phrase_batch)(queries) if queries else ():
+            wanted[owners[qid]].add(aid)
     info = gs.artifacts_info({a for s in wanted.values() for a in s})
     # A subsystem the pack does not have (GE209) cannot be searched — the runtime refuses it as
     # unknown — so it is not expected either: an honest path must be able to score 1.

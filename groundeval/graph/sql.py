@@ -457,6 +457,25 @@ class GraphSQL:
         )
         return {rid: (why, eid) for rid, why, eid in rows}
 
+    def phrase_batch(self, queries: list[tuple[int, str, str, int]]) -> list[tuple[int, str]]:
+        """Phrase hits for many ``(qid, subsystem, query, limit)`` at once: the artifacts of the
+        subsystem whose id, title or searchable text holds the query as it is written (a
+        substring), compared in lower case — the original GroundEval format's selector search
+        (``match: phrase``) — the first ``limit`` by artifact id."""
+        self.put(
+            "ge_phr",
+            [("qid", "INTEGER"), ("sub", "VARCHAR"), ("q", "VARCHAR"), ("lim", "INTEGER")],
+            queries,
+        )
+        return self.q(
+            """SELECT q.qid, a.id FROM ge_phr q JOIN artifacts a ON a.subsystem = q.sub
+               JOIN artifact_text t ON t.id = a.id
+               WHERE contains(lower(a.id), lower(q.q)) OR contains(lower(t.title), lower(q.q))
+                  OR contains(lower(t.body), lower(q.q))
+               QUALIFY row_number() OVER (PARTITION BY q.qid ORDER BY a.id) <= any_value(q.lim) OVER (PARTITION BY q.qid)
+               ORDER BY 1, 2"""
+        )
+
     RARE_DF = 100  # terms in at most this many documents are "rare" (see ``bm25_batch``)
     PREFILTER_WORDS = 2000  # up to this many query words, only the texts containing one are tokenized twice
 

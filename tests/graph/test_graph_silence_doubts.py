@@ -129,3 +129,44 @@ def test_key_text_is_the_normalised_token_run():
     assert key_text("INC-42") == " inc 42 "
     assert key_text("  Ops/ Review__7 ") == " ops review 7 "
     assert key_text("42") == ""  # too short to look for in a text
+
+
+# --------------------------------------------------------------------------- original selectors (item 4)
+
+
+def _space_of(root: Path, trigger: str) -> tuple[str, ...]:
+    store = Store.open(root)
+    try:
+        g = build_graph(store)
+        (rec,) = [r for r in g.absences + g.presences if r.trigger_event_id == trigger]
+        return rec.expected_search_space
+    finally:
+        store.close()
+
+
+def test_an_original_query_template_is_a_case_insensitive_phrase(tmp_path):
+    """ "review {artifact_ids.helpdesk}" for HD-2: BM25 over any word would take every review
+    (WK-1, WK-2: "Review HD-1 lift", "Review HD-3 leak"); the original's phrase takes the pages
+    holding "review hd-2" in any case, and nothing else."""
+    docs = {"WK-4": "Quick REVIEW hd-2: boiler.", "WK-5": "review  HD-2 (two spaces)", "WK-6": "preview HD-2x"}
+    root = pack_with(tmp_path / "p", None, docs)
+    # "preview HD-2x" holds the phrase as a substring, as the original's regex search finds it
+    assert _space_of(root, "e08") == ("CH-2", "HD-2", "WK-4", "WK-6")
+
+
+def test_the_phrase_hits_are_the_first_limit_by_id(tmp_path):
+    docs = {f"WK-{n}": f"review HD-2, take {n}" for n in (9, 3, 7, 5, 8, 4)}
+    root = pack_with(tmp_path / "p", None, docs)
+    assert _space_of(root, "e08") == ("CH-2", "HD-2", "WK-3", "WK-4", "WK-5", "WK-7", "WK-8")  # limit 5
+
+
+def test_a_native_query_template_still_ranks_by_bm25(tmp_path, tiny_pack):
+    """Only the original format's selectors are phrases: a native one keeps BM25 (tiny's
+    "postmortem {facts.incident_id}" ranks the other incidents' postmortems in)."""
+    store = Store.open(tiny_pack)
+    try:
+        g = build_graph(store)
+        (rec,) = g.absences
+    finally:
+        store.close()
+    assert {"PM-41", "PM-42"} <= set(rec.expected_search_space)
