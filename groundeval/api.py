@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from .contract.models import ScoringConfig
     from .distributed import Backend
+    from .questions.subset import Subset
     from .scoring.model import QuestionScore, RunReport
     from .store.store import Store
     from .trace.model import Trace
@@ -227,6 +228,7 @@ def run(
     trials: int = 1,
     backend: str | Backend = "local",
     db: str | Path | None = None,
+    subset: Subset | None = None,
 ) -> Path:
     """Run an agent over a pack or questions file; returns the traces file.
 
@@ -235,12 +237,15 @@ def run(
     answers exactly the set it started with. A pack the verifier rejects is refused
     unless ``force`` (see :func:`open_pack`). ``backend="ray"`` (or a backend from
     :func:`groundeval.distributed.get_backend`) runs the episodes on Ray workers, which open
-    the store read-only from ``db`` (docs/ray.md); the traces are the same either way."""
+    the store read-only from ``db`` (docs/ray.md); the traces are the same either way.
+    ``subset`` (:class:`groundeval.questions.subset.Subset`) runs only the questions it selects;
+    they are the run's questions (saved, resumed, reported)."""
 
     out = Path(out_dir)
     saved = out / QUESTIONS
     if resume and questions is None and saved.exists() and not Path(source).suffix.lower() == ".json":
         questions = saved
+        subset = None  # the saved questions are the subset the run started with
     be, owned = _backend(backend)
     try:
         db_file = be.store_file(db)
@@ -248,8 +253,10 @@ def run(
             source, pack=pack, questions=questions, seed=seed, force=force, on_forced=on_forced, db=db_file
         )
         try:
+            if subset:
+                qs = subset.apply(qs)
             out.mkdir(parents=True, exist_ok=True)
-            if origin == "generated":  # keep them: a resumed run must answer the same set
+            if origin == "generated":  # keep them (the subset): a resumed run must answer the same set
                 from .questions.io import write_questions
 
                 write_questions(qs, saved)
@@ -353,12 +360,14 @@ def evaluate(
     profile: str | None = None,
     backend: str | Backend = "local",
     db: str | Path | None = None,
+    subset: Subset | None = None,
 ) -> EvalResult:
     """verify → generate → run → score → report, all files in ``out_dir``.
 
     ``trials`` runs every question that many times (the report then has pass@k and
     pass^k); ``profile`` picks the scoring formulas (``default`` or ``paper``);
-    ``backend="ray"`` runs the episodes and the scoring on Ray workers (see :func:`run`).
+    ``backend="ray"`` runs the episodes and the scoring on Ray workers (see :func:`run`);
+    ``subset`` runs, scores and reports only the questions it selects (see :func:`run`).
 
     The contract must verify without errors (``force`` goes on anyway, calling
     ``on_forced(result)``). An existing run in ``out_dir`` is replaced unless ``resume``."""
@@ -392,6 +401,7 @@ def evaluate(
             on_forced=on_forced,
             trials=trials,
             profile=profile,
+            subset=subset,
         )
     finally:
         if owned:
@@ -419,6 +429,7 @@ def _evaluate(
     on_forced: Callable[[Any], None] | None,
     trials: int,
     profile: str | None,
+    subset: Subset | None = None,
 ) -> EvalResult:
     from .report.render import write_reports
     from .scoring.aggregate import aggregate
@@ -457,6 +468,8 @@ def _evaluate(
             qs = checked.questions  # generate(store) on this very store, moments ago
         else:
             qs = generate(store, seed=seed)
+        if subset:
+            qs = subset.apply(qs)
         if resume and saved.exists() and read_questions(saved) != qs:
             raise ContractError.single(
                 str(saved), "differs from the questions this pack generates now; cannot resume — run without --resume"

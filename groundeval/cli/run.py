@@ -14,6 +14,14 @@ from ..agents.base import MODES
 from .options import PACK, backend_options, force_option, make_backend, warn_forced
 
 
+def _subset(tracks, buckets, question_ids, limit):
+    """The questions selected by --track / --bucket / --question-id / --limit (None: all)."""
+    from ..questions.subset import Subset
+
+    subset = Subset(tuple(tracks), tuple(buckets), tuple(question_ids), limit)
+    return subset if subset else None
+
+
 def _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout) -> dict[str, Any]:
     return {
         "base_url": base_url,
@@ -74,6 +82,30 @@ def agent_options(f):
             click.option("--retries", type=click.IntRange(0), default=None, help="LLM adapters: retries per request."),
             click.option("--request-timeout", type=float, default=None, help="LLM adapters: seconds per request."),
             click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+            click.option(
+                "--track",
+                "tracks",
+                multiple=True,
+                help="Run only this track's questions (repeatable).",
+            ),
+            click.option(
+                "--bucket",
+                "buckets",
+                multiple=True,
+                help="Run only this bucket's questions, e.g. absence (repeatable).",
+            ),
+            click.option(
+                "--question-id",
+                "question_ids",
+                multiple=True,
+                help="Run only the questions whose id matches this shell pattern, e.g. 'q_0a*' (repeatable).",
+            ),
+            click.option(
+                "--limit",
+                type=click.IntRange(1),
+                default=None,
+                help="Run only the first N selected questions, in the question set's order.",
+            ),
         ]
     ):
         f = opt(f)
@@ -170,6 +202,10 @@ def run(
     retries,
     request_timeout,
     quiet,
+    tracks,
+    buckets,
+    question_ids,
+    limit,
     force,
     out,
     questions,
@@ -219,6 +255,7 @@ def run(
                 trials=trials,
                 backend=be,
                 db=db,
+                subset=_subset(tracks, buckets, question_ids, limit),
             )
     except KeyboardInterrupt:
         _interrupted(out)
@@ -306,6 +343,10 @@ def eval_(
     retries,
     request_timeout,
     quiet,
+    tracks,
+    buckets,
+    question_ids,
+    limit,
     force,
     out,
     level,
@@ -355,6 +396,7 @@ def eval_(
                 profile=profile,
                 backend=be,
                 db=db,
+                subset=_subset(tracks, buckets, question_ids, limit),
             )
     except KeyboardInterrupt:
         _interrupted(out)
