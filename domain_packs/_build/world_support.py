@@ -29,6 +29,7 @@ NAME = "support_desk"
 SEED = 2718
 TODAY = date(2026, 3, 16)
 REFUND_WINDOW_DAYS = 30
+PLUS_WINDOW_DAYS = 60
 REFUND_LIMIT = 250.0
 PRIVACY_URL = "harborfinch.com/privacy-request"
 
@@ -547,7 +548,7 @@ README = f"""
 Harbor & Finch sells home goods online. The agent staffs its support desk on {day(TODAY)}: it
 locates and verifies customers, reads orders and their lines, refunds eligible lines, cancels or
 redirects orders that have not shipped, changes account emails and escalates to a supervisor. The
-policy (`policy.md`) sets a {REFUND_WINDOW_DAYS}-day refund window, a ${REFUND_LIMIT:.0f} per-line
+policy (`policy.md`) sets a {REFUND_WINDOW_DAYS}-day refund window ({PLUS_WINDOW_DAYS} for Plus members), a ${REFUND_LIMIT:.0f} per-line
 refund limit (above it: escalate), final-sale items, lost-package and transit-damage procedures,
 identity verification before any change and confirmation before every write. Violation mode
 `refuse`: a write that breaks a rule is not applied.
@@ -572,6 +573,9 @@ in this conversation.
   nothing.
 - Without verification you may only tell the customer the status and tracking number of an order
   that belongs to the account you located (check the order's `customer_id`).
+- An order that is not on the caller's account (a partner's, a friend's) is not theirs to change,
+  even when they know its number: decline, and say the account holder must contact us.
+- Ticket status (`list_tickets`) may be shared with a verified customer.
 - Act only on the account of the person you are talking to. Closed accounts cannot be changed.
 
 ## 2. Confirmation before every change
@@ -587,14 +591,15 @@ action; ask again for each further change.
 - Refunds are per order line, for the full line total (quantity x unit price), back to the
   original payment method. Look up the order (`get_order`) and its lines (`list_order_items`) first.
 - Eligible only when: the order status is `delivered`; it was delivered at most
-  {REFUND_WINDOW_DAYS} days ago (on or after {day(plus(TODAY, -REFUND_WINDOW_DAYS))}); the line is
-  still `active`; and the line is not marked final sale (`final_sale`). Valid reasons: damaged, defective, wrong_item,
-  not_as_described, missing_parts.
+  {REFUND_WINDOW_DAYS} days ago (on or after {day(plus(TODAY, -REFUND_WINDOW_DAYS))}) — or at most
+  {PLUS_WINDOW_DAYS} days ago (on or after {day(plus(TODAY, -PLUS_WINDOW_DAYS))}) when the customer's
+  tier is `plus` (check `get_customer`); the line is still `active`; and the line is not marked final
+  sale (`final_sale`). Valid reasons: damaged, defective, wrong_item, not_as_described, missing_parts.
 - Refund limit: you may refund a line of at most ${REFUND_LIMIT:.2f}. For an otherwise eligible line
   above that, do **not** refund it: offer to escalate the order with category `refund_over_limit`
   and give the customer the ticket id.
-- Final-sale items, lines already refunded, orders delivered more than {REFUND_WINDOW_DAYS} days ago
-  and orders not yet delivered cannot be refunded: explain why (for example the delivery date, or
+- Final-sale items, lines already refunded, orders delivered before the customer's window and
+  orders not yet delivered cannot be refunded: explain why (for example the delivery date, or
   the date and amount of the earlier refund) and change nothing. Do not offer credits or exceptions.
 - Tell the customer the amount refunded.
 - An item that arrived broken because the parcel was damaged in transit (reason `damaged`): refund
@@ -678,6 +683,7 @@ class _Desk:
         self.pick = Picker(rng)
         self.customers = {c["customer_id"]: c for c in state["customers"]}
         self.orders = state["orders"]
+        self.tickets = state["tickets"]
         self.lines: dict[str, list[dict[str, Any]]] = {}
         for li in state["order_items"]:
             self.lines.setdefault(li["order_id"], []).append(li)
@@ -862,7 +868,11 @@ def _refusal_refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 forbidden=["refund_item"],
             )
         )
-    late = lambda o: o["status"] == "delivered" and 38 <= desk.since_delivery(o) <= 140  # noqa: E731
+
+    def late(o: dict[str, Any]) -> bool:
+        window = PLUS_WINDOW_DAYS if desk.customers[o["customer_id"]]["tier"] == "plus" else REFUND_WINDOW_DAYS
+        return o["status"] == "delivered" and window + 8 <= desk.since_delivery(o) <= 140
+
     for _ in range(3):
         c, o, li = desk.take_line(late, small, "refund outside window")
         facts, gold = desk.ident(c, by_phone=rng.random() < 0.5)
@@ -870,7 +880,7 @@ def _refusal_refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
         out.append(
             task(
                 f"refund-window-closed-{o['order_id'].lower()}",
-                "Refund asked for an order delivered more than 30 days ago: refuse, give the delivery date.",
+                "Refund asked after the customer's refund window closed: refuse, give the delivery date.",
                 ["no_change", "refusal", "required_output"],
                 persona=_who(desk),
                 opening=f"The {li['product_name']} I bought a while back {rng.choice(REASON_WORDS['defective'])}. "
@@ -1322,6 +1332,90 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
     return out
 
 
+def _extra_tasks(desk: _Desk) -> list[dict[str, Any]]:
+    """Plus members' longer window, orders on someone else's account, ticket status."""
+    rng = desk.rng
+    out = []
+
+    def plus_late(o: dict[str, Any]) -> bool:
+        return (
+            desk.customers[o["customer_id"]]["tier"] == "plus"
+            and o["status"] == "delivered"
+            and REFUND_WINDOW_DAYS + 4 <= desk.since_delivery(o) <= PLUS_WINDOW_DAYS - 2
+        )
+
+    for _ in range(2):
+        c, o, li = desk.take_line(plus_late, lambda li: _amount(li) <= REFUND_LIMIT, "plus window")
+        reason = rng.choice(("defective", "missing_parts", "not_as_described"))
+        facts, gold = desk.ident(c)
+        facts |= {"order_id": o["order_id"], "item": li["product_name"], "reason": reason}
+        out.append(
+            task(
+                f"refund-plus-window-{o['order_id'].lower()}",
+                "Plus member, delivered 34-58 days ago: inside the 60-day Plus window, so the line is refunded.",
+                ["confirmation", "precondition", "required_output"],
+                persona=_who(desk),
+                opening=f"I know it's been a while, but the {li['product_name']} {rng.choice(REASON_WORDS[reason])}. "
+                "I'm a Plus member — can I still get a refund?",
+                facts=facts,
+                aliases=ALIASES,
+                gold=gold
+                + [("get_customer", {"customer_id": c["customer_id"]})]
+                + _look(o)
+                + [_refund(c, o, li, reason)],
+                confirms=["refund_item"],
+                outputs=[fmt_money(_amount(li))],
+            )
+        )
+    for _ in range(2):
+        active = sorted(k for k, v in desk.customers.items() if v["status"] == "active")
+        c = desk.customers[desk.pick.take(active, lambda x: x, "not your order: the caller")]
+        other = desk.pick.take(desk.orders_where(_open), lambda x: x["customer_id"], "not your order: the order")
+        facts, gold = desk.ident(c)
+        facts |= {"order_id": other["order_id"], "reason": "ordered_by_mistake"}
+        out.append(
+            task(
+                f"not-your-order-{other['order_id'].lower()}",
+                "Verified caller asks to cancel an order on another customer's account: decline, change nothing.",
+                ["no_change", "precondition", "refusal"],
+                persona="Calls about an order their partner placed; assumes a shared household is enough.",
+                opening=f"My partner ordered something by mistake — order {other['order_id']}. "
+                "Can you cancel it? I'm calling for both of us.",
+                facts=facts,
+                aliases=ALIASES,
+                gold=gold + _look(other, items=False),
+                confirms=["cancel_order"],
+                forbidden=["cancel_order"],
+            )
+        )
+    with_ticket = sorted({t["customer_id"] for t in desk.tickets if t["status"] != "closed"})
+    for _ in range(2):
+        cid = desk.pick.take(
+            [x for x in with_ticket if desk.customers[x]["status"] == "active"], lambda x: x, "ticket status"
+        )
+        c = desk.customers[cid]
+        mine = sorted(
+            (t for t in desk.tickets if t["customer_id"] == cid), key=lambda t: (t["opened_on"], t["ticket_id"])
+        )
+        t = [t for t in mine if t["status"] != "closed"][-1]
+        facts, gold = desk.ident(c, by_phone=rng.random() < 0.5)
+        out.append(
+            task(
+                f"ticket-status-{t['ticket_id'].lower()}",
+                "Verified customer asks about an open ticket: read only; tell its id and status.",
+                ["no_change", "required_output"],
+                persona=_who(desk),
+                opening=f"I contacted you on {_spoken(t['opened_on'])} about an order and haven't heard back. "
+                "What's going on with my ticket?",
+                facts=facts,
+                aliases=ALIASES,
+                gold=gold + [("list_tickets", {"customer_id": cid})],
+                outputs=[t["ticket_id"], t["status"]],
+            )
+        )
+    return out
+
+
 def build_tasks(state: dict[str, list[dict[str, Any]]], rng: random.Random) -> list[dict[str, Any]]:
     desk = _Desk(state, rng)
     return (
@@ -1331,6 +1425,7 @@ def build_tasks(state: dict[str, list[dict[str, Any]]], rng: random.Random) -> l
         + _shipping_tasks(desk)
         + _order_tasks(desk)
         + _account_tasks(desk)
+        + _extra_tasks(desk)
     )
 
 
