@@ -107,22 +107,7 @@ def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_
     jobs = [(t, k) for t in tasks for k in range(trials)]
     out.mkdir(parents=True, exist_ok=True)
     path = out / "traces.jsonl"
-    done: dict[tuple[str, int], WorldTrace] = {}
-    if path.exists() and path.stat().st_size:
-        if resume:
-            wanted = {(t.id, k) for t, k in jobs}
-            for tr in read_traces(path, lenient=True):
-                if tr.agent != agent_name or tr.world != w.name:
-                    raise UsageError.single(
-                        "--out", f"{path} holds traces of agent {tr.agent!r} on world {tr.world!r}: use another --out"
-                    )
-                fresh = tr.world_digest == w.state_for(w.task(tr.task_id)).initial_digest
-                if fresh and (tr.task_id, tr.trial) in wanted:  # a trace of a changed world is run again
-                    done[(tr.task_id, tr.trial)] = tr
-        elif not overwrite:
-            raise UsageError.single(
-                "--out", f"{path} exists: pass --resume to complete it or --overwrite to replace it"
-            )
+    done = _kept(w, path, agent_name, jobs, resume, overwrite)
     todo = [(t, k) for t, k in jobs if (t.id, k) not in done]
     started = time.perf_counter()
     if not resume or not path.exists():
@@ -172,6 +157,29 @@ def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_
     }
     _write_atomic(out / "run.json", json.dumps(info, indent=2, sort_keys=True) + "\n")
     return result
+
+
+def _kept(w: World, path: Path, agent_name: str, jobs, resume: bool, overwrite: bool) -> dict:
+    """The finished traces a resumed run keeps (none otherwise); refuses to mix agents or worlds."""
+    done: dict[tuple[str, int], WorldTrace] = {}
+    if not (path.exists() and path.stat().st_size):
+        return done
+    if not resume:
+        if not overwrite:
+            raise UsageError.single(
+                "--out", f"{path} exists: pass --resume to complete it or --overwrite to replace it"
+            )
+        return done
+    wanted = {(t.id, k) for t, k in jobs}
+    for tr in read_traces(path, lenient=True):
+        if tr.agent != agent_name or tr.world != w.name:
+            raise UsageError.single(
+                "--out", f"{path} holds traces of agent {tr.agent!r} on world {tr.world!r}: use another --out"
+            )
+        fresh = tr.world_digest == w.state_for(w.task(tr.task_id)).initial_digest
+        if fresh and (tr.task_id, tr.trial) in wanted:  # a trace of a changed world is run again
+            done[(tr.task_id, tr.trial)] = tr
+    return done
 
 
 def _score(w: World, traces: list[WorldTrace], out: Path) -> WorldRunResult:

@@ -133,6 +133,6 @@ def test_task_line_order_does_not_change_outputs(shop_copy, tmp_path):
     t = shop_copy / "tasks.jsonl"
     t.write_text("\n".join(reversed(t.read_text().splitlines())) + "\n")
     b = run_world(shop_copy, "padding", tmp_path / "b")
-    assert [x.task_id for x in a.traces] == sorted(x.task_id for x in a.traces)
+    assert [x.task_id for x in a.traces] == sorted(x.task_id for x in b.traces)
     for name in ("traces.jsonl", "verdicts.jsonl", "report.json", "report.md", "report.html"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
