@@ -199,6 +199,20 @@ class Picker:
         self.used.update(people(x))
         return x
 
+    def phrase(self, options: tuple[str, ...], key: str | None = None) -> str:
+        """One of ``options``: each place (``key``, default the options themselves) uses every
+        option once, in a seeded order, before any again — so tasks of one kind do not all open
+        with the same words. Options built with f-strings need a ``key``."""
+        if not hasattr(self, "_cycles"):
+            self._cycles: dict[Any, list[int]] = {}
+        k = key if key is not None else options
+        left = self._cycles.get(k)
+        if not left:
+            left = list(range(len(options)))
+            self.rng.shuffle(left)
+            self._cycles[k] = left
+        return options[left.pop()]
+
 
 # --------------------------------------------------------------------------- writing
 

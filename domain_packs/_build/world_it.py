@@ -919,7 +919,7 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Locked-out employee: verify, look at the account, unlock it; tell the username.",
                 ["confirmation", "precondition", "required_output"] + (["ordered"] if i == 0 else []),
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "I typed my password wrong too many times and now I'm locked out.",
                         "My account says it's locked. Can you unlock it? I remember my password.",
@@ -943,7 +943,7 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Locked out and forgot the password: unlock first, then reset the password.",
                 ["confirmation", "multi_step", "ordered", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "I'm locked out and honestly I don't remember my password anymore either.",
                         "Account locked after I kept guessing my password. I really can't remember it.",
@@ -967,7 +967,7 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Forgotten password on an active account: verify, look at the account, reset it.",
                 ["confirmation", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "I forgot my password. Can you reset it?",
                         "I think my password expired and I can't remember the new one I set. Reset please?",
@@ -990,7 +990,7 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Caller hears that a reset signs out every session and declines: nothing changes.",
                 ["confirmation", "no_change"],
                 persona="Mid-presentation; wants a reset only if it will not sign them out of everything.",
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "Could you reset my password? I'm in the middle of a demo though.",
                         "Is a password reset quick? I'm presenting to a customer right now and it keeps nagging me.",
@@ -1012,7 +1012,7 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Replaced phone: verify, look at the account, reset MFA; tell the username.",
                 ["confirmation", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "I got a new phone and my authenticator app didn't transfer. I can't get past MFA.",
                         "My phone was replaced under warranty and now I can't do the MFA prompt.",
@@ -1035,8 +1035,13 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Employee on leave asks to unlock a disabled account: refuse, say it is disabled and HR handles it.",
                 ["no_change", "refusal", "required_output"],
                 persona=_who(desk),
-                opening="I can't sign in at all — it says my account is disabled. Can you turn it back on? "
-                "I just need to check one email.",
+                opening=desk.pick.phrase(
+                    (
+                        "I can't sign in at all — it says my account is disabled. Can you turn it back on? "
+                        "I just need to check one email.",
+                        "I'm on leave but need to grab a document from my drive. My login says disabled — unlock it?",
+                    )
+                ),
                 facts=facts,
                 aliases=ALIASES,
                 gold=gold + [_acct(p)],
@@ -1092,11 +1097,12 @@ def _request_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Approved request: verify, check the request, grant the access; tell the expiry date.",
                 ["confirmation", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         f"My request for {g['name']} got approved, can you switch it on for me?",
                         f"I was told my {g['name']} request is approved. When will I actually have it?",
-                    )
+                    ),
+                    key="it-1",
                 ),
                 facts=facts,
                 aliases=ALIASES,
@@ -1220,11 +1226,12 @@ def _new_request_tasks(desk: _Desk, rng: random.Random) -> list[dict[str, Any]]:
                 "Contractor asks for a privileged group: refuse, open nothing; say it is privileged.",
                 ["no_change", "refusal", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         f"I'm joining the on-call rotation next week and need {g['name']}. Can you set up the request?",
                         f"My team lead says I should have {g['name']} for the migration. Please request it for me.",
-                    )
+                    ),
+                    key="it-2",
                 ),
                 facts=facts,
                 aliases=ALIASES,
@@ -1312,11 +1319,12 @@ def _grant_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Employee gives up a group they no longer need: verify, list grants, revoke.",
                 ["confirmation", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         f"Please remove my access to {name}, I don't use it anymore and I'd rather not keep it.",
                         f"Our audit flagged that I still have {name}. I don't need it; please take it away.",
-                    )
+                    ),
+                    key="it-3",
                 ),
                 facts=facts,
                 aliases=ALIASES,
@@ -1383,11 +1391,12 @@ def _grant_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 if privileged
                 else ["confirmation", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         f"My access to {name} runs out soon. Can you extend it by 90 days?",
                         f"I got a reminder that {name} expires shortly. Please push it out another 90 days.",
-                    )
+                    ),
+                    key="it-4",
                 ),
                 facts=facts,
                 aliases=ALIASES | {"days": ["how long", "how many days"]},
@@ -1429,7 +1438,6 @@ def _grant_tasks(desk: _Desk) -> list[dict[str, Any]]:
 
 
 def _people_tasks(desk: _Desk) -> list[dict[str, Any]]:
-    rng = desk.rng
     out = []
     usable = lambda p: desk.active(p) and desk.accounts[p["employee_id"]]["status"] in ("active", "locked")  # noqa: E731
 
@@ -1448,11 +1456,12 @@ def _people_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Stolen laptop: report the device lost, then reset the password (in that order).",
                 ["confirmation", "multi_step", "ordered", "precondition", "required_output"],
                 persona="Shaken; the laptop bag was taken from a train.",
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         f"My {dev['model']} was stolen on the train this morning. What do I do?",
                         f"I left my work {dev['model']} in a taxi and it's gone.",
-                    )
+                    ),
+                    key="it-5",
                 ),
                 facts=facts,
                 aliases=ALIASES,

@@ -668,11 +668,25 @@ ALIASES = {
 
 REASON_WORDS = {
     "damaged": ("arrived damaged", "showed up cracked", "came with a big dent", "was broken in the box"),
-    "defective": ("stopped working after two days", "doesn't power on", "is defective", "has a faulty switch"),
-    "wrong_item": ("isn't what I ordered", "came in the wrong colour", "was the wrong size entirely"),
+    "defective": (
+        "started coming apart after a week",
+        "developed a crack within days",
+        "is already falling apart",
+        "has a flaw that gets worse every day",
+    ),
+    "wrong_item": ("isn't what I ordered", "came in the wrong colour", "is a different model from the one I ordered"),
     "not_as_described": ("looks nothing like the photos", "is much smaller than described"),
-    "missing_parts": ("is missing parts", "came without the hardware to assemble it"),
+    "missing_parts": ("is missing parts", "came without the pieces needed to put it together"),
 }
+DEFECTIVE_POWERED = ("stopped working after two days", "doesn't power on", "keeps shutting itself off")
+POWERED = ("electronics", "Grinder", "Espresso", "Mixer", "Lamp", "Lights", "Kettle")
+
+
+def _words(desk: Any, reason: str, product: str) -> str:
+    """How a customer describes the problem, fitting the product (only powered things stop working)."""
+    powered = any(p in product for p in POWERED[1:]) or product in desk.powered
+    options = DEFECTIVE_POWERED if reason == "defective" and powered else REASON_WORDS[reason]
+    return desk.pick.phrase(options)
 
 
 class _Desk:
@@ -683,6 +697,7 @@ class _Desk:
         self.pick = Picker(rng)
         self.customers = {c["customer_id"]: c for c in state["customers"]}
         self.orders = state["orders"]
+        self.powered = {p["name"] for p in state["products"] if p["category"] == "electronics"}
         self.tickets = state["tickets"]
         self.lines: dict[str, list[dict[str, Any]]] = {}
         for li in state["order_items"]:
@@ -789,13 +804,14 @@ def _refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
         reason = rng.choice([r for r in REFUND_REASONS if r != "damaged"])  # damage: the transit tasks
         facts, gold = desk.ident(c, by_phone=i % 2 == 1)
         facts |= {"order_id": o["order_id"], "item": li["product_name"], "reason": reason}
-        words = rng.choice(REASON_WORDS[reason])
-        opening = rng.choice(
+        words = _words(desk, reason, li["product_name"])
+        opening = desk.pick.phrase(
             (
                 f"Hi, the {li['product_name']} I ordered {words}. I'd like a refund please.",
                 f"Hello. My {li['product_name']} {words} and I want my money back for it.",
                 f"I need to return something: the {li['product_name']} {words}.",
-            )
+            ),
+            key="support-1",
         )
         ordered = [("verify_identity", "refund_item"), ("list_order_items", "refund_item")] if i < 2 else []
         out.append(
@@ -830,8 +846,15 @@ def _refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Two defective lines of one delivered order: two refunds, each confirmed.",
                 ["confirmation", "multi_step", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=f"Both the {a['product_name']} and the {b['product_name']} from my order stopped working "
-                "within a week. Can you refund them?",
+                opening=desk.pick.phrase(
+                    (
+                        f"The {a['product_name']} and the {b['product_name']} from my order both turned out "
+                        "defective. I'd like refunds for both.",
+                        f"I have two faulty things from one order, the {a['product_name']} and the "
+                        f"{b['product_name']}. Can I get my money back?",
+                    ),
+                    key="support-2",
+                ),
                 facts=facts,
                 aliases=ALIASES,
                 gold=gold + _look(o) + [_refund(c, o, a, "defective"), _refund(c, o, b, "defective")],
@@ -858,7 +881,7 @@ def _refusal_refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 f"Eligible line above ${REFUND_LIMIT:.0f}: no refund by the agent; escalate as refund_over_limit.",
                 ["confirmation", "precondition", "refusal", "required_output"],
                 persona=_who(desk),
-                opening=f"My {li['product_name']} {rng.choice(REASON_WORDS[reason])}. It was expensive, "
+                opening=f"My {li['product_name']} {_words(desk, reason, li['product_name'])}. It was expensive, "
                 "I want a full refund today.",
                 facts=facts,
                 aliases=ALIASES,
@@ -883,7 +906,7 @@ def _refusal_refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Refund asked after the customer's refund window closed: refuse, give the delivery date.",
                 ["no_change", "refusal", "required_output"],
                 persona=_who(desk),
-                opening=f"The {li['product_name']} I bought a while back {rng.choice(REASON_WORDS['defective'])}. "
+                opening=f"The {li['product_name']} I bought a while back {_words(desk, 'defective', li['product_name'])}. "
                 "I'd like a refund.",
                 facts=facts,
                 aliases=ALIASES,
@@ -904,7 +927,7 @@ def _refusal_refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Refund asked for an order still in transit: refuse, give carrier and tracking number.",
                 ["no_change", "refusal", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "I changed my mind about an order, it hasn't even arrived yet. Just refund it.",
                         "I don't want the thing I ordered anymore. It's not here yet — can I get my money back now?",
@@ -928,7 +951,7 @@ def _refusal_refund_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Refund asked for a final-sale line: refuse and say it is final sale.",
                 ["no_change", "refusal", "required_output"],
                 persona=_who(desk),
-                opening=f"The {li['product_name']} {rng.choice(REASON_WORDS['not_as_described'])}. Please refund it.",
+                opening=f"The {li['product_name']} {_words(desk, 'not_as_described', li['product_name'])}. Please refund it.",
                 facts=facts,
                 aliases=ALIASES,
                 gold=gold + _look(o),
@@ -1060,11 +1083,10 @@ def _address_facts(to: dict[str, str]) -> dict[str, str]:
 
 
 def _order_tasks(desk: _Desk) -> list[dict[str, Any]]:
-    rng = desk.rng
     out = []
     for i in range(3):
         c, o = desk.take_order(_open, "cancel")
-        reason = rng.choice(CANCEL_REASONS[:4])
+        reason = desk.pick.phrase(tuple(CANCEL_REASONS[:4]))
         facts, gold = desk.ident(c, by_phone=i == 2)
         facts |= {"order_id": o["order_id"], "reason": reason}
         why = {
@@ -1099,7 +1121,7 @@ def _order_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Cancellation asked for an order already shipped: refuse, give the tracking number.",
                 ["no_change", "refusal", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "Please cancel my order, I don't need it anymore.",
                         "I'd like to cancel an order I placed last week.",
@@ -1124,7 +1146,7 @@ def _order_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Customer asks about cancelling, hears the details, and declines: nothing changes.",
                 ["confirmation", "no_change", "required_output"],
                 persona="Undecided; wants to hear exactly what would happen, then decides to keep the order.",
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "I'm thinking about cancelling an order I placed. What would I get back if I did?",
                         "If I cancel my order, how much goes back on my card? I haven't decided yet.",
@@ -1148,7 +1170,7 @@ def _order_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Change the shipping address of an order that has not shipped.",
                 ["confirmation", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "I just moved — can you send my order to my new place instead?",
                         "I need my order shipped to a different address, I'll be staying somewhere else.",
@@ -1172,7 +1194,9 @@ def _order_tasks(desk: _Desk) -> list[dict[str, Any]]:
             "Address change asked for an order already shipped: refuse, give the tracking number.",
             ["no_change", "refusal", "required_output"],
             persona=_who(desk),
-            opening="Please redirect my order to a new address.",
+            opening=desk.pick.phrase(
+                ("Please redirect my order to a new address.", "Can my order go to my work address instead?")
+            ),
             facts=facts,
             aliases=ALIASES,
             gold=gold + _look(o, items=False),
@@ -1234,7 +1258,7 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Order status inquiry: locate the account, read the order, tell status details; change nothing.",
                 ["no_change", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "Where is my order?",
                         "Can you tell me what's happening with my order?",
@@ -1282,7 +1306,7 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Account deletion asked: never delete; give the customer id and the privacy form.",
                 ["no_change", "refusal", "required_output"],
                 persona=_who(desk),
-                opening=rng.choice(
+                opening=desk.pick.phrase(
                     (
                         "Please delete my account and all my data.",
                         "I want you to close and erase my account, I'm done with this store.",
@@ -1320,7 +1344,13 @@ def _account_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 if closed
                 else ["confirmation", "precondition", "required_output"],
                 persona=_who(desk),
-                opening="I'm switching email providers, can you update the email on my account?",
+                opening=desk.pick.phrase(
+                    (
+                        "I'm switching email providers, can you update the email on my account?",
+                        "Please change the email address on my account, I don't use the old one anymore.",
+                        "I'd like my receipts to go to a new email. Can you change it?",
+                    )
+                ),
                 facts=facts,
                 aliases=ALIASES,
                 gold=gold + write,
@@ -1355,7 +1385,7 @@ def _extra_tasks(desk: _Desk) -> list[dict[str, Any]]:
                 "Plus member, delivered 34-58 days ago: inside the 60-day Plus window, so the line is refunded.",
                 ["confirmation", "precondition", "required_output"],
                 persona=_who(desk),
-                opening=f"I know it's been a while, but the {li['product_name']} {rng.choice(REASON_WORDS[reason])}. "
+                opening=f"I know it's been a while, but the {li['product_name']} {_words(desk, reason, li['product_name'])}. "
                 "I'm a Plus member — can I still get a refund?",
                 facts=facts,
                 aliases=ALIASES,
