@@ -24,7 +24,16 @@ from ..models import StrictModel
 from ..observe.model import ObservedCall, ObservedRun
 from .model import ArgRule, TaskContract
 
-__all__ = ["FAILURE_CLASSES", "TaskScore", "Violation", "canonical_json", "check_arguments", "score_run", "state_hash"]
+__all__ = [
+    "FAILURE_CLASSES",
+    "TaskScore",
+    "Violation",
+    "call_violations",
+    "canonical_json",
+    "check_arguments",
+    "score_run",
+    "state_hash",
+]
 
 # most serious first: a run's failure_class is the first of these it has
 FAILURE_CLASSES: tuple[str, ...] = (
@@ -201,8 +210,12 @@ def _mean(xs: list[float]) -> float:
 # --------------------------------------------------------------------------- the scorer
 
 
-def _call_rules(contract: TaskContract, calls: list[ObservedCall], found: list[Violation]) -> tuple[int, list[bool]]:
-    """Per-call rules; returns v's numerator and, per role change, whether it was allowed."""
+def _call_rules(
+    contract: TaskContract, calls: list[ObservedCall], found: list[Violation], as_ok: bool = False
+) -> tuple[int, list[bool]]:
+    """Per-call rules; returns v's numerator and, per role change, whether it was allowed.
+    ``as_ok``: judge each call as if it succeeded (a gate's check before running it); only the
+    calls that did succeed count afterwards."""
     allowed_handoffs = {(h.from_, h.to) for h in contract.handoffs}
     writes: dict[str, int] = {}
     seen_keys: set[tuple[str, str]] = set()
@@ -228,7 +241,7 @@ def _call_rules(contract: TaskContract, calls: list[ObservedCall], found: list[V
         if role is not None:
             prev_role = role
         if spec is not None:
-            mine.extend(_tool_violations(c, spec, writes, seen_keys))
+            mine.extend(_tool_violations(c, spec, writes, seen_keys, as_ok))
         for rule in contract.order:
             if rule.after == c.tool and rule.before not in done:
                 mine.append(
@@ -275,22 +288,26 @@ def _role_violations(contract: TaskContract, c: ObservedCall, role: str | None, 
 
 
 def _tool_violations(
-    c: ObservedCall, spec: Any, writes: dict[str, int], seen_keys: set[tuple[str, str]]
+    c: ObservedCall, spec: Any, writes: dict[str, int], seen_keys: set[tuple[str, str]], as_ok: bool = False
 ) -> list[Violation]:
     """The rules of the call's own tool spec: its arguments, and how often it may succeed
-    (``max_calls``, ``once_per``), counted in ``writes`` and ``seen_keys`` across the run."""
+    (``max_calls``, ``once_per``), counted in ``writes`` and ``seen_keys`` across the run
+    (``as_ok``: judged as if it succeeded, counted only if it did)."""
     mine = [
         Violation(cls="argument_violation", call_index=c.index, message=f"{c.tool}: {msg}")
         for msg in check_arguments(spec.arguments, c.arguments)
     ]
-    if c.status == "ok" and (spec.max_calls is not None or spec.once_per):
-        writes[c.tool] = writes.get(c.tool, 0) + 1
-        if spec.max_calls is not None and writes[c.tool] > spec.max_calls:
+    succeeded = c.status == "ok"
+    if (succeeded or as_ok) and (spec.max_calls is not None or spec.once_per):
+        n = writes.get(c.tool, 0) + 1
+        if succeeded:
+            writes[c.tool] = n
+        if spec.max_calls is not None and n > spec.max_calls:
             mine.append(
                 Violation(
                     cls="forbidden_side_effect",
                     call_index=c.index,
-                    message=f"{c.tool} succeeded {writes[c.tool]} times (at most {spec.max_calls})",
+                    message=f"{c.tool} succeeded {n} times (at most {spec.max_calls})",
                 )
             )
         if spec.once_per:
@@ -300,20 +317,22 @@ def _tool_violations(
                 mine.append(
                     Violation(cls="forbidden_side_effect", call_index=c.index, message=f"{c.tool} repeated for {vals}")
                 )
-            seen_keys.add(key)
+            if succeeded:
+                seen_keys.add(key)
     return mine
 
 
 def _decision_rules(
-    contract: TaskContract, calls: list[ObservedCall], found: list[Violation]
+    contract: TaskContract, calls: list[ObservedCall], found: list[Violation], as_ok: bool = False
 ) -> tuple[list[float], list[float], list[float]]:
     """Each decision: was it made (when required), and did each successful decision call meet
-    its preconditions and rest on its evidence; returns those three lists of 1.0/0.0."""
+    its preconditions and rest on its evidence; returns those three lists of 1.0/0.0
+    (``as_ok``: every decision call is judged, as if it succeeded)."""
     made_required: list[float] = []
     pre_ok: list[float] = []
     ev_ok: list[float] = []
     for d in contract.decisions:
-        made = [c for c in calls if c.tool == d.tool and c.status == "ok"]
+        made = [c for c in calls if c.tool == d.tool and (c.status == "ok" or as_ok)]
         if d.required:
             made_required.append(1.0 if made else 0.0)
         if not made:
@@ -429,6 +448,20 @@ def _end_state_rule(
             )
         )
     return end_state
+
+
+def call_violations(contract: TaskContract, calls: list[ObservedCall]) -> dict[int, list[Violation]]:
+    """The rules each call breaks, judged as a gate judges it before it runs: as if it
+    succeeded, given the calls before it as they happened (one forward pass; what
+    :func:`score_run` finds for the last call of each prefix, with that call counted as ok)."""
+    found: list[Violation] = []
+    _call_rules(contract, calls, found, as_ok=True)
+    _decision_rules(contract, calls, found, as_ok=True)
+    out: dict[int, list[Violation]] = {}
+    for v in found:
+        if v.call_index is not None:
+            out.setdefault(v.call_index, []).append(v)
+    return out
 
 
 def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:

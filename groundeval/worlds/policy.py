@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..observe.model import ObservedCall, ObservedRun
+from ..observe.model import ObservedCall
 from ..tasks.model import TaskContract
-from ..tasks.score import canonical_json, score_run
+from ..tasks.score import call_violations, canonical_json
 from .model import WorldCall, WorldFlag, WorldMessage
 from .simulator import asked_confirmation, is_yes
 
-__all__ = ["AGENT", "REFUSABLE", "call_flags", "confirmation_grants"]
+__all__ = ["AGENT", "REFUSABLE", "call_flags", "confirmation_grants", "trace_flags"]
 
 AGENT = "agent"
 """The name the agent acts under in the rules (the role ``agent``, or the only role)."""
@@ -96,18 +96,38 @@ def call_flags(
 ) -> list[WorldFlag]:
     """The rules call ``step`` (``tool`` with ``arguments``) breaks, given the calls and messages
     before it (as if it succeeded: a rule about successful calls counts it)."""
-    run = ObservedRun(
-        run_id="world",
-        source="run",
-        agents=[AGENT],
-        calls=[*(_observed(c) for c in calls), ObservedCall(index=step, tool=tool, agent=AGENT, arguments=arguments)],
-    )
-    flags = [
-        WorldFlag(cls=v.cls, message=v.message) for v in score_run(contract, run).violations if v.call_index == step
-    ]
-    if tool in confirm_before:
-        if writes is None:
-            writes = sorted(n for n, t in contract.tools.items() if t.write)
-        if not _confirmed(tool, arguments, calls, messages, step, writes):
-            flags.append(WorldFlag(cls="unconfirmed_write", message=f"{tool} without the user's confirmation"))
-    return flags
+    observed = [*(_observed(c) for c in calls), ObservedCall(index=step, tool=tool, agent=AGENT, arguments=arguments)]
+    found = call_violations(contract, observed).get(step, [])
+    flags = [WorldFlag(cls=v.cls, message=v.message) for v in found]
+    return flags + _confirmation_flags(contract, confirm_before, calls, messages, tool, arguments, step, writes)
+
+
+def _confirmation_flags(contract, confirm_before, calls, messages, tool, arguments, step, writes) -> list[WorldFlag]:
+    if tool not in confirm_before:
+        return []
+    if writes is None:
+        writes = sorted(n for n, t in contract.tools.items() if t.write)
+    if _confirmed(tool, arguments, calls, messages, step, writes):
+        return []
+    return [WorldFlag(cls="unconfirmed_write", message=f"{tool} without the user's confirmation")]
+
+
+def trace_flags(
+    contract: TaskContract,
+    confirm_before: list[str],
+    calls: list[WorldCall],
+    messages: list[WorldMessage],
+    *,
+    writes: list[str] | dict[str, list[str]] | None = None,
+) -> list[list[WorldFlag]]:
+    """:func:`call_flags` of every call of a finished episode, in one forward pass of the rules
+    (each call judged as if it succeeded, given the calls before it as they happened)."""
+    found = call_violations(contract, [_observed(c) for c in calls])
+    out = []
+    for i, c in enumerate(calls):
+        flags = [WorldFlag(cls=v.cls, message=v.message) for v in found.get(c.step, [])]
+        before = [m for m in messages if m.step <= i]
+        out.append(
+            flags + _confirmation_flags(contract, confirm_before, calls[:i], before, c.tool, c.arguments, i, writes)
+        )
+    return out

@@ -23,7 +23,7 @@ from typing import Any
 from ..tasks.score import canonical_json
 from .load import World
 from .model import Action, WorldCall, WorldFlag, WorldTask, WorldTrace, WorldVerdict
-from .policy import call_flags
+from .policy import trace_flags
 from .state import WorldToolError, diff_changes
 from .tools import argument_errors
 
@@ -44,35 +44,21 @@ def normalise(text: str) -> str:
 
 def recompute_flags(world: World, task: WorldTask, trace: WorldTrace) -> list[list[WorldFlag]]:
     """Each call's flags, recomputed from the calls and messages before it (what the episode
-    checked when the call was made)."""
+    checked when the call was made): unknown tools, arguments the schema rejects, the rules."""
     tools = world.manifest.tools
-    contract = world.contract_for(task)
+    rules = trace_flags(
+        world.contract_for(task), world.manifest.confirm_before, trace.calls, trace.messages, writes=world.write_tools
+    )
     out: list[list[WorldFlag]] = []
-    for i, c in enumerate(trace.calls):
+    for c, flags in zip(trace.calls, rules):
         spec = tools.get(c.tool)
         if c.by == "user":  # the user's own tools: never the agent's breach
             out.append([])
-            continue
-        if spec is None or c.kind == "unknown":
+        elif spec is None or c.kind == "unknown":
             out.append([WorldFlag(cls="unknown_tool", message=f"unknown tool {c.tool!r}")])
-            continue
-        errs = argument_errors(spec, c.arguments)
-        if errs:
-            out.append([WorldFlag(cls="invalid_arguments", message="; ".join(errs))])
-            continue
-        before = [m for m in trace.messages if m.step <= i]
-        out.append(
-            call_flags(
-                contract,
-                world.manifest.confirm_before,
-                trace.calls[:i],
-                before,
-                c.tool,
-                c.arguments,
-                i,
-                writes=world.write_tools,
-            )
-        )
+        else:
+            errs = argument_errors(spec, c.arguments)
+            out.append([WorldFlag(cls="invalid_arguments", message="; ".join(errs))] if errs else flags)
     return out
 
 

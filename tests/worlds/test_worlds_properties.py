@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from groundeval.worlds import load_world
 from groundeval.worlds.episode import WorldEpisode
 from groundeval.worlds.model import WorldTrace
-from groundeval.worlds.verdict import replay_writes, verdict
+from groundeval.worlds.verdict import recompute_flags, replay_writes, verdict
 
 SHOP = Path(__file__).resolve().parent / "shop"
 ORDERS = ["O-1001", "O-1002", "O-1003", "O-1004", "O-9"]
@@ -77,6 +77,11 @@ def test_replaying_recorded_writes_reproduces_final_digest(world, apply_world, s
     trace = _play(w, steps)
     digest, changes, problems = replay_writes(w, trace.calls)
     assert problems == [] and digest == trace.final_digest
+    # the verdict's one-pass flags are the ones the episode checked call by call
+    recomputed = recompute_flags(w, w.task("ticket-and-refund"), trace)
+    assert [[f.model_dump() for f in c.flags] for c in trace.calls] == [
+        [f.model_dump() for f in fs] for fs in recomputed
+    ]
     # and the per-call diffs add up to the final changes
     rows: dict[str, dict] = {}
     for c in trace.calls:
