@@ -163,7 +163,7 @@ def _snapshot(episode: Any) -> Trace:
 def recover_traces(path: Path) -> list[Trace]:
     """Traces already written; a torn last line (a kill mid-write) is cut off the file.
 
-    A second trace of the same question (and agent, mode and trial) is a located error,
+    A second trace of the same question and trial is a located error,
     as in ``groundeval score``: a resumed run never holds an episode twice."""
     from ..trace.io import TraceKeys
 

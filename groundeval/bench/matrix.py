@@ -225,8 +225,8 @@ def _json_out(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def _replicate_traces(sources: list[Path], out: Path, n: int) -> int:
-    """``n`` traces cycled from ``sources``, each copy under its own agent name (one trace per
-    (question, agent, mode), as ``score`` demands)."""
+    """``n`` traces cycled from ``sources``, each copy under its own agent name and trial (one
+    trace per (question, trial), as ``score`` demands)."""
     lines = [
         ln for src in sources if src.is_file() for ln in src.read_text(encoding="utf-8").splitlines() if ln.strip()
     ]
@@ -237,6 +237,7 @@ def _replicate_traces(sources: list[Path], out: Path, n: int) -> int:
         for i in range(n):
             t = dict(parsed[i % len(parsed)])
             t["agent"] = f"{t.get('agent') or 'agent'}-{i // len(parsed):05d}"
+            t["trial"] = i
             fh.write(json.dumps(t, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
     return n
 

@@ -5,8 +5,9 @@ and fsynced so a crash loses at most the episode in flight, never a half line
 read back as a trace. Text UTF-8 cannot hold (a lone surrogate) is escaped as
 :mod:`groundeval.trace.text` documents, so no agent string can make a write fail.
 
-A traces file holds **one trace per (question, agent, mode, trial)**: a second one is
-a located error (:class:`TraceKeys`), the same rule for ``score`` and ``run --resume``.
+A traces file holds a run: **one trace per (question, trial)**, whatever its agent or mode
+say; a second one is a located error (:class:`TraceKeys`), the same rule for ``score`` and
+``run --resume``.
 ``trial`` is 0 unless the run repeated its questions (``run --trials K``), so a file
 written before trials existed reads exactly as before.
 """
@@ -75,23 +76,24 @@ def trace_key(trace: Trace) -> tuple[str, str, str, int]:
 
 
 class TraceKeys:
-    """One trace per (question, agent, mode, trial) in a file; a repeat is a located error."""
+    """One trace per (question, trial) in a file — a run's file, whatever the other fields of a
+    line say (its agent, null or any name, zero-width characters included, or its mode): a
+    repeat is a located error, so no question counts twice in a mean."""
 
     def __init__(self, path: str | Path):
         self.path = str(path)
-        self.first: dict[tuple[str, str, str, int], int] = {}
+        self.first: dict[tuple[str, int], int] = {}
 
     def add(self, trace: Trace, line: int) -> None:
-        agent = trace.agent  # once per re-scored trace: the key made here, no further call
-        seen = self.first.setdefault((trace.question_id, agent or "", trace.mode, trace.trial), line)
+        trial = trace.trial  # once per re-scored trace: the key made here, no further call
+        seen = self.first.setdefault((trace.question_id, trial), line)
         if seen != line:
-            trial = trace.trial
             trial_text = f", trial {trial}" if trial else ""
             raise ContractError.single(
                 self.path,
-                f"a second trace of question {trace.question_id!r} (agent {agent!r}, mode "
-                f"{trace.mode!r}{trial_text}; the first is at line {seen}): one trace per question, agent, mode "
-                "and trial — remove one of the two lines",
+                f"a second trace of question {trace.question_id!r}{trial_text} (the first is at line {seen}): "
+                "one trace per question and trial in a run, whatever its agent or mode — remove one of the two "
+                "lines (several agents' runs go in files of their own)",
                 line=line,
                 record=trace.question_id,
             )
@@ -142,7 +144,7 @@ def parse_trace(path: str | Path, n: int, line: bytes | str) -> Trace:
 
 def read_traces(path: str | Path, *, unique: bool = True) -> list[Trace]:
     """Every trace in a JSONL file, in file order; a bad line is a located ContractError,
-    and so is a second trace of the same (question, agent, mode, trial) unless ``unique=False``."""
+    and so is a second trace of the same (question, trial) unless ``unique=False``."""
     keys = TraceKeys(path)
     out = []
     for n, line in iter_trace_lines(path):

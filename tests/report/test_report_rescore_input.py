@@ -1,6 +1,6 @@
-"""Issue 13, item 5: re-scoring verifies its input — one trace per (question, agent,
-mode), the questions' contract digest (an all-zero one included), the pack's digest
-with --pack, and bytes that are not UTF-8 are located errors (exit 2, no traceback)."""
+"""Issue 13, item 5: re-scoring verifies its input — one trace per (question, trial) (issue
+31: whatever its agent or mode), the questions' contract digest (an all-zero one included),
+the pack's digest with --pack, and bytes that are not UTF-8 are located errors (exit 2, no traceback)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ def test_a_duplicated_trace_line_is_refused_with_both_lines(folder, capsys, tmp_
     assert "Traceback" not in err and not (tmp_path / "scores.jsonl").exists()
 
 
-def test_the_same_question_by_another_agent_is_not_a_duplicate(folder, capsys, tmp_path):
+def test_the_same_question_by_another_agent_is_a_duplicate(folder, capsys, tmp_path):
+    """One trace per (question, trial) of a run, whatever the agent (issue 31; more cases in
+    test_report_rescore_keys.py)."""
     path = folder / "traces.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     other = json.loads(lines[0])
@@ -48,8 +50,7 @@ def test_the_same_question_by_another_agent_is_not_a_duplicate(folder, capsys, t
     code, out, err = cli(
         capsys, "score", str(path), "-q", str(folder / "questions.json"), "--out", str(tmp_path), "--bootstrap", "10"
     )
-    assert code == 0, err
-    assert len((tmp_path / "scores.jsonl").read_text().splitlines()) == len(lines) + 1
+    assert code == 2 and f"{path}:{len(lines) + 1}" in err and "first is at line 1" in err
 
 
 @pytest.mark.parametrize("digest", ["0" * 64, "e" * 64, ""])

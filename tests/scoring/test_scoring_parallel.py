@@ -32,7 +32,7 @@ def small_chunks(monkeypatch):
 
 @st.composite
 def trace_lines(draw) -> list[str]:
-    """Traces of known and unknown questions, each under its own agent (one trace per key)."""
+    """Traces of known and unknown questions, each under its own agent and trial (one trace per key)."""
     out = []
     for i in range(draw(st.integers(1, 14))):
         q = draw(st.sampled_from(QUESTIONS))
@@ -45,7 +45,7 @@ def trace_lines(draw) -> list[str]:
             as_of=q.as_of,
             contract_digest="d" * 64,
             agent=f"a{i}",
-            trial=draw(st.integers(0, 2)),
+            trial=i * 3 + draw(st.integers(0, 2)),  # one trace per (question, trial)
             calls=[{**c, "index": k} for k, c in enumerate(draw(st.lists(calls(), max_size=4)))],
             usage=draw(st.dictionaries(st.sampled_from(["input", "output"]), st.integers(0, 99))),
             timings={"total_ms": draw(st.none() | st.floats(0, 1e4)), "call_latency_ms": [1.5]},
@@ -125,6 +125,7 @@ def _agents_lines(agents: int, **fields) -> list[str]:
                 as_of=q.as_of,
                 contract_digest="d" * 64,
                 agent=f"a{i}",
+                trial=i,  # one trace per (question, trial)
                 **fields,
             )
         )
