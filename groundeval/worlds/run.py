@@ -53,8 +53,14 @@ def read_traces(path: Path, *, lenient: bool = False) -> list[WorldTrace]:
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        try:  # Python's JSON reader: agent text may hold lone surrogates (written as escapes)
+            data = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            if lenient and n >= len(lines) - 1:
+                break
+            raise ContractError.single(str(path), f"not valid JSON: {getattr(exc, 'msg', exc)}", line=n) from None
         try:
-            out.append(WorldTrace.model_validate_json(line))
+            out.append(WorldTrace.model_validate(data))
         except ValidationError as exc:
             if lenient and n >= len(lines) - 1:
                 break

@@ -187,8 +187,13 @@ def render_markdown(report: WorldReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _e(text: str) -> str:
+    """HTML-escaped, with what UTF-8 cannot hold (lone surrogates an agent sent) as escapes."""
+    return html.escape(str(text).encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
 def _transcript(trace: WorldTrace, verdict: WorldVerdict) -> str:
-    e = html.escape
+    e = _e
     items: list[tuple[int, int, str]] = []
     for i, m in enumerate(trace.messages):
         items.append(
@@ -218,7 +223,7 @@ def _transcript(trace: WorldTrace, verdict: WorldVerdict) -> str:
 
 
 def render_html(report: WorldReport, traces: list[WorldTrace], verdicts: list[WorldVerdict]) -> str:
-    e = html.escape
+    e = _e
     rows = "".join(f"<tr><td>{e(label)}</td><td>{getattr(report, key):.3f}</td></tr>" for label, key in _CARD)
     body = "".join(f"<section>{_transcript(t, v)}</section>" for t, v in zip(traces, verdicts))
     style = (

@@ -274,3 +274,22 @@ def test_observation_alignment_compares_numbers_by_value(shop):
 
     v = verdict(shop, task, run_episode(shop, task, Fabricator()))
     assert v.observation_alignment == 0.5  # O-1004 and 1250 are real; O-2222 and 99 are not
+
+
+def test_agent_text_of_any_kind_is_kept_and_never_breaks_a_writer(shop, tmp_path):
+    from groundeval.worlds.run import run_world, score_world
+
+    class Weird:
+        name = "weird"
+
+        def run(self, episode):
+            episode.say("hi \ud800 \x00 <script>")
+            episode.call("get_order", {"order_id": "\udfff"})
+            episode.call("get_order\ud800", {"x": 1})
+
+    r = run_world(shop, Weird(), tmp_path / "a", task_ids=["status-only"])
+    assert r.traces[0].messages[1].text == "hi \ud800 \x00 <script>"
+    assert "&lt;script&gt;" in (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
+    score_world(shop, tmp_path / "a" / "traces.jsonl", tmp_path / "b")
+    for name in ("verdicts.jsonl", "report.json", "report.html"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
