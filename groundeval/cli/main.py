@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "tasks": "groundeval.cli.observe:tasks",
     "rl": "groundeval.cli.rl:rl",
     "worlds": "groundeval.cli.worlds:worlds",
+    "trajectories": "groundeval.cli.trajectories:trajectories",
 }
 
 

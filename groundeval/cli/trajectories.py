@@ -1,0 +1,77 @@
+"""``groundeval trajectories``: read and verify files of agent trajectories by replay
+(docs/trajectories.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.group()
+def trajectories() -> None:
+    """Trajectory files (tau2, tau-bench, OpenAI, Anthropic, world traces): read, verify by replay."""
+
+
+@trajectories.command("verify")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--world", "-w", required=True, help="A world folder, a bundled world's name, or tau2:<domain>.")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
+@click.option(
+    "--labels",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Labels: JSON Lines {id, reward|label} or CSV id,label (default: the rewards in the file).",
+)
+@click.option(
+    "--shape",
+    type=click.Choice(["auto", "tau2", "tau-bench", "openai", "anthropic", "world-trace"]),
+    default="auto",
+    show_default=True,
+    help="Read every record as this shape instead of telling it from the content.",
+)
+@click.option("--workers", "-j", type=click.IntRange(1), default=None, help="Worker processes (default: every core).")
+@click.option("--progress/--no-progress", default=None, help="Progress on stderr (default: when it is a terminal).")
+def verify(file: Path, world: str, out: Path, labels: Path | None, shape: str, workers: int | None, progress) -> None:
+    """Replay each trajectory of FILE on WORLD: recorded outputs vs replayed, the verdict, policy;
+    writes kept.jsonl, rejected.jsonl, summary.json and report.md into OUT."""
+    from ..trajectories.run import verify_file
+
+    s = verify_file(file, world, out, labels=labels, workers=workers, shape=shape, progress=progress)
+    click.echo(f"{s.total} records · kept {s.kept} · rejected {s.rejected} (unreadable {s.unreadable}) -> {out}")
+    if s.reasons:
+        click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in sorted(s.reasons.items())))
+    if s.labelled:
+        c, m = s.confusion, s.metrics()
+        click.echo(
+            f"labels: {s.labelled} · kept/label1 {c['tp']} · kept/label0 {c['fp']} · rejected/label1 {c['fn']} · "
+            f"rejected/label0 {c['tn']}"
+        )
+        fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
+        click.echo(f"precision {fmt(m['precision'])} · recall {fmt(m['recall'])} · F1 {fmt(m['f1'])}")
+        if c["fp"] + c["fn"]:
+            click.echo(f"disagreements: {c['fp'] + c['fn']} (listed in {out / 'disagreements.jsonl'})")
+    if s.total and s.unreadable == s.total:
+        click.echo("error: no record of the file could be read", err=True)
+        sys.exit(2)
+
+
+@trajectories.command("read")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--shape", default="auto", show_default=True)
+def read(file: Path, shape: str) -> None:
+    """Print one summary line per trajectory of FILE (its shape, task, calls) and each problem."""
+    import json
+
+    from ..trajectories import ReadProblem, read_trajectories
+
+    bad = 0
+    for t in read_trajectories(file, shape):
+        if isinstance(t, ReadProblem):
+            bad += 1
+            click.echo(f"problem: {t}", err=True)
+        else:
+            click.echo(json.dumps(t.summary(), sort_keys=True))
+    if bad:
+        sys.exit(2)

@@ -1,0 +1,361 @@
+"""``groundeval trajectories verify``: a file of trajectories verified by replay, streamed.
+
+Records are read one at a time (:mod:`.stream`), sent in small batches to worker processes (each
+holds the world once) with a bounded number of batches in flight, and their results written in
+file order as they come back — so memory stays flat however long the file is, and the outputs are
+the same bytes whatever the number of workers. Outputs in ``OUT``:
+
+* ``kept.jsonl`` / ``rejected.jsonl`` — one result per trajectory (``reasons`` each naming the
+  trajectory, the step and the field); an unreadable record is rejected with its location;
+* ``disagreements.jsonl`` — with labels: each trajectory whose label and verdict differ;
+* ``summary.json`` — counts, reasons, shapes, and with labels the confusion matrix and
+  precision / recall / F1 of "kept" against "label = 1";
+* ``report.md`` — the same for a reader.
+
+No wall-clock time is written into them (the command prints its rate on stderr).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ContractError, UsageError
+from ..tasks.score import canonical_json
+from .model import ReadProblem
+from .shapes import read_record
+from .stream import RawRecord, iter_records
+from .verify import Verifier, load_world_named, problem_result, result_line
+
+__all__ = ["VerifySummary", "load_labels", "verify_file"]
+
+BATCH = 32
+"""Records per batch sent to a worker."""
+
+_WORKER: dict[str, Any] = {}
+
+
+@dataclass
+class VerifySummary:
+    total: int = 0
+    kept: int = 0
+    rejected: int = 0
+    unreadable: int = 0
+    reasons: Counter = field(default_factory=Counter)
+    shapes: Counter = field(default_factory=Counter)
+    confusion: dict[str, int] = field(default_factory=lambda: {"tp": 0, "fp": 0, "fn": 0, "tn": 0})
+    labelled: int = 0
+    unlabelled: int = 0
+
+    def metrics(self) -> dict[str, float | None]:
+        c = self.confusion
+        p = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else None
+        r = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else None
+        f1 = (
+            2 * p * r / (p + r)
+            if p is not None and r is not None and p + r
+            else (0.0 if p is not None and r is not None else None)
+        )
+        acc = (c["tp"] + c["tn"]) / self.labelled if self.labelled else None
+        return {
+            "precision": _round(p),
+            "recall": _round(r),
+            "f1": _round(f1),
+            "accuracy": _round(acc),
+        }
+
+    def to_json(self, world: str, source: str) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "trajectory-verification",
+            "version": 1,
+            "world": world,
+            "source": source,
+            "total": self.total,
+            "kept": self.kept,
+            "rejected": self.rejected,
+            "unreadable": self.unreadable,
+            "reasons": dict(sorted(self.reasons.items())),
+            "shapes": dict(sorted(self.shapes.items())),
+        }
+        if self.labelled:
+            out["labels"] = {
+                "labelled": self.labelled,
+                "unlabelled": self.unlabelled,
+                "confusion": dict(self.confusion),
+                **self.metrics(),
+            }
+        return out
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def load_labels(path: str | Path) -> dict[str, float]:
+    """Trajectory id -> label, from JSON Lines (``{"id", "reward" | "label"}``) or CSV (``id,label``)."""
+    p = Path(path)
+    out: dict[str, float] = {}
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ContractError.single(str(p), f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ContractError.single(str(p), f"not UTF-8 text (byte {exc.start})") from None
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    if first.lstrip().startswith("{"):
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as exc:
+                raise ContractError.single(str(p), f"invalid JSON: {exc}", line=n) from None
+            if not isinstance(rec, dict) or "id" not in rec:
+                raise ContractError.single(str(p), "a label line is an object with an id", line=n, field="id")
+            out[str(rec["id"])] = _label_value(rec.get("reward", rec.get("label")), p, n)
+        return out
+    rows = list(csv.reader(text.splitlines()))
+    start = 1 if rows and rows[0] and rows[0][0].strip().lower() in ("id", "trajectory", "trajectory_id") else 0
+    for n, row in enumerate(rows[start:], start + 1):
+        if not row or not any(x.strip() for x in row):
+            continue
+        if len(row) < 2:
+            raise ContractError.single(str(p), "a label row is: id,label", line=n)
+        out[row[0].strip()] = _label_value(row[1].strip(), p, n)
+    return out
+
+
+def _label_value(v: Any, p: Path, n: int) -> float:
+    if isinstance(v, bool):
+        return 1.0 if v else 0.0
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        t = v.strip().lower()
+        if t in ("true", "pass", "yes", "good"):
+            return 1.0
+        if t in ("false", "fail", "no", "bad"):
+            return 0.0
+        try:
+            return float(t)
+        except ValueError:
+            pass
+    raise ContractError.single(str(p), f"a label is a number or true/false, not {v!r}", line=n, field="label")
+
+
+# --------------------------------------------------------------------------- workers
+
+
+def _init_worker(world_name: str | None, shape: str) -> None:
+    if world_name is not None:  # a spawned worker loads the world itself
+        _WORKER["verifier"] = Verifier(load_world_named(world_name))
+    _WORKER["shape"] = shape
+
+
+def _verify_batch(batch: list[RawRecord | ReadProblem]) -> list[tuple[str, dict[str, Any]]]:
+    v: Verifier = _WORKER["verifier"]
+    shape = _WORKER.get("shape", "auto")
+    out = []
+    for item in batch:
+        if isinstance(item, ReadProblem):
+            res = problem_result(item)
+        else:
+            t = read_record(item, shape)
+            res = problem_result(t) if isinstance(t, ReadProblem) else v.verify(t)
+        brief = {
+            "id": res["id"],
+            "kept": res["kept"],
+            "label": res["label"],
+            "shape": res["shape"],
+            "reasons": sorted({r["kind"] for r in res["reasons"]}),
+        }
+        out.append((result_line(res), brief))
+    return out
+
+
+def _batches(path: Path) -> Iterator[list[RawRecord | ReadProblem]]:
+    batch: list[RawRecord | ReadProblem] = []
+    for item in iter_records(path):
+        batch.append(item)
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class _Progress:
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.start = time.monotonic()
+        self.last = 0.0
+
+    def update(self, s: VerifySummary, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not final and now - self.last < 0.5:
+            return
+        self.last = now
+        rate = s.total / max(now - self.start, 1e-9)
+        sys.stderr.write(
+            f"\rverified {s.total:,} · kept {s.kept:,} · rejected {s.rejected:,} · {rate:,.0f}/s"
+            + ("\n" if final else "")
+        )
+        sys.stderr.flush()
+
+
+def _results(path: Path, world: Any, world_name: str, workers: int, shape: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    if workers <= 1:
+        _WORKER["verifier"] = Verifier(world)
+        _WORKER["shape"] = shape
+        for batch in _batches(path):
+            yield from _verify_batch(batch)
+        return
+    preload = hasattr(world, "criteria") and "fork" in mp.get_all_start_methods()
+    if preload:  # τ² worlds are plain Python objects: forked workers share the loaded world
+        ctx = mp.get_context("fork")
+        _WORKER["verifier"] = Verifier(world)
+        init_args: tuple[Any, ...] = (None, shape)
+    else:  # a DuckDB world is opened by each worker itself
+        ctx = mp.get_context("spawn")
+        init_args = (world_name, shape)
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=init_args) as pool:
+        pending: deque = deque()
+        for batch in _batches(path):
+            pending.append(pool.submit(_verify_batch, batch))
+            while len(pending) >= workers * 4:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+
+
+def verify_file(
+    path: str | Path,
+    world: str,
+    out: str | Path,
+    *,
+    labels: str | Path | None = None,
+    workers: int | None = None,
+    shape: str = "auto",
+    progress: bool | None = None,
+) -> VerifySummary:
+    """Verify every trajectory of ``path`` against ``world`` (a folder, a bundled world, or
+    ``tau2:<domain>``) and write the outputs into ``out``."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError.single("FILE", f"{p}: no such file")
+    label_map = load_labels(labels) if labels is not None else None
+    w = load_world_named(world)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    summary = VerifySummary()
+    bar = _Progress(sys.stderr.isatty() if progress is None else progress)
+    with (
+        open(out_dir / "kept.jsonl", "w", encoding="utf-8") as kept,
+        open(out_dir / "rejected.jsonl", "w", encoding="utf-8") as rejected,
+        open(out_dir / "disagreements.jsonl", "w", encoding="utf-8") as dis,
+    ):
+        for line, brief in _results(p, w, world, max(1, n), shape):
+            summary.total += 1
+            if brief["shape"] is None:
+                summary.unreadable += 1
+            else:
+                summary.shapes[brief["shape"]] += 1
+            if brief["kept"]:
+                summary.kept += 1
+                kept.write(line)
+            else:
+                summary.rejected += 1
+                rejected.write(line)
+            for r in brief["reasons"]:
+                summary.reasons[r] += 1
+            _count_label(summary, brief, label_map, line, dis)
+            bar.update(summary)
+    bar.update(summary, final=True)
+    doc = summary.to_json(w.name, str(p))
+    (out_dir / "summary.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out_dir / "report.md").write_text(render_report(doc), encoding="utf-8")
+    return summary
+
+
+def _count_label(
+    s: VerifySummary, brief: dict[str, Any], label_map: dict[str, float] | None, line: str, dis: Any
+) -> None:
+    if brief["shape"] is None:
+        return
+    label = brief["label"] if label_map is None else label_map.get(str(brief["id"]))
+    if label is None:
+        s.unlabelled += 1
+        return
+    s.labelled += 1
+    good = label >= 1.0
+    key = ("tp" if brief["kept"] else "fn") if good else ("fp" if brief["kept"] else "tn")
+    s.confusion[key] += 1
+    if key in ("fp", "fn"):
+        rec = json.loads(line)
+        dis.write(
+            canonical_json(
+                {
+                    "id": rec["id"],
+                    "where": rec["where"],
+                    "label": label,
+                    "kept": rec["kept"],
+                    "reasons": rec["reasons"],
+                }
+            )
+            + "\n"
+        )
+
+
+def render_report(doc: dict[str, Any]) -> str:
+    lines = [
+        f"# Trajectory verification: {doc['source']}",
+        "",
+        f"World `{doc['world']}` · {doc['total']} records · kept {doc['kept']} · rejected {doc['rejected']}"
+        f" (unreadable {doc['unreadable']})",
+        "",
+    ]
+    if doc["shapes"]:
+        lines += ["Shapes: " + ", ".join(f"{k} {v}" for k, v in doc["shapes"].items()), ""]
+    if doc["reasons"]:
+        lines += ["| reason | trajectories |", "| --- | ---: |"]
+        lines += [f"| {k} | {v} |" for k, v in doc["reasons"].items()]
+        lines.append("")
+    lab = doc.get("labels")
+    if lab:
+        c = lab["confusion"]
+        lines += [
+            f"Against the labels ({lab['labelled']} labelled, {lab['unlabelled']} without a label):",
+            "",
+            "| | label 1 | label 0 |",
+            "| --- | ---: | ---: |",
+            f"| kept | {c['tp']} | {c['fp']} |",
+            f"| rejected | {c['fn']} | {c['tn']} |",
+            "",
+            f"precision {_fmt(lab['precision'])} · recall {_fmt(lab['recall'])} · F1 {_fmt(lab['f1'])}"
+            f" · accuracy {_fmt(lab['accuracy'])}",
+            "",
+            "Disagreements are listed in disagreements.jsonl.",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
