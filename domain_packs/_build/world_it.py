@@ -549,6 +549,7 @@ def _write_tools() -> dict[str, Any]:
     return {
         "unlock_account": {
             "kind": "write",
+            "confirm_phrases": ["unlock"],
             "description": "Unlock a locked account (clears the failed-login count). Does not change the password.",
             "arguments": {"employee_id": _EMP},
             "sql": "UPDATE accounts SET status = 'active', failed_logins = 0, locked_at = NULL "
@@ -558,6 +559,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "reset_password": {
             "kind": "write",
+            "confirm_phrases": ["password reset", "reset the password"],
             "description": "Reset the password of an active or locked account: the employee gets a one-time link "
             "by SMS and must set a new password at next sign-in; every session is signed out.",
             "arguments": {"employee_id": _EMP},
@@ -569,6 +571,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "reset_mfa": {
             "kind": "write",
+            "confirm_phrases": ["mfa reset", "reset ... mfa", "reset ... multi-factor", "remove ... mfa"],
             "description": "Remove an active account's MFA enrolment; the employee enrols again at next sign-in.",
             "arguments": {"employee_id": _EMP},
             "sql": "UPDATE accounts SET mfa_enrolled = FALSE, mfa_method = 'none' "
@@ -578,6 +581,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "grant_access": {
             "kind": "write",
+            "confirm_phrases": ["grant", "give you access", "add you to"],
             "description": "Grant a group to an employee on an approved request for exactly that employee and "
             "group; the request becomes fulfilled. The grant expires after the group's max_days.",
             "arguments": {"employee_id": _EMP, "group_id": _GROUP, "request_id": {"type": "string", "required": True}},
@@ -597,6 +601,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "revoke_access": {
             "kind": "write",
+            "confirm_phrases": ["revoke", "remove ... access", "take away"],
             "description": "Remove a group from an employee (recorded with the reason in the revocation log).",
             "arguments": {
                 "employee_id": _EMP,
@@ -614,6 +619,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "extend_grant": {
             "kind": "write",
+            "confirm_phrases": ["extend"],
             "description": "Push back the expiry of a grant an employee holds by a number of days.",
             "arguments": {
                 "employee_id": _EMP,
@@ -627,6 +633,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "open_request": {
             "kind": "write",
+            "confirm_phrases": ["access request", "open a request", "submit a request", "request access"],
             "description": "Open an access request (pending; approvals are requested from the employee's manager, "
             "and from the group owner for restricted and privileged groups). Returns the request id.",
             "arguments": {
@@ -640,6 +647,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "report_device_lost": {
             "kind": "write",
+            "confirm_phrases": ["report ... lost", "mark ... lost", "lost or stolen", "wipe"],
             "description": "Mark a device assigned to the employee as lost (it is locked and wiped remotely).",
             "arguments": {"employee_id": _EMP, "asset_tag": {"type": "string", "required": True}},
             "sql": f"UPDATE devices SET status = 'lost' WHERE {own} AND asset_tag = $asset_tag AND status = 'in_use' "

@@ -407,6 +407,7 @@ def _write_tools() -> dict[str, Any]:
     return {
         "refund_item": {
             "kind": "write",
+            "confirm_phrases": ["refund", "process the refund", "issue the refund"],
             "description": "Refund one line of a delivered order to the original payment method. The amount must "
             "be the line total (quantity x unit price).",
             "arguments": {
@@ -426,6 +427,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "cancel_order": {
             "kind": "write",
+            "confirm_phrases": ["cancel"],
             "description": "Cancel an order that has not shipped yet (pending or processing); the total is "
             "released back to the payment method.",
             "arguments": {
@@ -440,6 +442,14 @@ def _write_tools() -> dict[str, Any]:
         },
         "change_shipping_address": {
             "kind": "write",
+            "confirm_phrases": [
+                "change the address",
+                "change the shipping address",
+                "update the address",
+                "ship it to",
+                "send it to",
+                "redirect",
+            ],
             "description": "Change where an order that has not shipped yet (pending or processing) will be sent.",
             "arguments": {
                 "customer_id": _CUSTOMER,
@@ -457,6 +467,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "update_email": {
             "kind": "write",
+            "confirm_phrases": ["change the email", "update the email", "update your email", "change your email"],
             "description": "Change the email address of an active account (the new address must not belong to "
             "another account).",
             "arguments": {"customer_id": _CUSTOMER, "new_email": {"type": "string", "required": True}},
@@ -468,6 +479,7 @@ def _write_tools() -> dict[str, Any]:
         },
         "escalate_ticket": {
             "kind": "write",
+            "confirm_phrases": ["escalate", "open a ticket", "supervisor"],
             "description": "Open a supervisor ticket about one order (at most one per order). Returns the ticket id.",
             "arguments": {
                 "customer_id": _CUSTOMER,
