@@ -8,6 +8,7 @@ answered with an error result ``{"ok": False, "result": None, "error": ...}``.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Protocol, runtime_checkable
 
 from .load import World
@@ -18,6 +19,14 @@ from .state import EpisodeState, WorldToolError, diff_changes, touched_tables
 from .tools import ToolInfo, argument_errors, tool_infos
 
 __all__ = ["WorldAgent", "WorldEpisode", "run_episode"]
+
+
+def _as_json(value: Any) -> Any:
+    """What an agent sent, as JSON data (anything else kept as its repr): a trace always writes."""
+    try:
+        return json.loads(json.dumps(value, default=repr))
+    except (TypeError, ValueError, RecursionError):
+        return {"_unreadable": repr(value)[:1000]}
 
 
 @runtime_checkable
@@ -79,7 +88,7 @@ class WorldEpisode:
         if len(self.calls) >= self.max_steps:
             self.ended_by = "max_steps"
             return {"ok": False, "result": None, "error": f"the step budget ({self.max_steps} calls) is used up"}
-        args = arguments if arguments is not None else {}
+        args = _as_json(arguments if arguments is not None else {})
         step = len(self.calls)
         spec = self._world.manifest.tools.get(tool) if isinstance(tool, str) else None
         if spec is None:

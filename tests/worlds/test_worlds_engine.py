@@ -293,3 +293,18 @@ def test_agent_text_of_any_kind_is_kept_and_never_breaks_a_writer(shop, tmp_path
     score_world(shop, tmp_path / "a" / "traces.jsonl", tmp_path / "b")
     for name in ("verdicts.jsonl", "report.json", "report.html"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_arguments_that_are_not_json_are_recorded_not_raised(shop, tmp_path):
+    from groundeval.worlds.run import run_world
+
+    class Odd:
+        name = "odd"
+
+        def run(self, episode):
+            episode.call("get_order", {"order_id": object()})
+            episode.call("get_order", {("a", "b"): 1})
+            episode.call("get_order", "O-1003")
+
+    r = run_world(shop, Odd(), tmp_path / "o", task_ids=["status-only"])
+    assert [c.status for c in r.traces[0].calls] == ["invalid", "invalid", "invalid"]
