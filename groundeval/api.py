@@ -21,6 +21,7 @@ from .questions.model import QuestionSet
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from .contract.manifest import ResolvedPack
     from .contract.models import ScoringConfig
     from .distributed import Backend
     from .questions.subset import Subset
@@ -90,11 +91,11 @@ def verify_pack(
     ``refused``: the caller's ``Store.open`` of the pack failed, so the verifier does not try it again.
     With ``force`` errors do not stop anything: ``on_forced(result)`` is called instead
     (the CLI prints them loudly)."""
-    from .contract.packs import resolve_pack
+    from .contract.manifest import resolve
     from .verifier import verify
 
-    pack = resolve_pack(pack)
-    result = verify(str(pack), level=level, store=store, lenient=refused, beside=beside)
+    pack = resolve(pack)
+    result = verify(pack, level=level, store=store, lenient=refused, beside=beside)
     if out_dir is not None:
         _write_json(out_dir / VERIFICATION, result.to_dict())
     errors = result.errors
@@ -119,10 +120,10 @@ def open_pack(
 
     A pack the verifier rejects is refused with every finding (``force`` uses it anyway and
     calls ``on_forced(result)``); the verifier runs on the opened store, so the pack is read once."""
-    from .contract.packs import resolve_pack
+    from .contract.manifest import resolve
     from .store.store import Store
 
-    pack = resolve_pack(pack)
+    pack = resolve(pack)
     # A pack that does not load: the loader's located error (--force cannot help). The staged
     # rows are kept for the verifier, which then checks them instead of reading the files again.
     store = Store.open(pack, db=db, keep_rows=True)
@@ -154,20 +155,20 @@ def resolve_source(
     ``(store, questions, pack_path, questions_origin)``; generated questions when no file is given.
     The pack must pass the verifier's cheap levels (see :func:`open_pack`); ``db`` keeps its
     store in that DuckDB file (reused while the pack is unchanged)."""
-    from .contract.packs import resolve_pack
+    from .contract.manifest import resolve
 
-    given = resolve_pack(source)
+    given = resolve(source)
     qs = None
-    pack_path: Path | None = given
-    if given.is_file() and given.suffix.lower() == ".json":
-        questions, pack_path = given, None
+    pack_path: ResolvedPack | None = given
+    if given.path.is_file() and given.path.suffix.lower() == ".json":
+        questions, pack_path = given.path, None
     if questions is not None:
         qs = load_questions(questions)
     if pack_path is None and pack is not None:
-        pack_path = resolve_pack(pack)
+        pack_path = resolve(pack)
     elif pack_path is None:
         assert qs is not None and questions is not None  # the source was a questions file
-        pack_path = _pack_of(qs, Path(questions))
+        pack_path = resolve(_pack_of(qs, Path(questions)))
     source = pack_path
     store = open_pack(source, db=db, force=force, on_forced=on_forced)
     if qs is None:
@@ -371,14 +372,14 @@ def evaluate(
 
     The contract must verify without errors (``force`` goes on anyway, calling
     ``on_forced(result)``). An existing run in ``out_dir`` is replaced unless ``resume``."""
-    from .contract.packs import resolve_pack
+    from .contract.manifest import resolve
     from .scoring.profiles import check as check_profile
 
     try:
         profile = check_profile(profile)
     except ValueError as exc:
         raise UsageError.single("--profile", str(exc)) from None
-    pack = resolve_pack(pack)
+    pack = resolve(pack)  # once for the whole command: every stage reads this one
     be, owned = _backend(backend)
     try:
         return _evaluate(
@@ -409,7 +410,7 @@ def evaluate(
 
 
 def _evaluate(
-    pack: Path,
+    pack: ResolvedPack,
     agent: Any,
     out: Path,
     be: Backend,
@@ -543,19 +544,19 @@ def load(pack: str | Path, *, db: str | Path | None = None) -> Store:
     """Load a pack (folder, manifest or bundled name) into its store: the loaded contract.
     The first bad record raises :class:`ContractError`; ``groundeval.store.lenient.load``
     collects them all instead."""
-    from .contract.packs import resolve_pack
+    from .contract.manifest import resolve
     from .store.store import Store
 
-    return Store.open(resolve_pack(pack), db=db)
+    return Store.open(resolve(pack), db=db)
 
 
 def verify(pack: str | Path, *, level: int = 4, store: Store | None = None) -> VerificationResult:
     """Verify a pack at ``level`` (1 shape … 4 dry run); returns every finding, raises nothing
     for problems in the pack (see :func:`verify_pack` to refuse a pack with errors)."""
-    from .contract.packs import resolve_pack
+    from .contract.manifest import resolve
     from .verifier import verify as run_verifier
 
-    return run_verifier(str(resolve_pack(pack)), level=level, store=store)
+    return run_verifier(resolve(pack), level=level, store=store)
 
 
 def generate(contract: Store | str | Path, *, seed: int | None = None) -> QuestionSet:

@@ -29,6 +29,7 @@ from groundeval.contract.legacy import LegacyConfig
 from groundeval.contract.manifest import (
     LEGACY_NAMES,
     PackPaths,
+    ResolvedPack,
     find_manifest,
     legacy_to_native,
     read_manifest_yaml,
@@ -199,6 +200,7 @@ class PackContext:
         self.shared_store = False
         self._artifact_ids: list[tuple[Record, str, bool]] | None = None  # see artifact_ids()
         self._ids_unique = True
+        self.resolved_pack = pack if isinstance(pack, ResolvedPack) else None  # its manifest is read once
         self.manifest_path = find_manifest(pack).resolve()
         self.problems: list[tuple[str, Problem]] = []  # (rule id, problem) found while reading
         self.raw: dict[str, Any] | None = None
@@ -241,7 +243,10 @@ class PackContext:
 
     def _read_manifest(self) -> None:
         try:  # one parse, with the input limits (contract/limits.py) checked before anything is built
-            data, node = read_manifest_yaml(self.manifest_path)
+            if self.resolved_pack is not None:
+                data, node = self.resolved_pack.manifest_yaml()
+            else:
+                data, node = read_manifest_yaml(self.manifest_path)
         except ContractError as exc:
             self.problems += [("GE101", p) for p in exc.problems]
             return

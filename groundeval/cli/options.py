@@ -22,13 +22,13 @@ class PackType(click.ParamType):
         self.path_type = path_type
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from ..contract.packs import resolve_pack
+        from ..contract.manifest import resolve
 
         try:
-            path = resolve_pack(value)
+            pack = resolve(value)  # the command's one resolution: the API takes it as it is
         except ContractError as exc:
             self.fail(f"{str(value)!r}: {exc.problems[0].message}", param, ctx)
-        return path if self.path_type is Path else str(path)
+        return pack.path if self.path_type is Path else pack
 
 
 PACK = PackType()

@@ -2,10 +2,16 @@
 
 Paths resolve relative to the manifest's folder, never the working directory.
 Validation errors name the file, the YAML line and the field.
+
+A command resolves its pack once (:func:`resolve`): the :class:`ResolvedPack` it gets is the
+pack's path (a ``str``) carrying the manifest found, read and validated on first use, and every
+reader of the pack — :func:`load_manifest`, ``Store.open``, the verifier — takes it and reads
+nothing again.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +46,8 @@ class PackPaths:
 def find_manifest(path: str | Path) -> Path:
     """The manifest of a pack given as a manifest file, a pack folder, or the bare name of a
     bundled pack (``tiny``; an existing path of that name wins)."""
+    if isinstance(path, ResolvedPack):
+        return path.manifest_path()
     p = Path(path)
     if not p.exists():
         from .packs import bundled_pack
@@ -231,8 +239,16 @@ def resolve_source(root: Path, rel: str, fallback: str | None) -> Path:
 
 
 def load_manifest(path: str | Path) -> PackPaths:
+    """The validated manifest of a pack (see :func:`find_manifest`) with its source paths;
+    a :class:`ResolvedPack`'s own, made once."""
+    if isinstance(path, ResolvedPack):
+        return path.paths()
     mpath = find_manifest(path).resolve()
-    data, node = read_manifest_yaml(mpath)
+    return validated_manifest(mpath, *read_manifest_yaml(mpath))
+
+
+def validated_manifest(mpath: Path, data: Any, node: yaml.Node | None) -> PackPaths:
+    """The manifest at ``mpath`` (its parsed ``data`` and ``node``) validated, with its sources."""
     legacy = mpath.name in LEGACY_NAMES or ("access" not in data and "roles" in data)
     mapping: LegacyConfig | None = None
     problems: list[Problem] = []
@@ -278,3 +294,57 @@ def load_manifest(path: str | Path) -> PackPaths:
                 field=(dotted(loc) if mapping is not None else ".".join(loc)) or None,
             )
     return PackPaths(manifest, mpath, events, artifacts, legacy)
+
+
+class ResolvedPack(str):
+    """A pack argument resolved once for a whole command (:func:`resolve`).
+
+    It is the text of the pack's path — a ``str``, so it goes wherever a pack path went and
+    prints as one — and it keeps what reading the pack found, each made on first use:
+    :meth:`manifest_path` (the manifest in it), :meth:`manifest_yaml` (its data and node, read
+    once) and :meth:`paths` (the validated manifest with its source paths). ``given`` is what
+    the user wrote (``tiny``). A failure is not kept: asking again raises it again."""
+
+    given: str
+
+    def __new__(cls, path: str | Path, given: str | Path | None = None) -> ResolvedPack:
+        self = super().__new__(cls, str(path))
+        self.given = str(path if given is None else given)
+        self._manifest_path: Path | None = None
+        self._yaml: tuple[Any, yaml.Node | None] | None = None
+        self._paths: PackPaths | None = None
+        return self
+
+    @property
+    def path(self) -> Path:
+        return Path(str(self))
+
+    def manifest_path(self) -> Path:
+        """The pack's manifest file, absolute (a :class:`ContractError` when it has none)."""
+        if self._manifest_path is None:
+            self._manifest_path = find_manifest(self.path).resolve()
+        return self._manifest_path
+
+    def manifest_yaml(self) -> tuple[Any, yaml.Node | None]:
+        """The manifest's data (a copy each time: readers may keep and change theirs) and node."""
+        if self._yaml is None:
+            self._yaml = read_manifest_yaml(self.manifest_path())
+        data, node = self._yaml
+        return copy.deepcopy(data), node
+
+    def paths(self) -> PackPaths:
+        """The validated manifest and its sources (:func:`load_manifest`)."""
+        if self._paths is None:
+            self._paths = validated_manifest(self.manifest_path(), *self.manifest_yaml())
+        return self._paths
+
+
+def resolve(value: str | Path) -> ResolvedPack:
+    """``value`` (a path, a manifest or the name of a bundled pack) resolved once: a
+    :class:`ResolvedPack` (itself when it is one). A missing path that names no bundled pack is
+    the :class:`ContractError` of :func:`groundeval.contract.packs.resolve_pack`."""
+    if isinstance(value, ResolvedPack):
+        return value
+    from .packs import resolve_pack
+
+    return ResolvedPack(resolve_pack(value), value)
