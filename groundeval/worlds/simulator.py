@@ -144,7 +144,9 @@ def statement_errors(task: WorldTask, reply: str, asked: str | None) -> list[str
     """What a user's reply says that its task does not support: a yes to a write the task does
     not confirm, a no to one it does not decline, a fact given with another value."""
     u = task.user
-    out = []
+    out: list[str] = []
+    if reply.strip() in (u.opening.strip(), (u.goal or u.opening).strip()):
+        return out  # the script's own words
     text = _norm(reply)
     if asked is not None:
         if text.startswith("yes") and asked not in u.confirms:

@@ -308,3 +308,14 @@ def test_arguments_that_are_not_json_are_recorded_not_raised(shop, tmp_path):
 
     r = run_world(shop, Odd(), tmp_path / "o", task_ids=["status-only"])
     assert [c.status for c in r.traces[0].calls] == ["invalid", "invalid", "invalid"]
+
+
+def test_the_scripts_own_words_are_never_a_user_error(shop):
+    task = shop.task("status-only")
+    task = task.model_copy(
+        update={"user": task.user.model_copy(update={"opening": "No. order_id: wrong, just tell me"})}
+    )
+    ep = WorldEpisode(shop, task)
+    ep.say("Shall I cancel the order?", confirm={"tool": "cancel_order"})  # not in confirms/declines: goal repeated
+    assert ep.messages[-1].text == task.user.opening
+    assert ep.finish().user_errors == []

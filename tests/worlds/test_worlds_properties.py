@@ -158,3 +158,50 @@ def test_run_files_byte_identical_across_hash_seeds(tmp_path):
         outs.append(out)
     for name in ("traces.jsonl", "verdicts.jsonl", "report.json", "report.md", "report.html"):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+
+
+_words = st.sampled_from(
+    [
+        "order",
+        "id",
+        "number",
+        "reason",
+        "email",
+        "confirm",
+        "shall I",
+        "refund",
+        "cancel",
+        "anything else",
+        "proceed",
+        "yes",
+        "no",
+        "O-1001",
+        "please",
+        "the",
+        "your",
+        "order_id",
+        "?",
+        ".",
+    ]
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    task=st.sampled_from(
+        ["refund-damaged", "cancel-pending", "status-only", "refund-not-delivered", "ticket-and-refund"]
+    ),
+    messages=st.lists(
+        st.tuples(
+            st.lists(_words, max_size=8).map(" ".join),
+            st.one_of(st.none(), st.sampled_from(["refund_order", "cancel_order", "open_ticket"])),
+            st.booleans(),
+        ),
+        max_size=6,
+    ),
+)
+def test_deterministic_user_never_says_what_its_task_does_not(world, task, messages):
+    ep = WorldEpisode(world, world.task(task))
+    for text, confirm, done in messages:
+        ep.say(text, confirm={"tool": confirm} if confirm else None, done=done)
+    assert ep.finish().user_errors == []
