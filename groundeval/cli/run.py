@@ -40,8 +40,12 @@ def agent_options(f):
             click.option(
                 "--agent",
                 "-a",
+                "agents",
                 required=True,
-                help="oracle | leaky | lazy | keyword | openai:<model> | anthropic:<model> | module:factory",
+                multiple=True,
+                help="oracle | leaky | lazy | keyword | openai:<model> | anthropic:<model> | module:factory. "
+                "Repeat it to run several agents on the same questions: one folder each under OUT, and a "
+                "comparison (OUT/comparison.json/.md/.html).",
             ),
             click.option("--mode", type=click.Choice(MODES), default="tool", show_default=True),
             click.option(
@@ -185,56 +189,51 @@ def _interrupted(out: str) -> None:
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing traces.jsonl in OUT.")
 @backend_options()
-def run(
-    source,
-    agent,
-    mode,
-    concurrency,
-    timeout,
-    max_steps,
-    seed,
-    resume,
-    trials,
-    base_url,
-    api_key_env,
-    temperature,
-    max_tokens,
-    retries,
-    request_timeout,
-    quiet,
-    tracks,
-    buckets,
-    question_ids,
-    limit,
-    force,
-    out,
-    questions,
-    pack,
-    overwrite,
-    backend,
-    ray_address,
-    workers,
-    ray_runtime_env,
-    db,
-):
+def run(source, agents, out, **o):
     """Run an agent over SOURCE (a pack or a questions file), appending OUT/traces.jsonl.
 
     Each finished episode is written at once; a killed or interrupted run keeps them and
     --resume runs only the rest. Run metadata goes to OUT/run.json. With --backend ray the
     episodes run on Ray workers (docs/ray.md); the traces are the same. A world (a folder with
-    world.yaml, docs/worlds.md) runs its tasks as multi-turn episodes."""
+    world.yaml, docs/worlds.md) runs its tasks as multi-turn episodes. Several --agent: each
+    runs in OUT/<agent>/."""
     from .worlds import is_world_source, run_world_command
 
+    folders = agent_folders(agents)
     if is_world_source(source):
         return run_world_command(
-            source, agent, out, trials=trials, concurrency=concurrency, resume=resume, overwrite=overwrite
+            source,
+            _one(agents),
+            out,
+            trials=o["trials"],
+            concurrency=o["concurrency"],
+            resume=o["resume"],
+            overwrite=o["overwrite"],
         )
+    from pathlib import Path
+
     from .. import api
 
-    opts = _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout)
-    be = make_backend(backend, ray_address, workers, ray_runtime_env)
+    opts = _agent_options(
+        o["base_url"], o["api_key_env"], o["temperature"], o["max_tokens"], o["retries"], o["request_timeout"]
+    )
+    code = 0
+    for agent in agents:
+        agent_out = str(Path(out) / folders[agent]) if len(agents) > 1 else out
+        code = max(code, _run_one(api, source, agent, agent_out, opts, o))
+    if code:
+        sys.exit(code)
+
+
+def _run_one(api, source, agent, out, opts, o) -> int:
+    """One agent's ``run`` into ``out``: the exit code its run deserves (printed reasons)."""
+    be = make_backend(o["backend"], o["ray_address"], o["workers"], o["ray_runtime_env"])
+    mode, concurrency, resume, overwrite = o["mode"], o["concurrency"], o["resume"], o["overwrite"]
+    timeout, max_steps, questions, pack, seed = o["timeout"], o["max_steps"], o["questions"], o["pack"], o["seed"]
+    force, trials, db = o["force"], o["trials"], o["db"]
+    subset = _subset(o["tracks"], o["buckets"], o["question_ids"], o["limit"])
     try:
-        with _sigterm_as_interrupt(), _progress(quiet, f"run {agent}") as on_progress:
+        with _sigterm_as_interrupt(), _progress(o["quiet"], f"run {agent}") as on_progress:
             path = api.run(
                 source,
                 agent,
@@ -255,7 +254,7 @@ def run(
                 trials=trials,
                 backend=be,
                 db=db,
-                subset=_subset(tracks, buckets, question_ids, limit),
+                subset=subset,
             )
     except KeyboardInterrupt:
         _interrupted(out)
@@ -269,14 +268,43 @@ def run(
         click.echo(
             f"{info.episodes_done}/{info.episodes_total} episodes ({counts}) in {info.wall_clock_s:.2f}s → {path}"
         )
-    exit_for_run(path.parent)
+    return run_exit_code(path.parent)
+
+
+def agent_folders(agents) -> dict[str, str]:
+    """Each --agent's folder name (file-system safe); the same agent twice, or two agents whose
+    names map to one folder, is a usage error."""
+    from ..errors import UsageError
+
+    folders: dict[str, str] = {}
+    for agent in agents:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in agent)
+        if agent in folders or safe in folders.values():
+            raise UsageError.single("--agent", f"{agent!r} given twice (or two agents named alike: {safe})")
+        folders[agent] = safe
+    return folders
+
+
+def _one(agents) -> str:
+    from ..errors import UsageError
+
+    if len(agents) > 1:
+        raise UsageError.single("--agent", "a world runs one agent at a time")
+    return agents[0]
 
 
 def exit_for_run(out, report=None) -> None:
+    """Exit with :func:`run_exit_code` when it is not 0."""
+    code = run_exit_code(out, report)
+    if code:
+        sys.exit(code)  # not click's Exit: the entry point runs click non-standalone and would drop the code
+
+
+def run_exit_code(out, report=None) -> int:
     """The exit code tells the truth about the run (docs/cli.md, "Exit codes"): every episode
-    errored → ``failed``, exit 1; some errored → a warning naming the first cause, exit 0. With
-    the run's ``report`` (eval), empty episodes (no tool call, no answer) are told the same way:
-    a run where no episode measured anything (each errored or empty) exits 1."""
+    errored → ``failed``, 1; some errored → a warning naming the first cause, 0. With the run's
+    ``report`` (eval), empty episodes (no tool call, no answer) are told the same way: a run
+    where no episode measured anything (each errored or empty) is 1. Reasons go to stderr."""
     from pathlib import Path
 
     from ..agents.runinfo import errored_count, read_run_info
@@ -286,11 +314,11 @@ def exit_for_run(out, report=None) -> None:
     message = info.sessions[-1].message if info is not None and info.sessions else None
     if info is not None and info.status == "failed":
         click.echo(f"error: the run failed: {message}; see {traces}", err=True)
-        sys.exit(1)
+        return 1
     if info is not None and errored_count(info.by_status):
         click.echo(f"warning: {message}; those questions score 0 (see {traces})", err=True)
     if report is None or not report.empty_episodes:
-        return
+        return 0
     n, empty = report.overall.n, report.empty_episodes
     if empty + report.errored_episodes >= n:
         click.echo(
@@ -299,11 +327,12 @@ def exit_for_run(out, report=None) -> None:
             + f"; see {traces}",
             err=True,
         )
-        sys.exit(1)
+        return 1
     click.echo(
         f"warning: {empty} of {n} episodes are empty (no tool call and no answer); they score 0 (see {traces})",
         err=True,
     )
+    return 0
 
 
 @click.command("eval")
@@ -315,7 +344,7 @@ def exit_for_run(out, report=None) -> None:
     "-o",
     default=None,
     type=click.Path(file_okay=False),
-    help="Output folder (default: out/<pack name>-<agent>).",
+    help="Output folder (default: out/<pack name>-<agent>, or out/<pack name>-compare for several agents).",
 )
 @click.option("--level", type=click.IntRange(1, 4), default=4, show_default=True, help="Verifier level.")
 @click.option(
@@ -326,84 +355,101 @@ def exit_for_run(out, report=None) -> None:
     help="Scoring formulas: groundeval's own (default) or the original release's (paper).",
 )
 @backend_options()
-def eval_(
-    pack,
-    agent,
-    mode,
-    concurrency,
-    timeout,
-    max_steps,
-    seed,
-    resume,
-    trials,
-    base_url,
-    api_key_env,
-    temperature,
-    max_tokens,
-    retries,
-    request_timeout,
-    quiet,
-    tracks,
-    buckets,
-    question_ids,
-    limit,
-    force,
-    out,
-    level,
-    profile,
-    backend,
-    ray_address,
-    workers,
-    ray_runtime_env,
-    db,
-):
+def eval_(pack, agents, out, **o):
     """The main job: verify PACK, generate questions, run the agent, score and report — all in OUT.
-    For a world (docs/worlds.md): run every task, judge each episode, report."""
+    Several --agent: each in OUT/<agent>/ on the same questions, then a comparison table and
+    OUT/comparison.json/.md/.html. For a world (docs/worlds.md): run every task, judge each
+    episode, report."""
     from pathlib import Path
 
     from .worlds import is_world_source, run_world_command
 
+    folders = agent_folders(agents)
     if is_world_source(pack):
-        return run_world_command(pack, agent, out, trials=trials, concurrency=concurrency, resume=resume)
+        return run_world_command(
+            pack, _one(agents), out, trials=o["trials"], concurrency=o["concurrency"], resume=o["resume"]
+        )
+    if out is None:
+        name = folders[agents[0]] if len(agents) == 1 else "compare"
+        out = str(Path("out") / f"{Path(pack).resolve().name}-{name}")
+    if len(agents) == 1:
+        result = _eval_one(pack, agents[0], out, o)
+        click.echo(headline(result))
+        exit_for_run(result.out_dir, result.report)
+        return
+    runs, code = [], 0
+    for agent in agents:
+        if not o["quiet"]:
+            click.echo(f"· agent {agent}", err=True)
+        result = _eval_one(pack, agent, str(Path(out) / folders[agent]), o)
+        runs.append((agent, result))
+        code = max(code, run_exit_code(result.out_dir, result.report))
+    from ..report.agents import AgentRun, compare_agents, write_comparison
 
+    data = compare_agents([AgentRun(a, folders[a], r.report, r.scores) for a, r in runs])
+    paths = write_comparison(data, Path(out))
+    click.echo(comparison_table(data) + f"\n\ncomparison: {paths['comparison.html']} · {paths['comparison.md']}")
+    if code:
+        sys.exit(code)
+
+
+def _eval_one(pack, agent, out, o):
+    """``api.evaluate`` of one agent into ``out`` with the command's options."""
     from .. import api
 
-    if out is None:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in agent)
-        out = str(Path("out") / f"{Path(pack).resolve().name}-{safe}")
-    opts = _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout)
-    stages = (lambda s: None) if quiet else (lambda s: click.echo(f"· {s}", err=True))
-    be = make_backend(backend, ray_address, workers, ray_runtime_env)
+    opts = _agent_options(
+        o["base_url"], o["api_key_env"], o["temperature"], o["max_tokens"], o["retries"], o["request_timeout"]
+    )
+    stages = (lambda s: None) if o["quiet"] else (lambda s: click.echo(f"· {s}", err=True))
+    be = make_backend(o["backend"], o["ray_address"], o["workers"], o["ray_runtime_env"])
     try:
-        with _sigterm_as_interrupt(), _progress(quiet, f"run {agent}") as on_progress:
-            result = api.evaluate(
+        with _sigterm_as_interrupt(), _progress(o["quiet"], f"run {agent}") as on_progress:
+            return api.evaluate(
                 pack,
                 agent,
                 out,
-                mode=mode,
-                concurrency=concurrency,
-                timeout=timeout,
-                max_steps=max_steps,
-                seed=seed,
-                level=level,
-                resume=resume,
+                mode=o["mode"],
+                concurrency=o["concurrency"],
+                timeout=o["timeout"],
+                max_steps=o["max_steps"],
+                seed=o["seed"],
+                level=o["level"],
+                resume=o["resume"],
                 agent_options=opts,
                 on_progress=on_progress,
                 on_stage=stages,
-                force=force,
+                force=o["force"],
                 on_forced=warn_forced,
-                trials=trials,
-                profile=profile,
+                trials=o["trials"],
+                profile=o["profile"],
                 backend=be,
-                db=db,
-                subset=_subset(tracks, buckets, question_ids, limit),
+                db=o["db"],
+                subset=_subset(o["tracks"], o["buckets"], o["question_ids"], o["limit"]),
             )
     except KeyboardInterrupt:
         _interrupted(out)
     finally:
         be.close()
-    click.echo(headline(result))
-    exit_for_run(result.out_dir, result.report)
+
+
+def comparison_table(data) -> str:
+    """The agents side by side (``groundeval.report.agents``), as the console shows them."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..report.agents import table_rows
+
+    header, rows = table_rows(data)
+    table = Table(show_edge=False, title="agents compared")
+    for i, col in enumerate(header):
+        table.add_column(col, justify="left" if i == 0 or col == "compliance" else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    buf = io.StringIO()
+    Console(file=buf, width=160, color_system=None).print(table)
+    return buf.getvalue().rstrip()
 
 
 def headline(result) -> str:
