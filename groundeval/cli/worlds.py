@@ -79,6 +79,25 @@ def list_() -> None:
         click.echo(f"{name}\t{path}")
 
 
+@worlds.command("check")
+@click.argument("world")
+def check(world: str) -> None:
+    """Load WORLD and replay every task's gold actions: every problem located (exit 2), else a summary."""
+    from ..worlds.load import load_world
+
+    w = load_world(world)
+    try:
+        writes = sum(1 for t in w.tasks if any(w.manifest.tools[a.tool].kind == "write" for a in t.gold_actions))
+        kinds = {k: sum(1 for t in w.manifest.tools.values() if t.kind == k) for k in ("read", "write")}
+        click.echo(
+            f"world {w.name}: {len(w.manifest.tables)} tables, {kinds['read']} read and {kinds['write']} write tools, "
+            f"{len(w.tasks)} tasks ({writes} with writes, {len(w.tasks) - writes} that change nothing), "
+            f"mode {w.manifest.violation_mode}, initial state {w.digest[:16]}"
+        )
+    finally:
+        w.close()
+
+
 @worlds.command("score")
 @click.argument("world")
 @click.argument("traces", type=click.Path(dir_okay=False, path_type=Path))

@@ -73,3 +73,12 @@ def test_bad_world_is_exit_2_located(capsys, shop_copy, tmp_path):
 def test_unknown_world_agent_is_a_usage_error(capsys, tmp_path):
     code, _, err = cli(capsys, "run", str(SHOP), "--agent", "nobody", "--out", str(tmp_path / "o"))
     assert code == 2 and "unknown world agent" in err
+
+
+def test_worlds_check(capsys, shop_copy):
+    code, out, _ = cli(capsys, "worlds", "check", str(SHOP))
+    assert code == 0 and "5 tasks (3 with writes, 2 that change nothing)" in out
+    t = shop_copy / "tasks.jsonl"
+    t.write_text(t.read_text().replace('"reason": "damaged"}}, {"tool"', '"reason": "broken"}}, {"tool"', 1))
+    code, _, err = cli(capsys, "worlds", "check", str(shop_copy))
+    assert code == 2 and "tasks.jsonl:5 field 'gold_actions.2.arguments'" in err and "'broken'" in err
