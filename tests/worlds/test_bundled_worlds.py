@@ -155,7 +155,7 @@ def test_gold_gets_reward_one_on_every_task(world):
         tr = run_episode(world, t, make_agent("gold"))
         v = verdict(world, t, tr)
         assert (v.failure_class, v.reward, v.state_match) == ("completed", 1.0, True), (t.id, v.classes)
-        assert (v.score, v.efficiency, v.n_flagged) == (1.0, 1.0, 0), t.id
+        assert (v.score, v.efficiency, v.n_flagged, v.observation_alignment) == (1.0, 1.0, 0, 1.0), t.id
         assert tr.ended_by == "user_stop" and not tr.user_errors, t.id
         # every gold call succeeds, but a verification the task expects to fail
         want = ["error" if a.expect_error else "ok" for a in t.gold_actions]
@@ -215,6 +215,31 @@ def test_free_text_confirmations_are_understood(world):
     for t in world.tasks:
         v = verdict(world, t, run_episode(world, t, _FreeTextGold()))
         assert (v.failure_class, v.reward, v.n_flagged) == ("completed", 1.0, 0), (t.id, v.classes, v.flags)
+
+
+class _SkipVerify(GoldAgent):
+    """The gold agent without its identity checks: writes on an unverified caller's word."""
+
+    name = "skip-verify"
+
+    def actions(self, episode, task):
+        return [a for a in task.gold_actions if a.tool != "verify_identity"]
+
+
+def test_writes_without_verification_break_the_rules(world):
+    """The worlds' rules (task-contract preconditions) catch a write made for an unverified caller:
+    flagged precondition_skipped, never completed, on every task that writes."""
+    checked = 0
+    for t in world.tasks:
+        if not _writes(world, t):
+            continue
+        checked += 1
+        v = verdict(world, t, run_episode(world, t, _SkipVerify()))
+        # refuse mode: the write is not applied (the state is wrong); apply mode: applied and flagged
+        want = {"refuse": "wrong_end_state", "apply": "policy_breach"}[world.manifest.violation_mode]
+        assert v.failure_class == want and v.state_match == (want == "policy_breach"), (t.id, v.classes)
+        assert any(f["cls"] == "precondition_skipped" for f in v.flags), (t.id, v.flags)
+    assert checked >= 20
 
 
 def test_refusals_hold_against_an_agent_that_does_what_the_user_asks(world):
