@@ -1,3 +1,11 @@
 """The gated tool runtime: episodes, tool specs, context windows and the MCP server."""
 
-__all__ = ["episode", "jsonrpc_guard", "mcp_server", "question_cache", "search_sql", "tools"]  # the public modules
+__all__ = [
+    "episode",
+    "interface",
+    "jsonrpc_guard",
+    "mcp_server",
+    "question_cache",
+    "search_sql",
+    "tools",
+]  # the public modules

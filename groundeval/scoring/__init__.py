@@ -1,3 +1,13 @@
 """The pure scorer and run-level aggregation."""
 
-__all__ = ["aggregate", "answers", "io", "model", "profiles", "score", "trials"]  # the public modules
+__all__ = [
+    "aggregate",
+    "answers",
+    "interface",
+    "io",
+    "lines",
+    "model",
+    "profiles",
+    "score",
+    "trials",
+]  # the public modules

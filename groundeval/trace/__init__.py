@@ -1,3 +1,3 @@
 """The trace record (every call, its flags, the answer) and its JSONL reading and writing."""
 
-__all__ = ["io", "model", "text"]  # the public modules
+__all__ = ["interface", "io", "model", "text"]  # the public modules
