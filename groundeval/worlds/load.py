@@ -25,7 +25,7 @@ from ..errors import ContractError, Problem
 from ..tasks.load import _line
 from ..tasks.model import Role, TaskContract, ToolSpec
 from .model import WorldManifest, WorldTask
-from .state import DuckWorldState, WorldState
+from .state import DuckWorldState, WorldState, unsafe_statement
 from .tools import argument_errors, load_python_tool
 
 __all__ = ["WORLD_NAMES", "World", "find_world", "is_world", "load_world"]
@@ -211,6 +211,11 @@ def load_world(path: str | Path, *, check_gold: bool = True) -> World:
     for name, tool in sorted(manifest.tools.items()):
         if tool.python is not None and manifest.state is None:
             python_tools[name] = load_python_tool(tool.python, folder, src, f"tools.{name}.python")
+        for i, stmt in enumerate(tool.statements):
+            why = unsafe_statement(stmt)
+            if why is not None:
+                loc = ("tools", name, "sql", *((i,) if isinstance(tool.sql, list) else ()))
+                problems.append(Problem(src, why, line=_line(node, loc), field=".".join(map(str, loc))))
         for arg, spec in tool.arguments.items():
             if spec.pattern is not None:
                 try:

@@ -247,6 +247,7 @@ class DuckWorldState:
             t: [r[0] for r in con.execute(f'DESCRIBE memory.main."{t}"').fetchall()] for t in self.keys
         }
         self.counts = {t: int(con.execute(f'SELECT count(*) FROM memory.main."{t}"').fetchone()[0]) for t in self.keys}
+        con.execute("SET enable_external_access = false")  # tools read no files, whatever an agent sends
         self._initial_cache: dict[str, dict[str, dict[str, Any] | None]] = {}
         self._lock = threading.Lock()
         self._free: list[_Lane] = []
@@ -364,6 +365,9 @@ class DuckEpisodeState:
     def _exec(self, sql: str, params: dict[str, Any]) -> Any:
         """Run one statement with its named parameters. A write's affected keys are collected
         (``RETURNING`` the key columns) so the changes are updated by key, not by a full diff."""
+        why = unsafe_statement(sql)
+        if why is not None:
+            raise WorldToolError(why)
         names = set(_PARAM.findall(sql))
         bound = {n: _bindable(params.get(n)) for n in sorted(names)}
         kind = _statement_kind(sql)
@@ -589,6 +593,27 @@ _TRACKABLE = re.compile(
     re.IGNORECASE,
 )
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+
+
+_UNSAFE = re.compile(
+    r"^\s*(ATTACH|DETACH|USE|BEGIN|START|COMMIT|ROLLBACK|ABORT|END|CHECKPOINT|SET|RESET|PRAGMA|INSTALL|LOAD|"
+    r"EXPORT|IMPORT|COPY|CALL|CREATE|DROP|ALTER|VACUUM|DETACH)\b",
+    re.IGNORECASE,
+)
+_CATALOG = re.compile(r"(?<![\w\"])\"?(memory|lane\d+|system|temp)\"?\s*\.", re.IGNORECASE)
+
+
+def unsafe_statement(sql: str) -> str | None:
+    """Why a tool may not run this statement (None: it may): no transaction control, schema
+    change, attachment or setting, and no other catalog than the episode's own (the initial
+    state and the other episodes' lanes are out of reach)."""
+    m = _UNSAFE.match(sql)
+    if m:
+        return f"{m.group(1).upper()} statements are not allowed in a tool"
+    m = _CATALOG.search(sql)
+    if m:
+        return f"a tool names only the world's tables (not the catalog {m.group(1)!r})"
+    return None
 
 
 def _may_move_keys(sql: str, keycols: list[str]) -> bool:

@@ -136,3 +136,34 @@ def test_task_line_order_does_not_change_outputs(shop_copy, tmp_path):
     assert [x.task_id for x in a.traces] == sorted(x.task_id for x in b.traces)
     for name in ("traces.jsonl", "verdicts.jsonl", "report.json", "report.md", "report.html"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE memory.main.orders SET status = 'x'",  # the initial state: out of reach
+        "ATTACH ':memory:' AS other",
+        "ROLLBACK",
+        "DROP TABLE orders",
+    ],
+)
+def test_tool_sql_that_escapes_its_episode_is_refused_at_load(shop_copy, sql):
+    m = shop_copy / "world.yaml"
+    m.write_text(m.read_text().replace("sql: DELETE FROM tickets WHERE ticket_id = $ticket_id", f'sql: "{sql}"'))
+    p = _problem(shop_copy)
+    assert p.field == "tools.close_ticket.sql" and "tool" in p.message
+
+
+def test_python_tool_cannot_escape_and_files_are_out_of_reach(shop):
+    from groundeval.worlds.episode import WorldEpisode
+
+    ep = WorldEpisode(shop, shop.task("status-only"))
+    h = ep._state.handle
+    for sql in ("UPDATE memory.main.orders SET status = 'x'", "COMMIT", "SELECT * FROM lane1.main.orders"):
+        with pytest.raises(Exception, match="not allowed|names only"):
+            h.query(sql)
+    with pytest.raises(Exception, match="disabled"):
+        h.query("SELECT * FROM read_csv('/etc/hostname')")
+    ep._state._recover()
+    assert ep.call("get_order", {"order_id": "O-1001"})["result"]["status"] == "delivered"
+    ep.finish()
