@@ -211,6 +211,16 @@ def score_world(world: World | str | Path, traces_path: str | Path, out: str | P
                 raise ContractError.single(
                     str(traces_path), f"a trace of world {t.world!r}, not {w.name!r}", record=str(n)
                 )
+            task = w.task(t.task_id)
+            if t.world_digest != w.state_for(task).initial_digest:
+                raise ContractError.single(
+                    str(traces_path),
+                    f"trace of task {t.task_id!r} was recorded on another initial state of {w.name} "
+                    f"({t.world_digest[:16]}, this world: {w.state_for(task).initial_digest[:16]}): "
+                    "the world changed since",
+                    record=str(n),
+                    field="world_digest",
+                )
         dest = Path(out) if out is not None else Path(traces_path).parent
         dest.mkdir(parents=True, exist_ok=True)
         return _score(w, traces, dest)

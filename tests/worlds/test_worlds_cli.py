@@ -82,3 +82,12 @@ def test_worlds_check(capsys, shop_copy):
     t.write_text(t.read_text().replace('"reason": "damaged"}}, {"tool"', '"reason": "broken"}}, {"tool"', 1))
     code, _, err = cli(capsys, "worlds", "check", str(shop_copy))
     assert code == 2 and "tasks.jsonl:5 field 'gold_actions.2.arguments'" in err and "'broken'" in err
+
+
+def test_score_refuses_traces_of_a_changed_world(capsys, tmp_path, shop_copy):
+    out = tmp_path / "g"
+    assert cli(capsys, "run", str(shop_copy), "--agent", "gold", "--out", str(out), "-q")[0] == 0
+    s = shop_copy / "state" / "orders.jsonl"
+    s.write_text(s.read_text().replace('"total": 25', '"total": 26'))
+    code, _, err = cli(capsys, "worlds", "score", str(shop_copy), str(out / "traces.jsonl"))
+    assert code == 2 and "(record 1) field 'world_digest'" in err and "the world changed since" in err
