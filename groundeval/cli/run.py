@@ -11,6 +11,7 @@ from typing import Any, Iterator
 import click
 
 from ..agents.base import MODES
+from ..errors import UsageError
 from .options import PACK, backend_options, force_option, make_backend, warn_forced
 
 
@@ -41,7 +42,6 @@ def agent_options(f):
                 "--agent",
                 "-a",
                 "agents",
-                required=True,
                 multiple=True,
                 help="oracle | leaky | lazy | keyword | openai:<model> | anthropic:<model> | module:factory. "
                 "Repeat it to run several agents on the same questions: one folder each under OUT, and a "
@@ -199,7 +199,7 @@ def run(source, agents, out, **o):
     runs in OUT/<agent>/."""
     from .worlds import is_world_source, run_world_command
 
-    folders = agent_folders(agents)
+    folders = agent_folders(_required(agents))
     if is_world_source(source):
         return run_world_command(
             source,
@@ -274,8 +274,6 @@ def _run_one(api, source, agent, out, opts, o) -> int:
 def agent_folders(agents) -> dict[str, str]:
     """Each --agent's folder name (file-system safe); the same agent twice, or two agents whose
     names map to one folder, is a usage error."""
-    from ..errors import UsageError
-
     folders: dict[str, str] = {}
     for agent in agents:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in agent)
@@ -285,9 +283,13 @@ def agent_folders(agents) -> dict[str, str]:
     return folders
 
 
-def _one(agents) -> str:
-    from ..errors import UsageError
+def _required(agents):
+    if not agents:
+        raise UsageError.single("--agent", "is required (repeat it for several agents)")
+    return agents
 
+
+def _one(agents) -> str:
     if len(agents) > 1:
         raise UsageError.single("--agent", "a world runs one agent at a time")
     return agents[0]
@@ -336,7 +338,7 @@ def run_exit_code(out, report=None) -> int:
 
 
 @click.command("eval")
-@click.argument("pack", type=PACK)
+@click.argument("pack", type=PACK, required=False)
 @agent_options
 @force_option
 @click.option(
@@ -354,17 +356,28 @@ def run_exit_code(out, report=None) -> int:
     show_default=True,
     help="Scoring formulas: groundeval's own (default) or the original release's (paper).",
 )
+@click.option(
+    "--config",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Without PACK: the eval file (default: ./groundeval.toml, else [tool.groundeval] in ./pyproject.toml).",
+)
 @backend_options()
-def eval_(pack, agents, out, **o):
+def eval_(pack, agents, out, config, **o):
     """The main job: verify PACK, generate questions, run the agent, score and report — all in OUT.
     Several --agent: each in OUT/<agent>/ on the same questions, then a comparison table and
-    OUT/comparison.json/.md/.html. For a world (docs/worlds.md): run every task, judge each
+    OUT/comparison.json/.md/.html. Without PACK: the eval file (groundeval.toml or
+    [tool.groundeval], docs/cli.md). For a world (docs/worlds.md): run every task, judge each
     episode, report."""
     from pathlib import Path
 
     from .worlds import is_world_source, run_world_command
 
-    folders = agent_folders(agents)
+    if pack is None:
+        return eval_from_file(config, agents, out, o)
+    if config is not None:
+        raise UsageError.single("--config", "is read only when no PACK is given")
+    folders = agent_folders(_required(agents))
     if is_world_source(pack):
         return run_world_command(
             pack, _one(agents), out, trials=o["trials"], concurrency=o["concurrency"], resume=o["resume"]
@@ -391,6 +404,88 @@ def eval_(pack, agents, out, **o):
     click.echo(comparison_table(data) + f"\n\ncomparison: {paths['comparison.html']} · {paths['comparison.md']}")
     if code:
         sys.exit(code)
+
+
+def eval_from_file(config, agents, out, o) -> None:
+    """``groundeval eval`` without PACK: every pack of the eval file with every agent (the file's,
+    or --agent), each pack's agents compared, then the file's thresholds checked per pack and
+    agent as ``gate`` checks them; exit 1 when a run failed or a check broke."""
+    from pathlib import Path
+
+    from ..agents.runinfo import read_run_info
+    from ..report.agents import AgentRun, compare_agents, write_comparison
+    from ..report.gate import gate_checks, integrity_checks
+    from . import evalfile
+
+    path = Path(config) if config else evalfile.find(Path.cwd())
+    if path is None:
+        raise UsageError.single(
+            "PACK", f"give a pack, or write an eval file ({evalfile.FILE} or [tool.groundeval] in pyproject.toml)"
+        )
+    spec = evalfile.load(path)
+    ctx = click.get_current_context()
+    for key, value in spec.run.items():  # the file's settings, unless given on the command line
+        if ctx.get_parameter_source(key) != click.core.ParameterSource.COMMANDLINE:
+            o[key] = value
+    agents = agents or spec.agents
+    folders = agent_folders(agents)
+    root = Path(out or spec.out or "out/groundeval")
+    click.echo(f"eval file: {path} ({len(spec.packs)} packs x {len(agents)} agents) → {root}", err=True)
+    code, failed = 0, []
+    for pack in spec.packs:
+        pack_dir = root / Path(pack).name
+        runs = []
+        for agent in agents:
+            if not o["quiet"]:
+                click.echo(f"· {pack} · agent {agent}", err=True)
+            result = _eval_one(pack, agent, str(pack_dir / folders[agent]), o)
+            runs.append((agent, result))
+            code = max(code, run_exit_code(result.out_dir, result.report))
+        data = compare_agents([AgentRun(a, folders[a], r.report, r.scores) for a, r in runs])
+        write_comparison(data, pack_dir)
+        click.echo(f"{pack}\n" + comparison_table(data))
+        for agent, result in runs:
+            info = read_run_info(result.out_dir / "run.json")
+            checks = integrity_checks(
+                result.report,
+                run_status=None if info is None else info.status,
+                allow_errors=spec.allow_errors,
+                allow_empty=spec.allow_empty,
+            )
+            checks += gate_checks(
+                result.report,
+                min_adjusted=spec.min_adjusted,
+                max_violation_rate=spec.max_violation_rate,
+                allow_empty=spec.allow_empty,
+            )
+            checks += _track_checks(result.report, spec.min_adjusted_by_track)
+            for c in checks:
+                click.echo(f"{'PASS' if c.passed else 'FAIL'}  {Path(pack).name} · {agent} · {c.name}: {c.message}")
+            failed += [c for c in checks if not c.passed]
+    if failed:
+        click.echo(f"eval file: {len(failed)} checks broke", err=True)
+    if failed or code:
+        sys.exit(max(code, 1))
+
+
+def _track_checks(report, thresholds: dict[str, float]) -> list:
+    from ..report.gate import Check
+
+    checks = []
+    for track, minimum in sorted(thresholds.items()):
+        g = report.tracks.get(track)
+        if g is None:
+            checks.append(Check(f"{track}.min_adjusted", False, f"the run has no {track} question"))
+            continue
+        ok = g.run_s_adj >= minimum - 1e-12
+        checks.append(
+            Check(
+                f"{track}.min_adjusted",
+                ok,
+                f"{track} run S_adj {g.run_s_adj:.4f} {'>=' if ok else '<'} minimum {minimum:.4f}",
+            )
+        )
+    return checks
 
 
 def _eval_one(pack, agent, out, o):
