@@ -143,6 +143,13 @@ def network_settings(host: str, allow_remote: bool, token_env: str) -> list[str]
 )
 @click.option("--no-traces", "no_traces", is_flag=True, help="Record nothing (traces are recorded by default).")
 @click.option(
+    "--resume-episodes",
+    "resume_episodes",
+    is_flag=True,
+    help="stdio: at exit, keep the open episodes (in TRACES.open/) for the next server on the same traces "
+    "file, which takes one back when a call names its id — for clients that start a server per call.",
+)
+@click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
@@ -178,6 +185,7 @@ def serve(
     allowed_origins: tuple[str, ...],
     traces: Path | None,
     no_traces: bool,
+    resume_episodes: bool,
     db: Path | None,
     max_steps: int,
     idle_timeout: float,
@@ -188,18 +196,8 @@ def serve(
     Every finished episode's trace is appended to --traces (by default a file per pack and
     question set in the traces folder, printed at start). SIGTERM and SIGINT stop the server
     after writing the traces of the episodes still open."""
-    from ..extras import install_command, missing_module
-
-    missing = missing_module("mcp")
-    if missing is not None:
-        message = (
-            f"groundeval serve: needs the 'mcp' extra (module '{missing}' is not installed): {install_command('mcp')}"
-        )
-        if transport == "stdio":
-            tell_stdio_client(message)  # a host shows this, not "Connection closed"
-        raise UsageError.single("groundeval serve", message.split(": ", 1)[1])
-    if traces is not None and no_traces:
-        raise UsageError.single("--no-traces", "--traces names a file to record into: pass one or the other")
+    _require_mcp(transport)
+    _check_recording(transport, traces, no_traces, resume_episodes)
     from ..runtime.mcp_server import EpisodeHub
 
     tokens = network_settings(host, allow_remote, token_env) if transport == "http" else None
@@ -241,7 +239,13 @@ def serve(
 
         traces = default_traces_path(store, seed=qs.metadata.seed, questions_file=questions_path)
     hub = EpisodeHub(
-        store, qs.questions, traces=traces, max_steps=max_steps, idle_timeout=idle_timeout, max_open=max_open_episodes
+        store,
+        qs.questions,
+        traces=traces,
+        max_steps=max_steps,
+        idle_timeout=idle_timeout,
+        max_open=max_open_episodes,
+        park=Path(f"{traces}.open") if resume_episodes and traces is not None else None,
     )
     if traces is not None:
         how = f" --questions {questions_path}" if questions_path is not None else f" --pack {pack}"
@@ -268,7 +272,8 @@ def serve(
     if stopped:
         import os
 
-        click.echo(f"groundeval serve: stopped by signal {stopped[0]}; open episodes written", err=True)
+        kept = "parked for the next server" if resume_episodes else "written"
+        click.echo(f"groundeval serve: stopped by signal {stopped[0]}; open episodes {kept}", err=True)
         store.close()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -276,6 +281,31 @@ def serve(
         os._exit(code or 128 + stopped[0])
     if code:
         sys.exit(code)
+
+
+def _require_mcp(transport: str) -> None:
+    """The mcp extra, or a one-line usage error (over stdio also answered to the client)."""
+    from ..extras import install_command, missing_module
+
+    missing = missing_module("mcp")
+    if missing is not None:
+        message = (
+            f"groundeval serve: needs the 'mcp' extra (module '{missing}' is not installed): {install_command('mcp')}"
+        )
+        if transport == "stdio":
+            tell_stdio_client(message)  # a host shows this, not "Connection closed"
+        raise UsageError.single("groundeval serve", message.split(": ", 1)[1])
+
+
+def _check_recording(transport: str, traces: Path | None, no_traces: bool, resume_episodes: bool) -> None:
+    if traces is not None and no_traces:
+        raise UsageError.single("--no-traces", "--traces names a file to record into: pass one or the other")
+    if resume_episodes and (no_traces or transport != "stdio"):
+        raise UsageError.single(
+            "--resume-episodes",
+            "keeps open episodes beside the traces file for the next stdio server: it needs --transport stdio "
+            "and recorded traces (not --no-traces)",
+        )
 
 
 def _only_stopped(exc: BaseException) -> bool:

@@ -58,6 +58,7 @@ from .episode import Episode
 from .jsonrpc_guard import ESCAPED_ARG
 from .search_sql import fetch_index
 from .tools import StartEpisodeArgs, mcp_tools, validate_arguments
+from .parked import ParkedEpisodes
 from .trace_file import TraceFile
 
 TOOL_NAMES = tuple(t["name"] for t in mcp_tools())
@@ -122,6 +123,7 @@ class EpisodeHub:
         max_open: int = DEFAULT_MAX_OPEN,
         clock: Callable[[], float] = time.monotonic,
         report: Callable[[str], None] = _stderr,
+        park: str | Path | None = None,
     ):
         self.store = store
         self.questions = {q.id: q for q in questions}
@@ -146,6 +148,11 @@ class EpisodeHub:
         self._last_sweep = clock()
         store.ensure_fts()  # build shared indexes before concurrent calls arrive
         fetch_index(store)
+        # --resume-episodes: open episodes left by an earlier server, taken back by id (parked.py)
+        self._parked = ParkedEpisodes(park) if park is not None else None
+        if self._parked is not None:
+            for eid in self._parked.stale(idle_timeout):
+                self._unpark(eid)  # parked past the idle timeout: written as abandoned
 
     @staticmethod
     def tool_specs() -> list[dict[str, Any]]:
@@ -256,9 +263,43 @@ class EpisodeHub:
                 entry = None  # another caller's episode: the same reply as a missing one
             if entry is not None:
                 entry.last = self.clock()
+        if entry is None and self._parked is not None and isinstance(eid, str) and owner is None:
+            ep = self._unpark(eid)
+            if ep is not None:
+                return eid, ep
         if entry is None:
             raise HubError(UNKNOWN_EPISODE)
         return eid, entry.episode
+
+    def _unpark(self, eid: str) -> Episode | None:
+        """Take back a parked episode: open again here, or — parked past the idle timeout —
+        its trace written as ``abandoned`` (then None, as for an unknown id)."""
+        assert self._parked is not None
+        record = self._parked.claim(eid)
+        if record is None:
+            return None
+        if record["question_id"] not in self.questions:  # another question set's: not ours to end
+            self._parked.give_back(eid, record)
+            return None
+        ep = Episode(
+            self.store,
+            self.questions[record["question_id"]],
+            record["mode"],
+            agent=record["agent"],
+            max_steps=self.max_steps,
+            context_budget_chars=self.context_budget_chars,
+        )
+        ep.trace = record["trace"]  # the calls and answers so far: the episode goes on from them
+        with self._lock:
+            self._episodes[eid] = _Open(ep, None, self.clock())
+        stale = self.idle_timeout is not None and time.time() - record["parked_at"] >= self.idle_timeout
+        if stale or self._closed:
+            try:
+                self._finish(eid, ep, "abandoned" if stale else None)
+            except TraceNotWritten:
+                pass  # reported to the operator
+            return None
+        return ep
 
     def call(self, tool: str, arguments: dict[str, Any], owner: Any = None) -> dict[str, Any]:
         """Route one MCP tool call of session ``owner``. Episode tools are recorded; so is an
@@ -323,6 +364,22 @@ class EpisodeHub:
             )
             raise TraceNotWritten(NOT_RECORDED) from None
 
+    def _park(self, eid: str, ep: Episode) -> bool:
+        """Leave an open episode for the next server (``park``); False when it was not parked."""
+        if self._parked is None:
+            return False
+        with self._lock:
+            if self._episodes.pop(eid, None) is None:
+                return True  # ended meanwhile
+        try:
+            self._parked.park(eid, ep.trace, ep.question.id, ep.mode, ep.trace.agent)
+        except OSError as exc:
+            self.report(f"could not park episode of question {ep.question.id!r} ({exc}); writing it now")
+            with self._lock:
+                self._episodes[eid] = _Open(ep, None, self.clock())
+            return False
+        return True
+
     def _maybe_sweep(self) -> None:
         if self.idle_timeout is None:
             return
@@ -357,6 +414,8 @@ class EpisodeHub:
             again, self._closed = self._closed, True
             open_ = sorted((eid, o.episode) for eid, o in self._episodes.items())
         for eid, ep in open_:
+            if self._park(eid, ep):
+                continue
             try:
                 self._finish(eid, ep)
             except TraceNotWritten:

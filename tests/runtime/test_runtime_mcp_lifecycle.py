@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from runtime_mcp_helpers import http_server, serve_cmd, write_questions
 from runtime_questions import at, make_question
 
+from groundeval.runtime.mcp_server import EpisodeHub, HubError
 from groundeval.runtime.question_cache import default_traces_path
 from groundeval.runtime.trace_file import TraceFile
 from groundeval.trace.io import read_traces
@@ -30,6 +31,7 @@ QUESTIONS = [
     make_question(actor="alice", as_of=at(5), qid="q-alice"),
     make_question(actor="carol", as_of=at(9), qid="q-carol"),
 ]
+ANSWER = {"could_actor_have_known": True}
 
 
 @pytest.fixture()
@@ -253,3 +255,85 @@ def test_servers_in_many_processes_share_one_traces_file(tmp_path):
         assert p.wait(timeout=max(1, deadline - time.monotonic())) == 0
     trials = sorted(json.loads(x).get("trial", 0) for x in path.read_bytes().splitlines())
     assert trials == list(range(100))
+
+
+# ----------------------------------------------------------------------------- --resume-episodes
+
+
+def test_a_parked_episode_goes_on_in_the_next_server(tiny_store, tmp_path):
+    traces, park = tmp_path / "traces.jsonl", tmp_path / "traces.jsonl.open"
+    first = EpisodeHub(tiny_store, QUESTIONS, traces=traces, park=park)
+    eid = first.call("start_episode", {"question_id": "q-alice", "agent": "a"})["episode_id"]
+    first.call("search_artifacts", {"episode_id": eid, "query": "checkout"})
+    first.close()
+    assert not traces.read_bytes() and [p.name for p in park.iterdir()] == [f"{eid}.json"]
+    parked_at = json.loads((park / f"{eid}.json").read_text())["parked_at"]
+    # another question set's server leaves it alone; two servers asking at once: one gets it
+    other = EpisodeHub(tiny_store, [make_question(qid="q-other")], traces=tmp_path / "other.jsonl", park=park)
+    with pytest.raises(HubError, match="unknown or finished"):
+        other.call("search_artifacts", {"episode_id": eid, "query": "x"})
+    assert [p.name for p in park.iterdir()] == [f"{eid}.json"]
+    second = EpisodeHub(tiny_store, QUESTIONS, traces=traces, park=park)
+    third = EpisodeHub(tiny_store, QUESTIONS, traces=traces, park=park)
+    with pytest.raises(HubError, match="unknown or finished"):  # a token's caller never takes one back
+        third.call("fetch_artifact", {"episode_id": eid, "artifact_id": "JIRA-42"}, owner="token-0")
+    assert json.loads((park / f"{eid}.json").read_text())["parked_at"] == parked_at  # given back as it was
+    second.call("fetch_artifact", {"episode_id": eid, "artifact_id": "JIRA-42"})
+    with pytest.raises(HubError, match="unknown or finished"):  # held by the second now
+        third.call("fetch_artifact", {"episode_id": eid, "artifact_id": "JIRA-42"})
+    second.call("submit_answer", {"episode_id": eid, "answer": ANSWER})
+    (trace,) = read_traces(traces)
+    assert trace.status == "completed" and trace.agent == "a"
+    assert [c.tool for c in trace.calls] == ["search_artifacts", "fetch_artifact", "submit_answer"]
+    assert [c.index for c in trace.calls] == [0, 1, 2] and list(park.iterdir()) == []
+
+
+def test_an_episode_parked_past_the_idle_timeout_is_written_as_abandoned(tiny_store, tmp_path):
+    traces, park = tmp_path / "traces.jsonl", tmp_path / "park"
+    first = EpisodeHub(tiny_store, QUESTIONS, traces=traces, park=park)
+    eid = first.call("start_episode", {"question_id": "q-carol"})["episode_id"]
+    first.call("search_artifacts", {"episode_id": eid, "query": "staffing"})
+    first.close()
+    record = json.loads((park / f"{eid}.json").read_text())
+    record["parked_at"] -= 3600
+    (park / f"{eid}.json").write_text(json.dumps(record))
+    EpisodeHub(tiny_store, QUESTIONS, traces=traces, park=park, idle_timeout=60)  # starting sweeps it
+    (trace,) = read_traces(traces)
+    assert trace.status == "abandoned" and [c.tool for c in trace.calls] == ["search_artifacts"]
+    assert list(park.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_client_starting_a_stdio_server_per_call_finishes_with_resume_episodes(tiny_pack, questions_file, tmp_path):
+    traces = tmp_path / "traces.jsonl"
+    args = ["-m", "groundeval.cli.main", "serve", str(tiny_pack), "--questions", str(questions_file)]
+    params = StdioServerParameters(
+        command=sys.executable, args=[*args, "--traces", str(traces), "--resume-episodes"], env=dict(os.environ)
+    )
+
+    async def call(tool: str, arguments: dict) -> dict:
+        async with Client(params) as client:  # a new server process each time
+            return (await client.call_tool(tool, arguments)).structured_content
+
+    async def main() -> list[dict]:
+        eid = (await call("start_episode", {"question_id": "q-alice", "agent": "per-process"}))["episode_id"]
+        return [
+            await call("search_artifacts", {"episode_id": eid, "query": "checkout"}),
+            await call("submit_answer", {"episode_id": eid, "answer": ANSWER}),
+        ]
+
+    replies = anyio.run(main)
+    assert replies[0]["status"] == "ok" and replies[1] == {"accepted": True, "status": "ok"}
+    (trace,) = read_traces(traces)
+    assert trace.status == "completed" and [c.tool for c in trace.calls] == ["search_artifacts", "submit_answer"]
+    code = subprocess.run(
+        [sys.executable, *args, "--resume-episodes", "--transport", "http"], capture_output=True, text=True, timeout=60
+    )
+    assert code.returncode == 2 and "--resume-episodes" in code.stderr and "Traceback" not in code.stderr
+
+
+def test_the_park_folder_is_private(tmp_path):
+    from groundeval.runtime.parked import ParkedEpisodes
+
+    ParkedEpisodes(tmp_path / "t.jsonl.open")
+    assert (tmp_path / "t.jsonl.open").stat().st_mode & 0o077 == 0

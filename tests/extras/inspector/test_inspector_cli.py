@@ -1,9 +1,9 @@
 """The MCP Inspector CLI against ``groundeval serve`` (issue 32, done-when): every call is a
 process of its own, so a session of its own. Over HTTP it completes an episode call by call
 (the episode id is the capability, usable from any session of its caller), with and without
-a bearer token, in the handshake-era and the sessionless protocol; over stdio every call
-starts its own server, so an episode lives for one call: the prompt starts one and the
-server records it when the Inspector closes the connection."""
+a bearer token, in the handshake-era and the sessionless protocol. Over stdio every call
+starts its own server: with ``--resume-episodes`` the open episode passes from one to the
+next and the Inspector completes it too; without, it ends with the call that started it."""
 
 from __future__ import annotations
 
@@ -141,22 +141,51 @@ def test_the_inspector_completes_an_episode_call_by_call_over_http(tmp_path, era
 
 
 @pytest.mark.slow
-def test_the_inspector_over_stdio_starts_and_records_an_episode_per_call(tmp_path):
+def test_the_inspector_completes_an_episode_call_by_call_over_stdio(tmp_path):
+    """Every call starts its own server; with --resume-episodes each one leaves the open
+    episode beside the traces file and the next takes it back by its id."""
     env = _env(tmp_path)
     traces = tmp_path / "traces.jsonl"
-    server = [GROUNDEVAL, "serve", "tiny", "--traces", str(traces)]
     (tmp_path / "host").mkdir()
     cwd = ["--cwd", str(tmp_path / "host")]
-    tools = inspect(env, *cwd, *server, "--method", "tools/list")["tools"]
+    server = [*cwd, GROUNDEVAL, "serve", "tiny", "--traces", str(traces), "--resume-episodes"]
+
+    def call(tool: str, args: dict) -> dict:
+        return inspect(
+            env, *server, "--method", "tools/call", "--tool-name", tool, "--tool-args-json", json.dumps(args)
+        )
+
+    tools = inspect(env, *server, "--method", "tools/list")["tools"]
     assert {t["name"] for t in tools} >= {"start_episode", "search_artifacts", "fetch_artifact", "submit_answer"}
-    got = inspect(env, *cwd, *server, "--method", "prompts/get", "--prompt-name", "answer_question",
+    got = inspect(env, *server, "--method", "prompts/get", "--prompt-name", "answer_question",
                   "--prompt-args", "agent=inspector")  # fmt: skip
     eid = got["_meta"]["groundeval/episode_id"]
-    assert eid in got["messages"][0]["content"]["text"]
+    view = inspect(env, *server, "--method", "resources/read", "--uri",
+                   f"groundeval://questions/{got['_meta']['groundeval/question_id']}")  # fmt: skip
+    schema = json.loads(view["contents"][0]["text"])["answer_schema"]
+    assert not traces.exists() or read_traces(traces) == []  # parked, not ended
+    hits = call("search_artifacts", {"episode_id": eid, "query": "incident"})
+    assert hits["structuredContent"]["status"] == "ok"
+    answer = _answer_for(schema)
+    assert call("submit_answer", {"episode_id": eid, "answer": answer})["structuredContent"]["accepted"] is True
+    late = call("search_artifacts", {"episode_id": eid, "query": "incident"})
+    assert late.get("isError") and "unknown or finished" in late["structuredContent"]["error"]
+    (trace,) = read_traces(traces)
+    assert trace.status == "completed" and trace.agent == "inspector" and trace.final_answer == answer
+    assert [c.tool for c in trace.calls] == ["search_artifacts", "submit_answer"]
+    assert list((tmp_path / "host").iterdir()) == [] and list(Path(f"{traces}.open").iterdir()) == []
+
+
+@pytest.mark.slow
+def test_without_resume_an_inspector_stdio_episode_ends_with_its_call(tmp_path):
+    env = _env(tmp_path)
+    traces = tmp_path / "traces.jsonl"
+    server = ["--cwd", str(tmp_path), GROUNDEVAL, "serve", "tiny", "--traces", str(traces)]
+    got = inspect(env, *server, "--method", "prompts/get", "--prompt-name", "answer_question",
+                  "--prompt-args", "agent=inspector")  # fmt: skip
+    eid = got["_meta"]["groundeval/episode_id"]
     (trace,) = read_traces(traces)  # the server wrote it when the Inspector closed stdin
     assert trace.agent == "inspector" and trace.status == "no_answer"
-    # the next call is another server process: that episode is over there
-    late = inspect(env, *cwd, *server, "--method", "tools/call", "--tool-name", "search_artifacts",
+    late = inspect(env, *server, "--method", "tools/call", "--tool-name", "search_artifacts",
                    "--tool-args-json", json.dumps({"episode_id": eid, "query": "x"}))  # fmt: skip
     assert late.get("isError") and "unknown or finished" in late["structuredContent"]["error"]
-    assert list((tmp_path / "host").iterdir()) == []
