@@ -299,7 +299,7 @@ def test_idle_episodes_expire_as_abandoned(tiny_store, tmp_path):
 
 def test_hub_caps_open_episodes(tiny_store):
     hub = EpisodeHub(tiny_store, [make_question(qid="q1")], max_open=3)
-    for i in range(3):  # three agents (the same one asking again would get its open episode back)
+    for i in range(3):  # three episodes open (whoever starts them)
         hub.call("start_episode", {"question_id": "q1", "agent": f"a{i}"})
     with pytest.raises(HubError, match="too many open episodes"):
         hub.call("start_episode", {"question_id": "q1", "agent": "a3"})
