@@ -378,6 +378,9 @@ class _Mapper:
         self._gap(spec, kept, native, legacy)
         if "join" in kept:
             kept["join"] = self._joins(kept["join"], legacy + ("join",), ("cause", "effect"), "a causal join")
+        # The original's templates state the cause and the effect as they happened (its questions ask
+        # "if <premise> had not happened ..."): never an example of a different outcome.
+        kept["templates_as_happened"] = True
         return {k: v for k, v in kept.items() if v is not None}
 
     def silence_pair(self, i: int, spec: Any) -> Any:

@@ -214,6 +214,12 @@ class CausalLinkSpec(_Strict):
     match_value: Any = None
     premise_template: str | None = None
     outcome_template: str | None = None
+    templates_as_happened: bool = Field(
+        False,
+        exclude_if=lambda v: v is False,  # the default leaves dumps (and contract digests) as before the field
+        description="The templates describe the cause and the effect as they happened (an original config.yaml's "
+        "do): the outcome template is then never shown as an example of a different outcome.",
+    )
     outcome_changed: bool = True
     mechanism_aliases: list[str] = Field(default_factory=list)
     description: str | None = None

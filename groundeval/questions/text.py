@@ -18,6 +18,15 @@ def humanize(event_type: str) -> str:
     return " ".join(event_type.replace("-", " ").replace("_", " ").split())
 
 
+def with_article(phrase: str) -> str:
+    """``phrase`` with its indefinite article, chosen by the first letter written (quotes and
+    spaces skipped): "an 'incident thread' event", "a 'postmortem written' event". A vowel
+    letter takes "an"; words whose sound differs from their spelling ("user", "hour") are rare
+    in event types and not guessed at."""
+    first = next((c for c in phrase if c.isalnum()), "")
+    return f"{'an' if first.lower() in 'aeiou' and first else 'a'} {phrase}"
+
+
 def format_time(dt: datetime) -> str:
     dt = dt.astimezone(timezone.utc)
     return (

@@ -250,6 +250,8 @@ SKIP_FIXES = {
     "leakage": "the question text would contain an answer-side id or a mechanism word; rename the spec's aliases "
     "or keep answer ids out of the subject's facts",
     "duplicate": "two candidates gave the same question (no fix needed)",
+    "actor_took_part": "the actor took part in the event by the as-of, so a 'could not have known' label would be "
+    "false on its face (no fix needed)",
     "response_without_join_key": "an event of the response type in the window or the search space lacks the join "
     "key, so it could be this trigger's response; give it the key of the trigger it answers",
     "response_mentions_key": "an event of the response type in the window or the search space names the trigger's "

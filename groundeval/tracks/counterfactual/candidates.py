@@ -12,9 +12,12 @@ own records (its witnesses, ``store/witness.py``); values coincide when equal or
 when they share a number (``CTR-104`` and ``REQ-104``); cause keys naming an effect's
 witness are hidden too.
 The effect never shows its actors (their overlap with the cause's would hint at the
-link). The premise and outcome templates of a spec are used only when they have no
-placeholders and name no mechanism (prose describing the change, the same for every
-pair of the spec); the references always name the events.
+link). The premise is always that the cause event did not happen: a spec's premise
+template is never shown (the original format's describe the cause as it happened, which
+would contradict it). The outcome template is shown as an example of a different outcome
+only when it has no placeholders, names no mechanism (the same words for every pair of the
+spec) and is not the original format's (which states the effect as it happened); the
+references always name the events.
 """
 
 from __future__ import annotations
@@ -206,9 +209,10 @@ def _candidate(
         effect_artifacts=sorted(effect.artifacts),
         multi_cause=multi,
     )
+    # The premise is always that the cause did not happen; a premise template is never a gloss of it
+    # (the original's describe the cause as it happened: "had not happened (that is, <it happened>)").
     premise = f"{c_ref.text()} had not happened"
-    gloss = _plain(spec.premise_template, vocabulary)
-    outcome = _plain(spec.outcome_template, vocabulary)
+    outcome = None if spec.templates_as_happened else _plain(spec.outcome_template, vocabulary)
     payload: dict[str, Any] = {
         "truth": truth,
         "actor": None,
@@ -221,9 +225,9 @@ def _candidate(
         "refs": [c_ref.text(), e_ref.text()],
         "subjects": [c_ref.shown(), e_ref.shown()],
         "slots": {
-            "premise": premise + (f" (that is, {gloss})" if gloss else ""),
+            "premise": premise,
             "effect": e_ref.text(),
-            "hint": f" (for example, would it be that {outcome})" if outcome else "",
+            "hint": f" For instance: {outcome.rstrip('.')}." if outcome else "",
         },
     }
     return Candidate(

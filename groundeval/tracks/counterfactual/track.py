@@ -63,9 +63,9 @@ class Counterfactual(BaseTrack):
     yes_buckets = ("positive",)
     label_field = "outcome_changed"
     templates = (
-        ("counterfactual.1", "Suppose {premise}. Would {effect} have turned out differently{hint}?"),
-        ("counterfactual.2", "Counterfactually: if {premise}, would that have changed {effect}{hint}?"),
-        ("counterfactual.3", "Consider a world in which {premise}. Would {effect} have been different{hint}?"),
+        ("counterfactual.1", "Suppose {premise}. Would {effect} have turned out differently?{hint}"),
+        ("counterfactual.2", "Counterfactually: if {premise}, would that have changed {effect}?{hint}"),
+        ("counterfactual.3", "Consider a world in which {premise}. Would {effect} have been different?{hint}"),
     )
     default_gates = ("horizon",)
     default_weights = (0.50, 0.50)

@@ -12,7 +12,11 @@ query for every candidate), with the track's configured gates:
   later of the event time and the last creation time).
 
 Only witnesses count (``witness.py``: artifacts the event references that were
-created at or after it). Other candidates (witnesses straddling as-of, or an event
+created at or after it). A negative label for an actor who took part in the event by
+as-of (one of its actors) is never asked: whoever was there knew, whatever they could
+read, so such targets are skipped (``actor_took_part``). The texts say what the label
+means: what the actor could open *at* as-of (access held before and lost by then does not
+count). Other candidates (witnesses straddling as-of, or an event
 after as-of whose witnesses already existed) are skipped: no label is clean for them.
 Pivots are quantiles of each actor's own activity; per pivot and event type the
 ``sql.NEAREST`` witnessed events on each side of as-of are targets.
@@ -141,6 +145,10 @@ def _label(gs: GraphSQL, t: _Targets, gates: set[str], skipped: dict[str, int]) 
         happened = t.info[eid][2] <= as_of
         if vis and happened:
             labelled[i] = ("positive", vis)
+        elif happened and actor in t.info[eid][4]:
+            # took part in it by as-of: a reader answers "yes" whatever the records say (the cone
+            # grants nothing for taking part), so no "no" label is true on its face
+            skipped["actor_took_part"] = skipped.get("actor_took_part", 0) + 1
         elif not vis and happened and ("horizon" not in gates or all(r[2] for r in arts)):
             labelled[i] = ("negative_permission", [])
         elif "horizon" in gates and not any(r[2] for r in arts):

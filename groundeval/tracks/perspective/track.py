@@ -37,16 +37,15 @@ class Perspective(BaseTrack):
     templates = (
         (
             "perspective.1",
-            "Based only on what {actor} could access as of {as_of}, could {actor} have known about {target}?",
+            "Based only on the records {actor} could open at {as_of}, could {actor} have known about {target}?",
         ),
         (
             "perspective.2",
-            "Using only the information available to {actor} on or before {as_of}, could "
-            "{actor} have learned of {target}?",
+            "Using only the information {actor} had access to at {as_of}, could {actor} have learned of {target}?",
         ),
         (
             "perspective.3",
-            "As of {as_of}, could {actor} have found out about {target} from the sources {actor} was able to read?",
+            "At {as_of}, could {actor} have found out about {target} from the sources {actor} could read then?",
         ),
     )
     default_gates = ("horizon", "subsystem", "actor")

@@ -25,7 +25,7 @@ from ...graph.records import SilenceRecord
 from ...questions.balance import Candidate, difficulty_of
 from ...questions.pool import covering_as_of, sample_size, seeded_sample, skip
 from ...questions.subjects import Role, Subject, SubjectIndex, keyed_values, path_key
-from ...questions.text import format_gap, humanize
+from ...questions.text import format_gap, humanize, with_article
 from ...store.store import to_utc
 from .model import SilenceTruth
 
@@ -201,7 +201,7 @@ def _candidate(
         "subjects": [ref.shown()],
         "slots": {
             "trigger": ref.text(),
-            "response": f"'{humanize(rec.response_type)}' event",
+            "response": with_article(f"'{humanize(rec.response_type)}' event"),
             "gap": format_gap(spec.max_gap_days),
         },
     }

@@ -33,9 +33,9 @@ class Silence(BaseTrack):
     yes_buckets = ("presence",)
     label_field = "exists"
     templates = (
-        ("silence.1", "Within {gap} after {trigger}, was there a {response} for it?"),
-        ("silence.2", "Did a {response} follow {trigger} within {gap}?"),
-        ("silence.3", "Is there any record of a {response} for {trigger} in the {gap} that followed?"),
+        ("silence.1", "Within {gap} after {trigger}, was there {response} for it?"),
+        ("silence.2", "Did {response} follow {trigger} within {gap}?"),
+        ("silence.3", "Is there any record of {response} for {trigger} within {gap} of it?"),
     )
     default_gates = ()
     default_weights = (0.30, 0.70)
