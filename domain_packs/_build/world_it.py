@@ -184,8 +184,9 @@ def _life(rng: random.Random, p: dict[str, Any]) -> None:
     elif r < 0.18:
         p["status"] = "on_leave"
     elif r < 0.24:
+        served = (TODAY - date.fromisoformat(p["hire_date"])).days
         p["status"] = "terminated"
-        p["end_date"] = day(plus(TODAY, -rng.randint(3, 200)))
+        p["end_date"] = day(plus(TODAY, -rng.randint(3, max(3, min(200, served - 30)))))
 
 
 def _accounts(rng: random.Random, people: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -370,7 +371,8 @@ class _Ledger:
                 if sens == "privileged" and emp["employment_type"] == "contractor":
                     continue
                 held.add((emp["employee_id"], gid))
-                self.request(emp, self.groups[gid], plus(TODAY, -self.rng.randint(1, 21)), status)
+                on = max(date.fromisoformat(emp["hire_date"]), plus(TODAY, -self.rng.randint(1, 21)))
+                self.request(emp, self.groups[gid], on, status)
                 made += 1
 
 
@@ -392,7 +394,8 @@ def _devices(rng: random.Random, people: list[dict[str, Any]]) -> list[dict[str,
                     "assigned_on": day(assigned),
                 }
             )
-        if rng.random() < 0.08:  # an older device, lost or retired
+        hired = date.fromisoformat(p["hire_date"])
+        if rng.random() < 0.08 and (TODAY - hired).days > 400:  # an older device, lost or retired
             out.append(
                 {
                     "asset_tag": "LT-" + next(tags),
@@ -400,7 +403,7 @@ def _devices(rng: random.Random, people: list[dict[str, Any]]) -> list[dict[str,
                     "kind": "laptop",
                     "model": rng.choice(LAPTOPS),
                     "status": rng.choice(("lost", "retired", "retired")),
-                    "assigned_on": day(plus(TODAY, -rng.randint(400, 1500))),
+                    "assigned_on": day(max(hired, plus(TODAY, -rng.randint(400, 1500)))),
                 }
             )
     return out

@@ -154,7 +154,9 @@ def _customers(rng: random.Random, n: int) -> list[dict[str, Any]]:
                 "email": _email(rng, first, last, taken),
                 "phone": phone,
                 **home,
-                "member_since": day(plus(date(2018, 6, 1), rng.randint(0, 2750))),
+                "member_since": day(
+                    plus(date(2018, 6, 1), rng.randint(0, (date(2025, 8, 31) - date(2018, 6, 1)).days))
+                ),
                 "tier": "plus" if rng.random() < 0.22 else "standard",
                 "status": "closed" if rng.random() < 0.03 else "active",
             }

@@ -147,6 +147,82 @@ def test_required_outputs_come_from_tool_results_or_the_policy(world):
             assert number or out.casefold() in text or out.casefold() in policy, (t.id, out)
 
 
+def _rows(world: str, table: str) -> list[dict[str, Any]]:
+    path = PACKS / world / "state" / f"{table}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _today(world: str) -> str:
+    return re.search(r"\((\d{4}-\d{2}-\d{2})\)", (PACKS / world / "policy.md").read_text(encoding="utf-8")).group(1)
+
+
+def test_support_desk_state_is_consistent():
+    """Realistic means coherent: dates in order and not after today, statuses matching dates,
+    totals equal to their lines, refunds only of delivered lines, every reference resolving."""
+    today = _today("support_desk")
+    customers = {c["customer_id"]: c for c in _rows("support_desk", "customers")}
+    lines: dict[str, list[dict[str, Any]]] = {}
+    for li in _rows("support_desk", "order_items"):
+        lines.setdefault(li["order_id"], []).append(li)
+    orders = {o["order_id"]: o for o in _rows("support_desk", "orders")}
+    assert set(lines) == set(orders)
+    for o in orders.values():
+        c = customers[o["customer_id"]]
+        dates = [c["member_since"], o["placed_on"], o["shipped_on"], o["delivered_on"]]
+        present = [d for d in dates if d is not None]
+        assert present == sorted(present) and present[-1] <= today, o["order_id"]
+        assert (o["shipped_on"] is not None) == (o["status"] in ("shipped", "delivered")), o["order_id"]
+        assert (o["delivered_on"] is not None) == (o["status"] == "delivered"), o["order_id"]
+        assert (o["tracking_number"] is not None) == (o["shipped_on"] is not None), o["order_id"]
+        assert abs(sum(li["quantity"] * li["unit_price"] for li in lines[o["order_id"]]) - o["total"]) < 0.005
+        for li in lines[o["order_id"]]:
+            if li["status"] == "refunded":
+                assert o["status"] == "delivered" and o["delivered_on"] <= li["refunded_on"] <= today
+                assert abs(li["refund_amount"] - li["quantity"] * li["unit_price"]) < 0.005
+    for t in _rows("support_desk", "tickets"):
+        o = orders[t["order_id"]]
+        assert o["customer_id"] == t["customer_id"] and o["placed_on"] <= t["opened_on"] <= today
+
+
+def test_it_desk_state_is_consistent():
+    """Managers exist and are active; accounts are disabled exactly for people not active;
+    grants, requests and approvals agree (a fulfilled request has its grant, approvals follow the
+    group's sensitivity, an approved request has every approval); no date before a hire or after today."""
+    today = _today("it_desk")
+    people = {p["employee_id"]: p for p in _rows("it_desk", "employees")}
+    groups = {g["group_id"]: g for g in _rows("it_desk", "groups")}
+    for p in people.values():
+        assert p["manager_id"] is None or people[p["manager_id"]]["status"] == "active", p["employee_id"]
+        assert p["hire_date"] <= today and (p["status"] != "terminated" or p["hire_date"] < p["end_date"] <= today)
+    for a in _rows("it_desk", "accounts"):
+        assert (a["status"] == "disabled") == (people[a["employee_id"]]["status"] != "active")
+    grants = {(g["employee_id"], g["group_id"]): g for g in _rows("it_desk", "grants")}
+    for (emp, gid), g in grants.items():
+        assert people[emp]["status"] != "terminated" and people[emp]["hire_date"] <= g["granted_on"] <= today
+        assert g["expires_on"] > today
+        if groups[gid]["sensitivity"] == "privileged":
+            assert people[emp]["employment_type"] == "employee"
+    approvals: dict[str, dict[str, str]] = {}
+    for a in _rows("it_desk", "approvals"):
+        approvals.setdefault(a["request_id"], {})[a["approver_role"]] = a["decision"]
+    for r in _rows("it_desk", "access_requests"):
+        sens = groups[r["group_id"]]["sensitivity"]
+        want = {"manager"} if sens == "standard" else {"manager", "owner"}
+        got = approvals[r["request_id"]]
+        assert set(got) == want, r["request_id"]
+        assert people[r["employee_id"]]["hire_date"] <= r["requested_on"] <= today
+        if r["status"] in ("approved", "fulfilled"):
+            assert set(got.values()) == {"approved"}, r["request_id"]
+        if r["status"] == "fulfilled":
+            assert grants[(r["employee_id"], r["group_id"])]["request_id"] == r["request_id"]
+        if r["status"] == "rejected":
+            assert "rejected" in got.values()
+        if r["status"] == "pending":
+            assert "pending" in got.values() and "rejected" not in got.values()
+    for d in _rows("it_desk", "devices"):
+        assert people[d["employee_id"]]["hire_date"] <= d["assigned_on"] <= today, d["asset_tag"]
+
+
 # --------------------------------------------------------------------------- agents
 
 
