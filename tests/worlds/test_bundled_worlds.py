@@ -147,24 +147,32 @@ def test_required_outputs_come_from_tool_results_or_the_policy(world):
             assert number or out.casefold() in text or out.casefold() in policy, (t.id, out)
 
 
-def _rows(world: str, table: str) -> list[dict[str, Any]]:
-    path = PACKS / world / "state" / f"{table}.jsonl"
+def _rows(world: Path, table: str) -> list[dict[str, Any]]:
+    path = world / "state" / f"{table}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _today(world: str) -> str:
-    return re.search(r"\((\d{4}-\d{2}-\d{2})\)", (PACKS / world / "policy.md").read_text(encoding="utf-8")).group(1)
+def _today(world: Path) -> str:
+    return re.search(r"\((\d{4}-\d{2}-\d{2})\)", (world / "policy.md").read_text(encoding="utf-8")).group(1)
 
 
 def test_support_desk_state_is_consistent():
+    _check_support_state(PACKS / "support_desk")
+
+
+def test_it_desk_state_is_consistent():
+    _check_it_state(PACKS / "it_desk")
+
+
+def _check_support_state(w: Path) -> None:
     """Realistic means coherent: dates in order and not after today, statuses matching dates,
     totals equal to their lines, refunds only of delivered lines, every reference resolving."""
-    today = _today("support_desk")
-    customers = {c["customer_id"]: c for c in _rows("support_desk", "customers")}
+    today = _today(w)
+    customers = {c["customer_id"]: c for c in _rows(w, "customers")}
     lines: dict[str, list[dict[str, Any]]] = {}
-    for li in _rows("support_desk", "order_items"):
+    for li in _rows(w, "order_items"):
         lines.setdefault(li["order_id"], []).append(li)
-    orders = {o["order_id"]: o for o in _rows("support_desk", "orders")}
+    orders = {o["order_id"]: o for o in _rows(w, "orders")}
     assert set(lines) == set(orders)
     for o in orders.values():
         c = customers[o["customer_id"]]
@@ -179,33 +187,33 @@ def test_support_desk_state_is_consistent():
             if li["status"] == "refunded":
                 assert o["status"] == "delivered" and o["delivered_on"] <= li["refunded_on"] <= today
                 assert abs(li["refund_amount"] - li["quantity"] * li["unit_price"]) < 0.005
-    for t in _rows("support_desk", "tickets"):
+    for t in _rows(w, "tickets"):
         o = orders[t["order_id"]]
         assert o["customer_id"] == t["customer_id"] and o["placed_on"] <= t["opened_on"] <= today
 
 
-def test_it_desk_state_is_consistent():
+def _check_it_state(w: Path) -> None:
     """Managers exist and are active; accounts are disabled exactly for people not active;
     grants, requests and approvals agree (a fulfilled request has its grant, approvals follow the
     group's sensitivity, an approved request has every approval); no date before a hire or after today."""
-    today = _today("it_desk")
-    people = {p["employee_id"]: p for p in _rows("it_desk", "employees")}
-    groups = {g["group_id"]: g for g in _rows("it_desk", "groups")}
+    today = _today(w)
+    people = {p["employee_id"]: p for p in _rows(w, "employees")}
+    groups = {g["group_id"]: g for g in _rows(w, "groups")}
     for p in people.values():
         assert p["manager_id"] is None or people[p["manager_id"]]["status"] == "active", p["employee_id"]
         assert p["hire_date"] <= today and (p["status"] != "terminated" or p["hire_date"] < p["end_date"] <= today)
-    for a in _rows("it_desk", "accounts"):
+    for a in _rows(w, "accounts"):
         assert (a["status"] == "disabled") == (people[a["employee_id"]]["status"] != "active")
-    grants = {(g["employee_id"], g["group_id"]): g for g in _rows("it_desk", "grants")}
+    grants = {(g["employee_id"], g["group_id"]): g for g in _rows(w, "grants")}
     for (emp, gid), g in grants.items():
         assert people[emp]["status"] != "terminated" and people[emp]["hire_date"] <= g["granted_on"] <= today
         assert g["expires_on"] > today
         if groups[gid]["sensitivity"] == "privileged":
             assert people[emp]["employment_type"] == "employee"
     approvals: dict[str, dict[str, str]] = {}
-    for a in _rows("it_desk", "approvals"):
+    for a in _rows(w, "approvals"):
         approvals.setdefault(a["request_id"], {})[a["approver_role"]] = a["decision"]
-    for r in _rows("it_desk", "access_requests"):
+    for r in _rows(w, "access_requests"):
         sens = groups[r["group_id"]]["sensitivity"]
         want = {"manager"} if sens == "standard" else {"manager", "owner"}
         got = approvals[r["request_id"]]
@@ -219,7 +227,7 @@ def test_it_desk_state_is_consistent():
             assert "rejected" in got.values()
         if r["status"] == "pending":
             assert "pending" in got.values() and "rejected" not in got.values()
-    for d in _rows("it_desk", "devices"):
+    for d in _rows(w, "devices"):
         assert people[d["employee_id"]]["hire_date"] <= d["assigned_on"] <= today, d["asset_tag"]
 
 
@@ -432,6 +440,7 @@ def test_any_seed_builds_a_world_every_baseline_plays_as_expected(seed):
     with tempfile.TemporaryDirectory() as tmp:
         for name in WORLDS:
             build.build_world(name, Path(tmp) / name, seed)
+            {"support_desk": _check_support_state, "it_desk": _check_it_state}[name](Path(tmp) / name)
             with _Loaded(Path(tmp) / name) as w:
                 assert len(w.tasks) >= 30
                 for t in w.tasks:
