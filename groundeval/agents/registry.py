@@ -18,7 +18,13 @@ BUILTIN: dict[str, str] = {
 PROVIDERS: dict[str, str] = {
     "openai": "groundeval.agents.openai_chat:openai_agent",
     "anthropic": "groundeval.agents.anthropic_messages:anthropic_agent",
+    # named presets of OpenAI-compatible servers (groundeval.agents.presets): the openai extra
+    **{
+        name: f"groundeval.agents.presets:{name}"
+        for name in ("vllm", "ollama", "lmstudio", "openrouter", "together", "groq")
+    },
 }
+EXTRA_OF: dict[str, str] = {name: "openai" for name in PROVIDERS if name not in ("openai", "anthropic")}
 
 
 def _load(target: str, spec: str) -> Callable[..., Any]:
@@ -55,6 +61,8 @@ def get_agent(spec: str, **opts: Any) -> Any:
     * ``oracle`` · ``leaky`` · ``lazy`` · ``keyword`` — the deterministic baselines;
     * ``openai:<model>`` · ``anthropic:<model>`` — LLM adapters (options: ``base_url``,
       ``api_key_env``, ``temperature``, ``max_tokens``, ``timeout``, ``retries``);
+    * ``vllm:`` · ``ollama:`` · ``lmstudio:`` · ``openrouter:`` · ``together:`` · ``groq:<model>``
+      — the OpenAI adapter preset for that server (``groundeval.agents.presets``);
     * ``package.module:factory`` — your own: a callable returning an object with
       ``name`` and ``run(episode)`` (an agent class works too).
     """
@@ -68,7 +76,7 @@ def get_agent(spec: str, **opts: Any) -> Any:
             raise UsageError.single("--agent", f"{head!r} needs a model name, e.g. '{head}:<model>'")
         from ..extras import require
 
-        require(head, f"--agent {spec}")
+        require(EXTRA_OF.get(head, head), f"--agent {spec}")
         return _call(_load(PROVIDERS[head], spec), spec, rest, **opts)
     if sep and rest:
         if "" not in sys.path and "." not in sys.path:
