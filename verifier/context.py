@@ -37,6 +37,7 @@ from groundeval.contract.manifest import (
     yaml_line,
 )
 from groundeval.contract.models import Manifest
+from groundeval.contract.outside import outside, refusal
 from groundeval.errors import ContractError, Problem
 from groundeval.gc_pause import collector_paused
 from groundeval.store.digest import maybe_deep
@@ -295,6 +296,14 @@ class PackContext:
                             self.manifest_file, f"{label} source not found: {path}", line=line, field=f"sources.{label}"
                         ),
                     )
+                )
+                continue
+            real = outside(path, root)
+            if real is not None:  # never read: a pack reads only inside its folder
+                line, _ = self.locate(("sources", label))
+                message = refusal(f"the {label} source {rel!r}", real, root)
+                self.problems.append(
+                    ("GE108", Problem(self.manifest_file, message, line=line, field=f"sources.{label}"))
                 )
                 continue
             setattr(self, f"{label}_path", path)

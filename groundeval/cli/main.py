@@ -123,8 +123,21 @@ def _docstring(module: str, attr: str) -> str | None:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="groundeval")
-def cli() -> None:
+@click.option(
+    "--allow-outside",
+    "allow_outside",
+    multiple=True,
+    metavar="PATH",
+    type=click.Path(exists=True),
+    help="Let packs read files inside PATH too (repeatable). By default a pack reads only inside its own "
+    "folder: sources with '..' or absolute paths, and symlinked artifact files pointing elsewhere, are refused.",
+)
+def cli(allow_outside: tuple[str, ...]) -> None:
     """groundeval: judge-free evaluation of whether an agent reached its answer validly."""
+    if allow_outside:
+        from ..contract.outside import allow_outside as allow
+
+        allow(allow_outside)
 
 
 def main(argv: list[str] | None = None) -> None:

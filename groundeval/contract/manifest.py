@@ -23,6 +23,7 @@ from ..errors import ContractError, Problem
 from .legacy import LegacyConfig, dotted, legacy_to_native
 from . import limits
 from .models import Manifest
+from .outside import outside, refusal
 
 NATIVE_NAMES = ("groundeval.yaml", "groundeval.yml", "groundeval.json")
 LEGACY_NAMES = ("config.yaml", "config.yml")
@@ -290,6 +291,15 @@ def validated_manifest(mpath: Path, data: Any, node: yaml.Node | None) -> PackPa
             raise ContractError.single(
                 str(mpath),
                 f"{label} source not found: {p}",
+                line=yaml_line(node, loc) if loc else None,
+                field=(dotted(loc) if mapping is not None else ".".join(loc)) or None,
+            )
+        real = outside(p, root)
+        if real is not None:  # a pack reads only inside its folder (contract/outside.py)
+            loc = mapping.legacy_loc(("sources", label)) if mapping is not None else ("sources", label)
+            raise ContractError.single(
+                str(mpath),
+                refusal(f"the {label} source {getattr(manifest.sources, label)!r}", real, root),
                 line=yaml_line(node, loc) if loc else None,
                 field=(dotted(loc) if mapping is not None else ".".join(loc)) or None,
             )

@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 
+from ..contract.outside import outside, refusal
 from ..errors import ContractError, Problem
 
 MAX_PROBLEMS = 50
@@ -103,9 +104,14 @@ def json_files(root: Path) -> list[str]:
     """Every ``*.json`` file under ``root`` (as ``Path.rglob`` finds them: symlinked folders are
     not entered, symlinked files count), as path strings in sorted order.
 
+    A symlinked file must resolve inside ``root`` or a path the user allowed
+    (:mod:`groundeval.contract.outside`): one that points elsewhere is a located error, never
+    read (its content would be fetchable and searchable).
+
     ``os.scandir`` with the file types it already has: about twice as fast as ``rglob``
     with a ``stat`` per path, which matters at a million files."""
     out: list[str] = []
+    links: list[str] = []
     stack = [str(root)]
     while stack:
         folder = stack.pop()
@@ -120,8 +126,21 @@ def json_files(root: Path) -> list[str]:
                     stack.append(e.path)
                 elif e.name.endswith(".json") and e.is_file():
                     out.append(e.path)
+                    if e.is_symlink():
+                        links.append(e.path)
             except OSError:
                 continue
+    refused = [(name, real) for name in sorted(links) if (real := outside(name, root)) is not None]
+    if refused:
+        raise ContractError(
+            [
+                Problem(
+                    file=name,
+                    message=refusal("this artifact file (a symbolic link)", real, root, "the artifacts folder"),
+                )
+                for name, real in refused[:MAX_PROBLEMS]
+            ]
+        )
     out.sort()
     return out
 

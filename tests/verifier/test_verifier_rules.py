@@ -43,6 +43,10 @@ def missing_source(d):
     d.manifest["sources"]["events"] = "nowhere.jsonl"
 
 
+def source_outside(d):
+    d.manifest["sources"]["events"] = str(TINY / "events.jsonl")  # it exists, outside the pack's folder
+
+
 def event_bad_type(d):
     d.event("e3")["actors"] = "alice"
 
@@ -249,6 +253,7 @@ CASES = [
     ("GE103", 1, weights_not_one, weights_one),
     ("GE104", 1, bad_timezone, berlin),
     ("GE105", 1, missing_source, None),
+    ("GE108", 1, source_outside, None),
     ("GE110", 1, event_bad_type, None),
     ("GE111", 1, event_not_json, None),
     ("GE112", 1, event_empty_id, None),

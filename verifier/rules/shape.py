@@ -94,6 +94,17 @@ define(
     "Remove the key, or express the setting as docs/formats.md says (native groundeval.yaml or CLI option).",
 )
 define(
+    "GE108",
+    "shape",
+    1,
+    "error",
+    "source outside the pack",
+    "A pack reads only inside its own folder: a source path with `..`, an absolute one or a symlink resolving "
+    "elsewhere would serve files of the machine to the agents; it is not read.",
+    "Move the file into the pack's folder, or allow that path on the command line: "
+    "groundeval --allow-outside PATH <command> ...",
+)
+define(
     "GE110",
     "shape",
     1,
@@ -456,7 +467,7 @@ def jsonable(value: Any) -> Any:
 # --------------------------------------------------------------------------- checks
 
 
-@check("GE101", "GE105", "GE115", "GE125")
+@check("GE101", "GE105", "GE108", "GE115", "GE125")
 def reading_problems(ctx: PackContext) -> Iterable:
     """Problems met while reading files at all."""
     for rule_id, p in ctx.problems:
