@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ..errors import ContractError, Problem
 from .model import TaskContract
 
-__all__ = ["CONTRACT_NAMES", "dump_contract", "find_contract", "load_contract", "parse_contract"]
+__all__ = ["CONTRACT_NAMES", "dump_contract", "find_contract", "load_contract", "node_line", "parse_contract"]
 
 CONTRACT_NAMES = ("task.yaml", "task.yml")
 MAX_BYTES = 1_000_000
@@ -38,6 +38,10 @@ def _line(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
             break
         best = node.start_mark.line + 1
     return best
+
+
+node_line = _line
+"""The 1-based line of the YAML node at a validation error's location (for other readers of YAML)."""
 
 
 def parse_contract(text: str, source: str = "<task>") -> TaskContract:

@@ -22,10 +22,12 @@ from pydantic import ValidationError
 
 from ..contract.limits import node_problem, text_problem
 from ..errors import ContractError, Problem
-from ..tasks.load import _line
+from ..tasks.load import node_line as _line
 from ..tasks.model import Role, TaskContract, ToolSpec
 from .model import WorldManifest, WorldTask
-from .state import DuckWorldState, WorldState, unsafe_statement
+from . import sql
+from .sql import unsafe_statement
+from .state import WorldState
 from .tools import argument_errors, load_python_tool
 
 __all__ = ["WORLD_NAMES", "World", "find_world", "is_world", "load_world"]
@@ -365,10 +367,8 @@ def _read_rows(path: Path, src: str) -> list[tuple[int, dict[str, Any]]]:
 
 def _load_state(  # noqa: C901 - one pass per table, each format its branch
     folder: Path, m: WorldManifest, src: str, node: yaml.Node | None, python_tools: dict[str, Any]
-) -> DuckWorldState:
-    import duckdb
-
-    con = duckdb.connect(":memory:", config={"threads": 1})
+) -> sql.DuckWorldState:
+    con = sql.connect()
     json_columns: dict[str, set[str]] = {}
     try:
         for name in sorted(m.tables):
@@ -399,17 +399,7 @@ def _load_state(  # noqa: C901 - one pass per table, each format its branch
                         if row.get(k) is None:
                             raise ContractError.single(tsrc, f"key column {k!r} is missing or null", line=line, field=k)
                 json_columns[name] = {c for c in cols if types[c] == "JSON"}
-                coldefs = ", ".join('"' + c + '" ' + types[c] for c in cols)
-                con.execute(f'CREATE TABLE "{name}" ({coldefs})')
-                if rows:
-                    spec = "{" + ", ".join(f"'{c}': '{types[c]}'" for c in cols) + "}"
-                    fmt = "newline_delimited" if suffix == ".jsonl" else "array"
-                    collist = ", ".join('"' + c + '"' for c in cols)
-                    con.execute(
-                        f'INSERT INTO "{name}" SELECT {collist} '
-                        f"FROM read_json(?, format = '{fmt}', columns = {spec})",
-                        [str(path)],
-                    )
+                sql.create_json_table(con, name, cols, types, path if rows else None, suffix == ".jsonl")
                 first_line: dict[str, int] = {}
                 for ln, row in rows:
                     k = json.dumps([row.get(k) for k in t.key], sort_keys=True)
@@ -420,12 +410,10 @@ def _load_state(  # noqa: C901 - one pass per table, each format its branch
                     first_line[k] = ln
                 lines = first_line
             elif suffix in (".csv", ".parquet"):
-                reader = "read_csv_auto(?, header = true)" if suffix == ".csv" else "read_parquet(?)"
-                try:
-                    con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM {reader}', [str(path)])
-                except duckdb.Error as exc:
-                    raise ContractError.single(tsrc, f"cannot read: {str(exc).splitlines()[0]}") from None
-                have = [r[0] for r in con.execute(f'DESCRIBE "{name}"').fetchall()]
+                problem = sql.create_file_table(con, name, path, suffix == ".csv")
+                if problem is not None:
+                    raise ContractError.single(tsrc, f"cannot read: {problem}")
+                have = sql.table_columns(con, name)
                 _safe_columns(have, tsrc)
                 for k in t.key:
                     if k not in have:
@@ -435,16 +423,13 @@ def _load_state(  # noqa: C901 - one pass per table, each format its branch
                 raise ContractError.single(
                     src, f"{t.source!r}: a table is .jsonl, .json, .csv or .parquet", field=field_
                 )
-            keycols = ", ".join(f'"{k}"' for k in t.key)
-            dup = con.execute(
-                f'SELECT {keycols} FROM "{name}" GROUP BY {keycols} HAVING count(*) > 1 ORDER BY {keycols} LIMIT 1'
-            ).fetchone()
+            dup = sql.duplicate_key(con, name, t.key)
             if dup is not None:
                 shown = json.dumps(list(dup), sort_keys=True, default=str)
                 raise ContractError.single(
                     tsrc, f"two rows have the key {shown}", line=lines.get(shown), field=",".join(t.key)
                 )
-        return DuckWorldState(con, {n: list(t.key) for n, t in m.tables.items()}, json_columns, python_tools)
+        return sql.DuckWorldState(con, {n: list(t.key) for n, t in m.tables.items()}, json_columns, python_tools)
     except BaseException:
         con.close()
         raise

@@ -23,6 +23,7 @@ QUERY_MODULES = (
     "groundeval.tracks.perspective.sql",
     "groundeval.runtime.search_sql",
     "groundeval.verifier.sql",
+    "groundeval.worlds.sql",
 )
 # The benchmark harness builds throwaway databases of its own to time the engine.
 SQL_EXEMPT = ("groundeval.bench.",)
