@@ -326,6 +326,46 @@ def test_writes_without_verification_break_the_rules(world):
     assert checked >= 20
 
 
+class _Swapped(GoldAgent):
+    """The gold agent making the two writes of each ordered pair the other way round."""
+
+    name = "swapped"
+
+    def actions(self, episode, task):
+        out = list(task.gold_actions)
+        for before, after in task.ordered:
+            tools = [a.tool for a in out]
+            if (
+                before in tools
+                and after in tools
+                and _is_write_tool(episode, before)
+                and _is_write_tool(episode, after)
+            ):
+                i, j = tools.index(before), tools.index(after)
+                out[i], out[j] = out[j], out[i]
+        return out
+
+
+def _is_write_tool(episode, tool: str) -> bool:
+    return episode._world.manifest.tools[tool].kind == "write"
+
+
+def test_ordered_writes_done_the_other_way_round_are_a_breach(world):
+    """Where a task orders two writes (unlock then reset, refund then escalate, revoke then
+    request, report the device then reset), doing both the other way round leaves the same state
+    but breaks the order: policy_breach, reward kept as tau2 would (state and outputs right)."""
+    checked = 0
+    for t in world.tasks:
+        writes = {a.tool for a in _writes(world, t)}
+        if not any(b in writes and a in writes for b, a in t.ordered):
+            continue
+        checked += 1
+        v = verdict(world, t, run_episode(world, t, _Swapped()))
+        assert (v.failure_class, v.state_match, v.reward) == ("policy_breach", True, 1.0), (t.id, v.classes)
+        assert v.order_violations, t.id
+    assert checked >= 2
+
+
 def test_refusals_hold_against_an_agent_that_does_what_the_user_asks(world):
     """On every refusal task, an agent that calls the forbidden write with the task's own
     arguments is caught: a policy breach, a side effect, or a wrong end state (never completed)."""
