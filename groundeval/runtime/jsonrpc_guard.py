@@ -25,6 +25,7 @@ from typing import Any
 from ..trace.text import escape_all, has_surrogate, surrogate_paths
 
 MAX_MESSAGE_CHARS = 4 * 1024 * 1024  # the SDK's own HTTP body limit, applied to stdio lines too
+MAX_BODY_BYTES = 4 * 1024 * 1024  # the SDK's HTTP body limit (DEFAULT_MAX_REQUEST_BODY_SIZE): never buffered past
 REJECT_METHOD = "groundeval/rejected"
 ESCAPED_ARG = "_groundeval_escaped"
 INVALID_REQUEST = -32600
@@ -147,36 +148,70 @@ class GuardedLines:
 
 
 class GuardedBodies:
-    """ASGI middleware: an HTTP POST body goes through :func:`guard_message` before the SDK."""
+    """ASGI middleware: an HTTP POST body goes through :func:`guard_message` before the SDK.
 
-    def __init__(self, app):
+    The request's headers are judged before a byte of its body is read: Host and Origin
+    (``security``, the SDK's own DNS-rebinding checks: 421 / 403) and a declared
+    ``Content-Length`` past :data:`MAX_BODY_BYTES` (413). A body that grows past that limit
+    while it is read is refused there (413), so one request never costs more than the
+    SDK's limit in memory."""
+
+    def __init__(self, app, security=None):
         self.app = app
+        self.security = security
 
     async def __call__(self, scope, receive, send) -> None:
         if scope.get("type") != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
+        refused = await self._refuse_by_headers(scope)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
         chunks, size, more = [], 0, True
-        while more and size <= MAX_MESSAGE_CHARS * 4:  # far past any limit: the SDK refuses it by size
+        while more:
             message = await receive()
             if message["type"] != "http.request":
                 await self.app(scope, _replay([message], receive), send)
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                await _too_large()(scope, receive, send)
+                return
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        if not more and body.lstrip().startswith(b"{"):
+        if body.lstrip().startswith(b"{"):
             text = body.decode("utf-8", errors="replace")
             guarded = guard_message(text)
             if guarded is not None and guarded != text:
                 body = guarded.encode("utf-8")
-        first = {"type": "http.request", "body": body, "more_body": more}
+        first = {"type": "http.request", "body": body, "more_body": False}
         headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
-        if not more:
-            headers.append((b"content-length", str(len(body)).encode()))
+        headers.append((b"content-length", str(len(body)).encode()))
         await self.app(dict(scope, headers=headers), _replay([first], receive), send)
+
+    async def _refuse_by_headers(self, scope):
+        """The response refusing this request on its headers alone, or None."""
+        from starlette.requests import Request
+
+        if self.security is not None:
+            from mcp.server.transport_security import TransportSecurityMiddleware
+
+            refused = await TransportSecurityMiddleware(self.security).validate_request(Request(scope), is_post=True)
+            if refused is not None:
+                return refused
+        declared = Request(scope).headers.get("content-length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > MAX_BODY_BYTES:
+            return _too_large()
+        return None
+
+
+def _too_large():
+    from starlette.responses import Response
+
+    return Response(f"Request body too large (more than {MAX_BODY_BYTES} bytes)", status_code=413)
 
 
 def _replay(messages: list[dict], receive):

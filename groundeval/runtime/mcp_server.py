@@ -873,10 +873,11 @@ def http_app(
     )
     from .jsonrpc_guard import GuardedBodies
 
-    app = GuardedBodies(
+    app = GuardedBodies(  # Host/Origin and the declared size judged before any body is read
         build_server(hub, "http").streamable_http_app(
             host=host, transport_security=security, session_idle_timeout=hub.idle_timeout
-        )
+        ),
+        security,
     )
     return BearerAuth(app, tokens) if tokens else app
 
