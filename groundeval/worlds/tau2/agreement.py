@@ -24,9 +24,6 @@ breach, or an end state that differs from the gold on a run τ² grades 1), the 
 from __future__ import annotations
 
 import json
-import pickle
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from .state import USER_PREFIX, deterministic_ids
@@ -121,9 +118,7 @@ def simulate(world: Any, task: Any, calls: list[Call]) -> Any:
     from tau2.data_model.simulation import SimulationRun, TerminationReason
 
     domain = world.domain
-    from ._lib import tau2
-
-    env = tau2().registry.get_env_constructor(domain.name)()
+    env = domain.constructor()
     init = task.initial_state
     history = list(init.message_history or []) if init is not None else []
     deterministic_ids.reset()
@@ -153,39 +148,6 @@ def simulate(world: Any, task: Any, calls: list[Call]) -> Any:
     )
 
 
-@contextmanager
-def initial_db_reused(world: Any) -> Iterator[None]:
-    """While inside: τ²'s environment constructor for this domain builds its environments from a
-    deep copy of the database it loaded once, instead of parsing the database file again (retail:
-    0.4 s a time, twice per evaluation). Same initial database, same evaluation; restored after.
-    (τ²'s own simulations built by :func:`simulate` use it too.)"""
-    import inspect
-
-    from ._lib import tau2
-
-    reg = tau2().registry
-    name = world.domain.name
-    original = reg._domains[name]
-    params = inspect.signature(original).parameters
-    base = world.domain.env
-    # a pickled copy loads ~3x faster than a deep copy and ~5x faster than parsing the file
-    db = pickle.dumps(base.tools.db) if base.tools is not None and "db" in params else None
-    user_db = pickle.dumps(base.user_tools.db) if base.user_tools is not None and "user_db" in params else None
-
-    def constructor(*args: Any, **kwargs: Any) -> Any:
-        if db is not None and "db" not in kwargs:
-            kwargs["db"] = pickle.loads(db)
-        if user_db is not None and "user_db" not in kwargs:
-            kwargs["user_db"] = pickle.loads(user_db)
-        return original(*args, **kwargs)
-
-    reg._domains[name] = constructor
-    try:
-        yield
-    finally:
-        reg._domains[name] = original
-
-
 def tau2_reward(world: Any, task: Any, sim: Any) -> tuple[float | None, str | None]:
     """τ²'s evaluate_simulation (type ``all``) of a simulation: (reward, error). τ² raises on a
     trajectory whose recorded outputs its replay does not reproduce: that is its answer too."""
@@ -207,10 +169,9 @@ def agree(world: Any, task_ids: list[str] | None = None) -> list[dict[str, Any]]
     verifier = Verifier(world)
     tau2_tasks = {t.id: t for t in world.domain.tasks}
     rows: list[dict[str, Any]] = []
-    with initial_db_reused(world):
-        for tid in task_ids if task_ids is not None else [t.id for t in world.tasks]:
-            for name, calls in variants(world, tid):
-                rows.append(_agree_one(world, verifier, tau2_tasks[tid], name, calls, len(rows)))
+    for tid in task_ids if task_ids is not None else [t.id for t in world.tasks]:
+        for name, calls in variants(world, tid):
+            rows.append(_agree_one(world, verifier, tau2_tasks[tid], name, calls, len(rows)))
     return rows
 
 
