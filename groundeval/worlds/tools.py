@@ -49,20 +49,22 @@ def tool_infos(tools: dict[str, ToolDef]) -> list[ToolInfo]:
     return out
 
 
-_VALIDATORS: dict[str, Draft202012Validator] = {}
+_VALIDATORS: dict[int, tuple[ToolDef, Draft202012Validator]] = {}
+
+
+def _validator(tool: ToolDef) -> Draft202012Validator:
+    """The tool's schema validator, built once per tool object (kept with it, so its id is not reused)."""
+    got = _VALIDATORS.get(id(tool))
+    if got is None or got[0] is not tool:
+        got = _VALIDATORS[id(tool)] = (tool, Draft202012Validator(tool.json_schema()))
+    return got[1]
 
 
 def argument_errors(tool: ToolDef, arguments: Any) -> list[str]:
     """What is wrong with ``arguments`` under the tool's JSON Schema (empty: nothing), sorted."""
     if not isinstance(arguments, dict):
         return ["arguments are not an object"]
-    schema = tool.json_schema()
-    import json
-
-    key = json.dumps(schema, sort_keys=True)
-    v = _VALIDATORS.get(key)
-    if v is None:
-        v = _VALIDATORS[key] = Draft202012Validator(schema)
+    v = _validator(tool)
     errs = []
     for e in v.iter_errors(arguments):
         where = ".".join(str(p) for p in e.absolute_path)
