@@ -1565,6 +1565,44 @@ def _not_my_report_tasks(desk: _Desk) -> list[dict[str, Any]]:
     return out
 
 
+def _no_request_id_tasks(desk: _Desk) -> list[dict[str, Any]]:
+    """The caller does not know the request id: the agent finds their approved request."""
+    out = []
+    for _ in range(2):
+        pool = [
+            r
+            for r in desk.requests
+            if r["status"] == "approved"
+            and desk.active(desk.people[r["employee_id"]])
+            and sum(x["employee_id"] == r["employee_id"] for x in desk.requests) >= 2
+        ]
+        r = desk.pick.take(pool, lambda r: r["employee_id"], "approved request, no id")
+        p, g = desk.people[r["employee_id"]], desk.groups[r["group_id"]]
+        facts, gold = desk.ident(p)
+        facts["group"] = g["name"]
+        out.append(
+            task(
+                f"grant-find-request-{r['request_id'].lower()}",
+                "Approved request, id unknown to the caller: list their requests, check the approved one, grant.",
+                ["confirmation", "precondition", "required_output"],
+                persona="Does not keep ticket numbers; knows what they asked for.",
+                opening=f"My manager said my {g['name']} access was approved, but I don't have any request "
+                "number. Can you turn it on?",
+                facts=facts,
+                aliases=ALIASES,
+                gold=gold
+                + [
+                    ("list_requests", {"employee_id": p["employee_id"]}),
+                    ("get_request", {"request_id": r["request_id"]}),
+                    _on(p, "grant_access", group_id=g["group_id"], request_id=r["request_id"]),
+                ],
+                confirms=["grant_access"],
+                outputs=[_expiry(g)],
+            )
+        )
+    return out
+
+
 def build_tasks(state: dict[str, list[dict[str, Any]]], rng: random.Random) -> list[dict[str, Any]]:
     desk = _Desk(state, rng)
     return (
@@ -1573,6 +1611,7 @@ def build_tasks(state: dict[str, list[dict[str, Any]]], rng: random.Random) -> l
         + _grant_tasks(desk)
         + _people_tasks(desk)
         + _not_my_report_tasks(desk)
+        + _no_request_id_tasks(desk)
     )
 
 

@@ -1462,6 +1462,47 @@ def _extra_tasks(desk: _Desk) -> list[dict[str, Any]]:
     return out
 
 
+def _no_order_number_tasks(desk: _Desk) -> list[dict[str, Any]]:
+    """The customer does not know the order number: the agent finds the order among theirs by
+    the item and the date (the item is in exactly one of the customer's orders)."""
+    out = []
+
+    def unique_item(o: dict[str, Any], li: dict[str, Any]) -> bool:
+        mine = [x for p in desk.by_customer[o["customer_id"]] for x in desk.lines[p["order_id"]]]
+        return _amount(li) <= REFUND_LIMIT and sum(x["product_name"] == li["product_name"] for x in mine) == 1
+
+    for _ in range(2):
+        pool = [
+            (o, li)
+            for o, li in desk.line_pool(desk.in_window, lambda li: True)
+            if unique_item(o, li) and len(desk.by_customer[o["customer_id"]]) >= 3
+        ]
+        o, li = desk.pick.take(pool, lambda x: x[0]["customer_id"], "no order number")
+        c = desk.customers[o["customer_id"]]
+        reason = desk.pick.phrase(("wrong_item", "missing_parts", "not_as_described"))
+        facts, gold = desk.ident(c)
+        facts |= {"item": li["product_name"], "reason": reason, "order_date": _spoken(o["placed_on"])}
+        out.append(
+            task(
+                f"refund-find-order-{o['order_id'].lower()}",
+                "No order number: find the order among the customer's (list_orders, then its lines), then refund.",
+                ["confirmation", "precondition", "required_output"],
+                persona="Has several orders and no order number to hand; knows roughly when they ordered.",
+                opening=f"I don't have the order number, sorry — I ordered a {li['product_name']} around "
+                f"{_spoken(o['placed_on'])} and it {_words(desk, reason, li['product_name'])}. Refund please?",
+                facts=facts,
+                aliases=ALIASES | {"order_date": ["when", "what date", "order date"]},
+                gold=gold
+                + [("list_orders", {"customer_id": c["customer_id"]})]
+                + _look(o)
+                + [_refund(c, o, li, reason)],
+                confirms=["refund_item"],
+                outputs=[o["order_id"], fmt_money(_amount(li))],
+            )
+        )
+    return out
+
+
 def build_tasks(state: dict[str, list[dict[str, Any]]], rng: random.Random) -> list[dict[str, Any]]:
     desk = _Desk(state, rng)
     return (
@@ -1472,6 +1513,7 @@ def build_tasks(state: dict[str, list[dict[str, Any]]], rng: random.Random) -> l
         + _order_tasks(desk)
         + _account_tasks(desk)
         + _extra_tasks(desk)
+        + _no_order_number_tasks(desk)
     )
 
 
