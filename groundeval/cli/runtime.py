@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import ContractError, UsageError
+from ..errors import ContractError, EpisodeInterrupt, UsageError
 from .options import PackType, force_option, open_pack
 
 
@@ -350,9 +350,10 @@ def _run(transport, hub, n_questions, allowed_hosts, allowed_origins, *, host, p
         anyio.run(main)
 
 
-class Stopped(BaseException):
-    """Raised in the main thread by SIGTERM or SIGINT while ``serve`` runs (a BaseException,
-    as KeyboardInterrupt is, so no ``except Exception`` on the way swallows it)."""
+class Stopped(EpisodeInterrupt):
+    """Raised in the main thread by SIGTERM or SIGINT while ``serve`` runs: it stops the
+    server's episodes from outside (a BaseException, as KeyboardInterrupt is, so no
+    ``except Exception`` on the way swallows it)."""
 
 
 @contextmanager
