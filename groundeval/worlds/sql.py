@@ -280,14 +280,20 @@ class DuckEpisodeState:
                 raise WorldToolError("a read tool tried to change the state")
             m = _TRACKABLE.match(sql)
             table = m.group(1) if m is not None else None
-            if table in self.world.keys and not _RETURNING.search(sql):
-                keycols = ", ".join(f'"{k}"' for k in self.world.keys[table])
-                stmt = sql.rstrip().rstrip(";") + f" RETURNING {keycols}"
+            if table in self.world.keys and len(_RETURNING.findall(sql)) <= 1:
+                keys = self.world.keys[table]
+                keycols = ", ".join(f'"{k}"' for k in keys)
+                own = _RETURNING.search(sql) is not None  # its own RETURNING list: the keys go after it
+                stmt = sql.rstrip().rstrip(";") + (f", {keycols}" if own else f" RETURNING {keycols}")
                 res = self._cur.execute(stmt, bound) if bound else self._cur.execute(stmt)
                 got = res.fetchall()
-                self._touched.setdefault(table, set()).update(canonical_json([jsonable(x) for x in r]) for r in got)
-                if _may_move_keys(sql, self.world.keys[table]):
+                n = len(keys)
+                touched = self._touched.setdefault(table, set())
+                touched.update(canonical_json([jsonable(x) for x in r[-n:]]) for r in got)
+                if _may_move_keys(sql, keys):
                     self._recount.add(table)
+                if own:
+                    return _Rows(res.description[:-n], [r[:-n] for r in got])
                 return _Count(len(got))
             self._full.update([table] if table in self.world.keys else self.world.keys)
         return self._cur.execute(sql, bound) if bound else self._cur.execute(sql)
@@ -473,6 +479,20 @@ class DuckEpisodeState:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class _Rows:
+    """A write's own RETURNING rows, without the key columns added to track it."""
+
+    def __init__(self, description: list[Any], rows: list[tuple[Any, ...]]):
+        self.description = description
+        self.rows = rows
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return list(self.rows)
 
 
 class _Count:
