@@ -19,7 +19,11 @@ Safety rules the hub keeps whatever a client sends:
   sessions are bound to their token too (a session id presented with another token is
   "Session not found");
 * an episode idle for ``idle_timeout`` seconds is ended and its trace written with status
-  ``abandoned``; at most ``max_open`` episodes are open at once;
+  ``abandoned``; at most ``max_open`` episodes are open at once; with ``park`` (``serve
+  --resume-episodes``, stdio) a stopping server leaves its open episodes for the next one
+  (:mod:`.parked`);
+* over HTTP a request is judged on its headers (token, Host, Origin, declared size) before
+  its body is read, and no body is buffered past the SDK's 4 MiB (:mod:`.jsonrpc_guard`);
 * no acknowledged episode is lost: the traces file is checked writable at start-up, each
   trace is numbered and appended under a file lock (:class:`~.trace_file.TraceFile`: many
   servers may share one file), and when a trace cannot be written the client whose call
