@@ -113,8 +113,12 @@ def generate(
             text += "*"  # the rule is reliably wrong: its flip scores this
         return f"[red]{text}[/red]" if v > limit else text
 
+    few = store.manifest.evaluation.shortcut_min_questions
     for track, row in m.shortcut_audit.items():
         best = row.get("best_strategy")
+        if row["questions"] < few:  # a figure on a handful of questions (1.00 of 2) says nothing
+            table.add_row(track, str(row["questions"]), *("" for _ in ALL_STRATEGIES), f"too few (< {few})")
+            continue
         best_cell = f"{row['best_shortcut']:.2f} {best}" if best else "-"
         table.add_row(track, str(row["questions"]), *(cell(row, s) for s in ALL_STRATEGIES), best_cell)
     console.print(table)

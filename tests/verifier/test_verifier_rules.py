@@ -330,6 +330,8 @@ OTHER_TESTS = {
     "GE407": "test_verifier_dryrun.py",
     "GE408": "test_verifier_dryrun.py",
     "GE410": "../graph/test_graph_silence_doubts.py",
+    "GE411": "test_verifier_thin_tracks.py",
+    "GE412": "test_verifier_thin_tracks.py",
     "GE501": "test_verifier_drift.py",
     "GE502": "test_verifier_drift.py",
 }

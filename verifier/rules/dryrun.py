@@ -107,6 +107,29 @@ define(
     "says which trigger each one answers.",
 )
 define(
+    "GE411",
+    "dryrun",
+    4,
+    "warning",
+    "one-sided track",
+    "Every question of the track has the same label, so a constant answer scores 1 and the track measures "
+    "nothing; the message says why the other label has no question (nothing in the log yields it, or its "
+    "candidates were set aside, and why).",
+    "Add events that yield the missing label (the message names what such an event is), or change the "
+    "requested shares.",
+)
+define(
+    "GE412",
+    "dryrun",
+    4,
+    "info",
+    "under-filled track",
+    "A track with fewer questions than evaluation.shortcut_min_questions cannot be judged for shortcuts and "
+    "gives a noisy score; the message says what the log yields for it.",
+    "Add events of the track's specs (or raise its caps) for a judgeable set; or lower "
+    "evaluation.shortcut_min_questions.",
+)
+define(
     "GE408",
     "dryrun",
     4,
@@ -189,9 +212,93 @@ def shortcut_findings(
         )
         if kind == "over":
             out.append(finding("GE407", f"{head} — {STRATEGY_FIX.get(s, 'reword the questions')}", file=file))
-        else:
-            out.append(finding("GE408", f"{head}; not judged below {min_questions} questions", file=file))
+        else:  # no figure: a few questions cannot support one (1.00 of 2 says nothing)
+            n = row["questions"]
+            out.append(
+                finding(
+                    "GE408",
+                    f"{track}: {n} question(s) are too few for a shortcut figure; an answer-blind strategy "
+                    f"reaches the limit ({row['bar']:.2f}) on them, which is not judged below {min_questions} "
+                    "questions",
+                    file=file,
+                )
+            )
     return out
+
+
+# What the log must hold for a label of a track, when a one-sided track has none of the other.
+_MISSING_LABEL = {
+    ("counterfactual", False): (
+        "distractors",
+        "no distractor pair exists: no cause is followed within max_gap_days by an effect-type event that "
+        "resolves the join paths but does not share the key",
+    ),
+    ("counterfactual", True): (
+        "causal_edges",
+        "no causal edge exists: no cause has a joined effect within max_gap_days",
+    ),
+    ("silence", False): (
+        "absences",
+        "no verified absence exists: every trigger has its joined response (or is ambiguous)",
+    ),
+    ("silence", True): ("presences", "no presence exists: no trigger has a joined response within max_gap_days"),
+}
+
+
+def _graph_counts(ctx: PackContext) -> dict[str, Any]:
+    graph = getattr(ctx, "graph", None)
+    return dict(getattr(graph, "stats", None) or {})
+
+
+def _one_sided(questions: list[Any], track: str) -> bool:
+    if not is_registered(track):
+        return False
+    yes = get_track(track).yes_buckets
+    return len({q.bucket in yes for q in questions if q.track == track}) == 1
+
+
+def thin_tracks(ctx: PackContext, qs: Any, stats: dict[str, Any]) -> Iterable:
+    """GE411 for a configured track whose questions all have one label, GE412 for one with fewer
+    questions than ``evaluation.shortcut_min_questions``; each says why from the graph's counts
+    and the candidates set aside."""
+    ev = ctx.manifest.evaluation
+    counts = _graph_counts(ctx)
+    for spec in tracks():
+        n = stats["tracks"].get(spec.name, 0)
+        if not spec.configured(ev) or n == 0:
+            continue  # GE403 says why a configured track has none
+        mine = [q for q in qs.questions if q.track == spec.name]
+        labels = {q.bucket in spec.yes_buckets for q in mine}
+        why = set_aside(qs.metadata.skipped.get(spec.name))
+        if len(labels) == 1:
+            (have,) = labels
+            key, nothing = _MISSING_LABEL.get((spec.name, not have), (None, None))
+            if key is not None and counts.get(key) == 0:
+                reason = nothing
+            elif key is not None and key in counts:
+                reason = f"the log has {counts[key]} {key.replace('_', ' ')} but none became a question{why or ''}"
+            else:
+                reason = f"no candidate of that label became a question{why or ''}"
+            f = finding(
+                "GE411",
+                f"{spec.name}: all {n} question(s) are {'yes' if have else 'no'}: {reason}",
+                file=ctx.manifest_file,
+            )
+            yield replace(f, hint=balance_fix(spec.name, qs.questions, ev))
+        if n < ev.shortcut_min_questions:
+            found = ", ".join(
+                f"{counts[k]} {k.replace('_', ' ')}"
+                for (t, _), (k, _) in _MISSING_LABEL.items()
+                if t == spec.name and k in counts
+            )
+            yield finding(
+                "GE412",
+                f"{spec.name}: {n} question(s), fewer than the {ev.shortcut_min_questions} a shortcut audit needs"
+                + (f"; the log yields {found}" if found else "")
+                + (f" (cap {spec.cap(ev)})" if n >= spec.cap(ev) else "")
+                + (why or ""),
+                file=ctx.manifest_file,
+            )
 
 
 def requested_yes(ctx: PackContext) -> dict[str, float]:
@@ -278,6 +385,8 @@ def set_aside(skipped) -> str:
     "GE408",
     "GE409",
     "GE410",
+    "GE411",
+    "GE412",
     needs=("manifest", "store"),
 )
 def dry_run(ctx: PackContext) -> Iterable:
@@ -320,10 +429,13 @@ def dry_run(ctx: PackContext) -> Iterable:
             yield finding(
                 "GE409", f"{track}: {stats['tracks'][track]} of at most {cap} question(s){why}", file=ctx.manifest_file
             )
+    yield from thin_tracks(ctx, qs, stats)
     for spec in tracks():
         yield from spec.dry_run_findings(ctx, stats)  # checks only one track knows about (e.g. GE404)
     for line in audit_problems(audit, requested_yes(ctx)):
         track = line.split(":", 1)[0]
+        if audit[track].get("questions", 0) < ev.shortcut_min_questions or _one_sided(qs.questions, track):
+            continue  # no figure n cannot support; a one-sided track is GE411's
         fix = balance_fix(track, qs.questions, ev) if "answering always the same" in line else None
         f = finding("GE402", line)
         yield replace(f, hint=fix) if fix else f
