@@ -11,8 +11,10 @@ key. Loading a world's tables is here too (:func:`load_tables`).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -41,6 +43,12 @@ def connect() -> Any:
     """The in-memory DuckDB instance a world's initial state is loaded into (one thread per query:
     episodes run in parallel, each on its own cursor)."""
     import duckdb
+
+    # As groundeval.store.store does: DuckDB's client tries ``import pandas`` for every bound
+    # parameter, and without pandas each try searches sys.path again (about half of a tool call's
+    # cost here). Recording its absence once makes those imports fail at once.
+    if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
+        sys.modules["pandas"] = None  # type: ignore[assignment]
 
     return duckdb.connect(":memory:", config={"threads": 1})
 
