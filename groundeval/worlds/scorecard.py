@@ -219,7 +219,38 @@ def _transcript(trace: WorldTrace, verdict: WorldVerdict) -> str:
         f"<h3>{e(trace.task_id)} · trial {trace.trial} · {e(verdict.failure_class)} · reward {verdict.reward:.0f} "
         f"· S_adj {verdict.s_adj:.3f}</h3>"
     )
-    return head + "".join(x[2] for x in items)
+    return head + _findings(verdict) + "".join(x[2] for x in items)
+
+
+def _findings(v: WorldVerdict) -> str:
+    """What the verdict found, above the transcript: missing and extra writes, outputs not said,
+    order, and the state's row diff (expected = before, actual = after)."""
+    e = _e
+    lines = []
+
+    def act(a) -> str:
+        return f"{a.tool}({json.dumps(a.arguments, sort_keys=True)})"
+
+    if v.missing_actions:
+        lines.append("missing writes: " + "; ".join(act(a) for a in v.missing_actions))
+    if v.extra_writes:
+        lines.append("extra writes: " + "; ".join(act(a) for a in v.extra_writes))
+    if v.missing_outputs:
+        lines.append("not told to the user: " + ", ".join(v.missing_outputs))
+    lines += v.order_violations
+    for table, d in v.state_diff.items():
+        parts = [f"{len(d.added)} unexpected", f"{len(d.removed)} missing", f"{len(d.changed)} different"]
+        shown = [
+            json.dumps({"key": c.key, "expected": c.before, "actual": c.after}, sort_keys=True) for c in d.changed[:3]
+        ]
+        lines.append(
+            f"state, table {table}: " + ", ".join(parts) + "".join("<br><code>" + e(x) + "</code>" for x in shown)
+        )
+    if not lines:
+        return ""
+    return (
+        '<ul class="v">' + "".join(f"<li>{x if x.startswith('state, table') else e(x)}</li>" for x in lines) + "</ul>"
+    )
 
 
 def render_html(report: WorldReport, traces: list[WorldTrace], verdicts: list[WorldVerdict]) -> str:
