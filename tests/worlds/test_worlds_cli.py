@@ -91,3 +91,12 @@ def test_score_refuses_traces_of_a_changed_world(capsys, tmp_path, shop_copy):
     s.write_text(s.read_text().replace('"total": 25', '"total": 26'))
     code, _, err = cli(capsys, "worlds", "score", str(shop_copy), str(out / "traces.jsonl"))
     assert code == 2 and "(record 1) field 'world_digest'" in err and "the world changed since" in err
+
+
+def test_report_html_shows_what_the_verdict_found(capsys, tmp_path):
+    out = tmp_path / "w"
+    assert cli(capsys, "run", str(SHOP), "--agent", "wrong-arg", "--out", str(out), "-q")[0] == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert (
+        "missing writes: cancel_order" in html and "state, table orders: 0 unexpected, 0 missing, 1 different" in html
+    )
