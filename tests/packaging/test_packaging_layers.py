@@ -9,9 +9,9 @@ else to ``a.b``. The tests fail on
   module importing itself);
 * a cycle between subpackages (``groundeval.store``, ``groundeval.verifier``, … and the
   top-level modules such as ``groundeval.api``, each a node of its own);
-* an import that climbs the layer order written in docs/design.md.
-
-(A private name crossing a subpackage is ``test_packaging_import_graph.py``'s check.)
+* an import that climbs the layer order written in docs/design.md;
+* a private name (``_x``, a module or a name in one) imported from another room
+  (``test_packaging_import_graph.py`` also checks names read off an imported module).
 """
 
 from __future__ import annotations
@@ -124,6 +124,25 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
     return out
 
 
+def private_imports(module: str, path: Path, known: dict[str, Path]) -> list[str]:
+    """``module:line imports name`` for each private name or module (``_x``) it imports from
+    another room."""
+    out = []
+    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            base = _base(module, path, node)
+            names = [f"{base}.{alias.name}" for alias in node.names]
+        for full in names:
+            found = _known(full, known) if full.startswith("groundeval") else None
+            if found is None or room(found) == room(module):
+                continue
+            if any(p.startswith("_") and not p.startswith("__") for p in full.split(".")):
+                out.append(f"{module}:{node.lineno} imports {full}")
+    return out
+
+
 def module_graph(known: dict[str, Path] | None = None) -> nx.DiGraph:
     known = modules() if known is None else known
     graph = nx.DiGraph()
@@ -185,6 +204,12 @@ def test_imports_follow_the_layer_order():
     assert up == [], "an import climbs the layer order"
 
 
+def test_no_private_name_crosses_a_room():
+    known = modules()
+    found = sorted(line for module, path in known.items() for line in private_imports(module, path, known))
+    assert found == [], "use the other room's public names (rename the function, or add a public one)"
+
+
 def test_the_reader_sees_what_it_looks_for(tmp_path):
     """Function-level imports count, ``TYPE_CHECKING`` ones do not, relative ones resolve, and a
     planted cycle is found."""
@@ -198,7 +223,9 @@ def test_the_reader_sees_what_it_looks_for(tmp_path):
     )
     (pkg / "b").mkdir()
     (pkg / "b" / "__init__.py").write_text("")
-    (pkg / "b" / "y.py").write_text("import groundeval.a.x\nfrom groundeval.b import z\n")
+    (pkg / "b" / "y.py").write_text(
+        "import groundeval.a.x\nfrom groundeval.b import z\ndef h():\n    from groundeval.a.x import _helper\n"
+    )
     (pkg / "b" / "z.py").write_text("if True:\n    from ..a import x as _x\n")
     known = {
         "groundeval": pkg / "__init__.py",
@@ -218,3 +245,7 @@ def test_the_reader_sees_what_it_looks_for(tmp_path):
     }
     assert cycles(graph) == [["groundeval.a.x", "groundeval.b.y", "groundeval.b.z"]]
     assert cycles(room_graph(graph)) == [["a", "b"]]
+    assert private_imports("groundeval.b.y", known["groundeval.b.y"], known) == [
+        "groundeval.b.y:4 imports groundeval.a.x._helper"
+    ]
+    assert private_imports("groundeval.b.z", known["groundeval.b.z"], known) == []  # x is public; _x a local alias
