@@ -55,6 +55,16 @@ def mechanism_vocabulary(question: Any, truth: CounterfactualTruth) -> frozenset
     return vocab
 
 
+def _evidence(fetched: set[str], own: Sequence[str], other: Sequence[str]) -> float:
+    """1 when a fetched artifact is one of this side's (cause or effect) own: an artifact both
+    events reference (the ticket a postmortem and its incident share) tells nothing of either
+    side, so it counts only when the side has no other. 1 when the side has no artifact."""
+    if not own:
+        return 1.0
+    distinct = set(own) - set(other)
+    return float(bool(fetched & (distinct or set(own))))
+
+
 class Counterfactual(BaseTrack):
     name = NAME
     truth_model = CounterfactualTruth
@@ -166,8 +176,8 @@ class Counterfactual(BaseTrack):
         }
         s_answer = sum(comps.values()) / len(comps) if answer else 0.0
         correct = answer is not None and round(s_answer, A.DIGITS) >= config.counterfactual_threshold
-        cause_ev = float(bool(path.fetched & set(truth.cause_artifacts))) if truth.cause_artifacts else 1.0
-        effect_ev = float(bool(path.fetched & set(truth.effect_artifacts))) if truth.effect_artifacts else 1.0
+        cause_ev = _evidence(path.fetched, truth.cause_artifacts, truth.effect_artifacts)
+        effect_ev = _evidence(path.fetched, truth.effect_artifacts, truth.cause_artifacts)
         traj = {
             "cause_evidence": cause_ev,
             "effect_evidence": effect_ev,
