@@ -42,11 +42,34 @@ def _lines_sql(source: str) -> str:
     """
 
 
+# One JSONL line (an event or artifact record) may hold at most this many bytes: a longer one is a
+# located error found while counting lines, before any reader holds it whole (DuckDB's readers
+# cost several times a line's size).
+MAX_JSONL_LINE_BYTES = 64 * 1024 * 1024
+_CHUNK = 1 << 24  # counting reads this much at a time: a line within one chunk is shorter than the cap
+
+
 def _newline_count(path: Path) -> tuple[int, bool, bool]:
-    """Newlines in the file, whether it holds a carriage return, whether it ends with a newline."""
+    """Newlines in the file, whether it holds a carriage return, whether it ends with a newline;
+    a line longer than :data:`MAX_JSONL_LINE_BYTES` is a located error (only the bytes around
+    each chunk's first and last newline are looked at: lines inside a chunk are short enough)."""
     count, has_cr, last = 0, False, b""
+    run = 0  # bytes of the line still open at the end of the previous chunk
     with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 24):
+        while chunk := fh.read(_CHUNK):
+            first = chunk.find(b"\n")
+            if first < 0:
+                run += len(chunk)
+            else:
+                run += first
+            if run > MAX_JSONL_LINE_BYTES:
+                raise ContractError.single(
+                    str(path),
+                    f"line longer than {MAX_JSONL_LINE_BYTES} bytes (the limit of one record)",
+                    line=count + 1,
+                )
+            if first >= 0:
+                run = len(chunk) - chunk.rfind(b"\n") - 1
             count += chunk.count(b"\n")
             has_cr = has_cr or b"\r" in chunk
             last = chunk[-1:]
@@ -71,7 +94,7 @@ def stage_jsonl(con: duckdb.DuckDBPyConnection, table: str, path: Path, extra: s
                         SELECT row_number() OVER () AS line, column0 AS text
                         FROM read_csv(?, columns = {{'column0': 'VARCHAR'}}, delim = chr(1), quote = '',
                                       escape = '', header = false, auto_detect = false, strict_mode = false,
-                                      max_line_size = 268435456, new_line = '\\n')
+                                      max_line_size = {MAX_JSONL_LINE_BYTES + 1}, new_line = '\\n')
                     ) WHERE text IS NOT NULL AND {_NOT_BLANK}""",
                 [str(path), str(path)],
             )
@@ -98,6 +121,7 @@ def _trailing_blank_only(path: Path, rows: int) -> bool:
 
 
 MAX_ARTIFACT_FILE_BYTES = 128 * 1024 * 1024  # one artifact file larger than this is refused, located
+_READ_JSON_MIN = 16 * 1024 * 1024  # DuckDB's default object size limit: enough for almost every folder
 
 
 def json_files(root: Path) -> list[str]:
@@ -185,6 +209,7 @@ def stage_json_files(
     (all such files are reported together, up to ``MAX_PROBLEMS``)."""
     problems: list[Problem] = []
     dumps = json.JSONEncoder(ensure_ascii=False).encode
+    longest = 0  # bytes of the longest staged line (an upper bound): DuckDB's reader allocates twice its size limit
     fd, tmp = tempfile.mkstemp(prefix="groundeval-artifacts-", suffix=".jsonl")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
@@ -207,7 +232,10 @@ def stage_json_files(
                     continue
                 if problems:
                     continue  # keep looking for bad files, write nothing more
-                write('{"f":' + dumps(name) + ',"t":' + dumps(text) + "}\n")
+                line = '{"f":' + dumps(name) + ',"t":' + dumps(text) + "}\n"
+                size = 4 * len(line)  # UTF-8 takes at most 4 bytes a character: exact only when it matters
+                longest = max(longest, size if size <= _READ_JSON_MIN else len(line.encode("utf-8")))
+                write(line)
         if problems:
             raise ContractError(problems[:MAX_PROBLEMS])
         con.execute(
@@ -216,8 +244,8 @@ def stage_json_files(
                        parse_filename(file, true) AS stem,
                        CASE WHEN parse_dirpath(file) <> ? THEN parse_filename(parse_dirpath(file)) END AS folder
                 FROM read_json(?, format = 'newline_delimited', columns = {{'f': 'VARCHAR', 't': 'VARCHAR'}},
-                               maximum_object_size = 2147483647) AS r(file, text)""",
-            [str(root), tmp],
+                               maximum_object_size = ?) AS r(file, text)""",
+            [str(root), tmp, max(_READ_JSON_MIN, longest + 1)],
         )
     finally:
         os.unlink(tmp)

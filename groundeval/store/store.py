@@ -87,6 +87,21 @@ def _ts_param(dt: datetime | None, tz: ZoneInfo) -> str | None:
     return dt.astimezone(timezone.utc).isoformat()
 
 
+def duckdb_config() -> dict[str, str]:
+    """DuckDB settings for the store's connections: under an address-space limit (``ulimit -v``,
+    common in containers and CI runners) DuckDB's memory limit is half of it, so it spills to
+    disk instead of failing (its default, 80% of the machine's memory, ignores that limit)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):  # no such limit on this platform
+        return {}
+    if limit in (resource.RLIM_INFINITY, -1) or limit <= 0:
+        return {}
+    return {"memory_limit": f"{max(limit // 2, 64 * 1024 * 1024) // (1024 * 1024)}MiB"}
+
+
 def fingerprint(paths: PackPaths) -> str:
     """Cheap identity of the sources, to reuse a ``--db`` file without reloading: the manifest's
     bytes, then path, size and mtime of the events file and of the artifacts file or of each
@@ -168,7 +183,7 @@ class Store:
             db = Path(db)
             if db.exists():
                 try:
-                    con = duckdb.connect(str(db))
+                    con = duckdb.connect(str(db), config=duckdb_config())
                     row = con.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
                     if row and row[0] == stamp:
                         return cls(con, paths.manifest, paths)
@@ -177,7 +192,7 @@ class Store:
                     pass
             tmp = db.with_name(db.name + f".tmp-{os.getpid()}")
             tmp.unlink(missing_ok=True)
-            con = duckdb.connect(str(tmp))
+            con = duckdb.connect(str(tmp), config=duckdb_config())
             try:
                 cls._load(con, paths, stamp)
                 con.execute("CHECKPOINT")
@@ -187,8 +202,8 @@ class Store:
                 tmp.unlink(missing_ok=True)
                 raise
             os.replace(tmp, db)  # nothing half-written: the file appears only when complete
-            return cls(duckdb.connect(str(db)), paths.manifest, paths)
-        con = duckdb.connect()
+            return cls(duckdb.connect(str(db), config=duckdb_config()), paths.manifest, paths)
+        con = duckdb.connect(config=duckdb_config())
         cls._load(con, paths, None if not keep_rows else "", keep_rows=keep_rows)
         store = cls(con, paths.manifest, paths)
         store._kept_rows = keep_rows
@@ -197,7 +212,7 @@ class Store:
     @classmethod
     def open_db(cls, db: str | Path) -> "Store":
         """Reopen a database file written by :meth:`open` without the pack."""
-        con = duckdb.connect(str(db), read_only=True)
+        con = duckdb.connect(str(db), read_only=True, config=duckdb_config())
         manifest = Manifest.model_validate_json(
             con.execute("SELECT value FROM meta WHERE key = 'manifest'").fetchone()[0]
         )

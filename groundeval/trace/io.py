@@ -117,7 +117,8 @@ def iter_trace_spans(path: str | Path) -> Iterator[tuple[int, int, bytes]]:
         raise ContractError.single(str(path), f"cannot read: {exc.strerror or exc}") from None
     at = 0
     with fh:
-        for n, line in enumerate(fh, 1):
+        # each line read with a size limit: an over-long one is refused before it is held whole
+        for n, line in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
             if len(line) > MAX_LINE_BYTES:
                 raise ContractError.single(str(path), f"line longer than {MAX_LINE_BYTES} bytes", line=n)
             if not line.isspace():  # blank = ASCII whitespace only, as ``strip`` says, without copying the line
