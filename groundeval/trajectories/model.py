@@ -25,22 +25,28 @@ chat messages, Anthropic messages, groundeval world traces."""
 @dataclass(frozen=True, slots=True)
 class Location:
     """Where a record starts: the file, its 1-based line, and its 0-based index among the file's
-    records (for a τ² results file: among its simulations)."""
+    records (for a τ² results file: among its simulations; in JSON Lines: its line's among the
+    non-blank lines)."""
 
     file: str
     line: int | None = None
     index: int | None = None
+    item: int | None = None
+    """The position inside a JSON Lines line that holds several records (a list, τ² results)."""
 
     def __str__(self) -> str:
         where = self.file
         if self.line is not None:
             where += f":{self.line}"
         if self.index is not None:
-            where += f" (record {self.index})"
+            where += f" (record {self.index}" + (f", item {self.item})" if self.item is not None else ")")
         return where
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "index": self.index}
+        out: dict[str, Any] = {"file": self.file, "line": self.line, "index": self.index}
+        if self.item is not None:
+            out["item"] = self.item
+        return out
 
 
 @dataclass(frozen=True, slots=True)

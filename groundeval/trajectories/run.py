@@ -33,7 +33,7 @@ from ..errors import ContractError, UsageError
 from ..tasks.score import canonical_json
 from .model import ReadProblem
 from .shapes import read_record
-from .stream import RawRecord, iter_records
+from .stream import RawRecord, expand, iter_records
 from .verify import Verifier, load_world_named, problem_result, result_line
 
 __all__ = ["VerifySummary", "load_labels", "verify_file"]
@@ -168,26 +168,31 @@ def _verify_batch(batch: list[RawRecord | ReadProblem]) -> list[tuple[str, dict[
     v: Verifier = _WORKER["verifier"]
     shape = _WORKER.get("shape", "auto")
     out = []
-    for item in batch:
-        if isinstance(item, ReadProblem):
-            res = problem_result(item)
-        else:
-            t = read_record(item, shape)
-            res = problem_result(t) if isinstance(t, ReadProblem) else v.verify(t)
-        brief = {
-            "id": res["id"],
-            "kept": res["kept"],
-            "label": res["label"],
-            "shape": res["shape"],
-            "reasons": sorted({r["kind"] for r in res["reasons"]}),
-        }
-        out.append((result_line(res), brief))
+    for raw in batch:
+        for item in [raw] if isinstance(raw, ReadProblem) else expand(raw):
+            out.append(_verify_one(v, item, shape))
     return out
+
+
+def _verify_one(v: Verifier, item: RawRecord | ReadProblem, shape: str) -> tuple[str, dict[str, Any]]:
+    if isinstance(item, ReadProblem):
+        res = problem_result(item)
+    else:
+        t = read_record(item, shape)
+        res = problem_result(t) if isinstance(t, ReadProblem) else v.verify(t)
+    brief = {
+        "id": res["id"],
+        "kept": res["kept"],
+        "label": res["label"],
+        "shape": res["shape"],
+        "reasons": sorted({r["kind"] for r in res["reasons"]}),
+    }
+    return result_line(res), brief
 
 
 def _batches(path: Path) -> Iterator[list[RawRecord | ReadProblem]]:
     batch: list[RawRecord | ReadProblem] = []
-    for item in iter_records(path):
+    for item in iter_records(path, lazy=True):
         batch.append(item)
         if len(batch) >= BATCH:
             yield batch

@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 
 from .model import Location, ReadProblem
 
-__all__ = ["MAX_RECORD_BYTES", "RawRecord", "iter_records"]
+__all__ = ["MAX_RECORD_BYTES", "RawRecord", "expand", "iter_records"]
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 """A record (a JSONL line, an array element) longer than this is refused, located."""
@@ -52,10 +52,16 @@ class RawRecord:
     where: Location
     value: Any
     container: str | None = None
+    text: bytes | None = None
+    """A JSON Lines record not decoded yet (``lazy`` reading): :func:`expand` decodes it."""
 
 
-def iter_records(path: str | Path) -> Iterator[RawRecord | ReadProblem]:
-    """Every record of ``path`` in file order, and a located problem wherever one cannot be read."""
+def iter_records(path: str | Path, *, lazy: bool = False) -> Iterator[RawRecord | ReadProblem]:
+    """Every record of ``path`` in file order, and a located problem wherever one cannot be read.
+
+    ``lazy``: JSON Lines records come undecoded (their bytes), for :func:`expand` to decode where
+    the work is done; the other layouts are decoded here (their records' ends are found by
+    decoding them)."""
     p = Path(path)
     name = str(p)
     try:
@@ -76,7 +82,7 @@ def iter_records(path: str | Path) -> Iterator[RawRecord | ReadProblem]:
             is_lines = False
         fh.seek(0)
         if is_lines:
-            yield from _iter_lines(fh, name)
+            yield from _iter_lines(fh, name, lazy)
         else:
             yield from _Document(fh, name).records()
 
@@ -93,7 +99,11 @@ def _first_line(fh: BinaryIO) -> bytes | None:
 # --------------------------------------------------------------------------- JSON Lines
 
 
-def _iter_lines(fh: BinaryIO, name: str) -> Iterator[RawRecord | ReadProblem]:
+def _iter_lines(fh: BinaryIO, name: str, lazy: bool) -> Iterator[RawRecord | ReadProblem]:
+    """One record per non-blank line; ``lazy``: the line's bytes, decoded later by :func:`expand`
+    (in a worker process), else decoded here — the same records and locations either way. The
+    index of a record is its line's among the non-blank lines; the elements of a line that holds
+    several records (a list, a τ² results object) share it and are told apart by ``item``."""
     index = 0
     n = 0
     while True:
@@ -111,38 +121,41 @@ def _iter_lines(fh: BinaryIO, name: str) -> Iterator[RawRecord | ReadProblem]:
             continue
         if line.isspace():
             continue
-        where = Location(name, n, index)
-        try:
-            value = json.loads(line)
-        except UnicodeDecodeError as exc:
-            yield ReadProblem(where, f"not UTF-8 text (byte {exc.start} of the line)")
-            index += 1
-            continue
-        except json.JSONDecodeError as exc:
-            at_end = exc.pos >= len(line.rstrip()) - 6 or exc.msg.startswith("Unterminated")
-            cut = at_end and not line.endswith(b"\n")
-            what = "truncated: the last line ends inside a record" if cut else f"invalid JSON: {exc.msg}"
-            yield ReadProblem(where, f"{what} (column {exc.colno})")
-            index += 1
-            continue
-        except RecursionError:
-            yield ReadProblem(where, "nested too deeply to be read")
-            index += 1
-            continue
-        if isinstance(value, dict) and _container_key(value):
-            key = _container_key(value)
-            assert key is not None
-            for item in value[key]:
-                yield RawRecord(Location(name, n, index), item, key)
-                index += 1
-            continue
-        if isinstance(value, list) and not _is_message_list(value):
-            for item in value:
-                yield RawRecord(Location(name, n, index), item)
-                index += 1
-            continue
-        yield RawRecord(where, value)
+        raw = RawRecord(Location(name, n, index), None, text=line)
         index += 1
+        if lazy:
+            yield raw
+        else:
+            yield from expand(raw)
+
+
+def expand(raw: RawRecord) -> list[RawRecord | ReadProblem]:
+    """The records of a lazily read line (:func:`iter_records` with ``lazy=True``); a record
+    already decoded is returned as it is."""
+    if raw.text is None:
+        return [raw]
+    line, where = raw.text, raw.where
+    try:
+        value = json.loads(line)
+    except UnicodeDecodeError as exc:
+        return [ReadProblem(where, f"not UTF-8 text (byte {exc.start} of the line)")]
+    except json.JSONDecodeError as exc:
+        at_end = exc.pos >= len(line.rstrip()) - 6 or exc.msg.startswith("Unterminated")
+        cut = at_end and not line.endswith(b"\n")
+        what = "truncated: the last line ends inside a record" if cut else f"invalid JSON: {exc.msg}"
+        return [ReadProblem(where, f"{what} (column {exc.colno})")]
+    except RecursionError:
+        return [ReadProblem(where, "nested too deeply to be read")]
+    if isinstance(value, dict):
+        key = _container_key(value)
+        if key is not None:
+            return [
+                RawRecord(Location(where.file, where.line, where.index, i), item, key)
+                for i, item in enumerate(value[key])
+            ]
+    if isinstance(value, list) and not _is_message_list(value):
+        return [RawRecord(Location(where.file, where.line, where.index, i), item) for i, item in enumerate(value)]
+    return [RawRecord(where, value)]
 
 
 def _container_key(value: dict[str, Any]) -> str | None:

@@ -56,6 +56,8 @@ def _same_scalar(a: Any, b: Any) -> bool:
 def first_difference(recorded: Any, replayed: Any, path: str = "") -> tuple[str, Any, Any] | None:
     """The first place (``path``, recorded value, replayed value) where two JSON values differ,
     keys in sorted order and list items in order; ``None`` when they are equal (1 == 1.0)."""
+    if not path and recorded == replayed and type(recorded) is type(replayed):
+        return None  # the common case, decided in C (a bool and a number that compare equal are walked)
     if isinstance(recorded, dict) and isinstance(replayed, dict):
         for k in sorted(set(recorded) | set(replayed), key=str):
             sub = f"{path}.{k}" if path else str(k)
@@ -101,12 +103,23 @@ class Verifier:
         self.tasks = {t.id: t for t in world.tasks}
         self.criteria = getattr(world, "criteria", None)
         self.refuse = world.manifest.violation_mode == "refuse"
+        self._validators: dict[str, Any] = {}
         self.confirm_before = list(world.manifest.confirm_before)
         from ..worlds.tau2.state import USER_PREFIX
 
         self.user_prefix = USER_PREFIX
 
     # -- one call
+
+    def _valid(self, name: str, spec: Any, args: dict[str, Any]) -> bool:
+        """The arguments fit the tool's JSON Schema (the schema ``argument_errors`` checks; its
+        messages are asked for only when they do not)."""
+        v = self._validators.get(name)
+        if v is None:
+            from jsonschema import Draft202012Validator
+
+            v = self._validators[name] = Draft202012Validator(spec.json_schema())
+        return v.is_valid(args)
 
     def _tool_name(self, c: Call) -> str:
         if c.requestor == "user" and self.user_prefix + c.tool in self.tools:
@@ -144,7 +157,7 @@ class Verifier:
                 err,
                 None,
             )
-        errs = argument_errors(spec, args)
+        errs = argument_errors(spec, args) if not self._valid(name, spec, args) else []
         if errs:
             err = "invalid arguments: " + "; ".join(errs)
             return (

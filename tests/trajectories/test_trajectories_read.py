@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundeval.trajectories import ReadProblem, Trajectory, iter_records, read_trajectories
+from groundeval.trajectories.stream import expand
 
 # ---------------------------------------------------------------- records of each shape, built here
 
@@ -311,7 +312,12 @@ def test_records_come_back_in_order_with_their_index(tmp_path_factory, recs, lay
         f.write_text(json.dumps(recs, indent=2 if layout == "array-indent" else None), encoding="utf-8")
     got = list(iter_records(f))
     assert [g.value for g in got] == recs
-    assert [g.where.index for g in got] == list(range(len(recs)))
+    if layout == "array":  # one line holding a list: one JSON Lines record, its items told apart
+        assert [(g.where.index, g.where.item) for g in got] == [(0, i) for i in range(len(recs))]
+    else:
+        assert [g.where.index for g in got] == list(range(len(recs)))
+    lazy = [r for x in iter_records(f, lazy=True) for r in expand(x)]
+    assert [(g.value, g.where) for g in lazy] == [(g.value, g.where) for g in got]
     if layout == "jsonl":
         assert [g.where.line for g in got] == list(range(1, len(recs) + 1))
 

@@ -275,6 +275,7 @@ def manifest_for(domain: Tau2Domain, state: Tau2WorldState, tools: dict[str, Too
         tables={s.name: TableDef(source=f"state/{s.name}.jsonl", key=[s.key]) for s in state.specs},
         tools=tools,
         state=StateAdapter(adapter="groundeval.worlds.tau2:load_state", options={"domain": domain.name}),
+        violation_mode="apply",  # τ²'s environment runs every call it is given: flagged, never refused
         rules=WorldRules(roles=roles),
         tasks="tasks.jsonl",
         max_steps=200,
