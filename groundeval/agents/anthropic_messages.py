@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .cache import open_cache as _cache
 from .http import JsonClient, RetryPolicy
 from .llm import ChatAgent, ChatProtocol, ToolRequest, Turn
 
@@ -80,6 +81,7 @@ def anthropic_agent(
     timeout: float = 60.0,
     retries: int = 4,
     backoff: float = 0.5,
+    cache: str | None = None,
 ) -> ChatAgent:
     """An agent for the Anthropic Messages API (or a compatible server)."""
     key = api_key or os.environ.get(api_key_env or "ANTHROPIC_API_KEY")
@@ -91,5 +93,6 @@ def anthropic_agent(
         headers=headers,
         timeout=timeout,
         policy=RetryPolicy(retries=retries, base_delay=backoff),
+        cache=_cache(cache),
     )
     return ChatAgent(AnthropicMessages(client, model, temperature=temperature, max_tokens=max_tokens))

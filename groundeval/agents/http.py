@@ -102,6 +102,7 @@ class JsonClient:
     timeout: float = 60.0
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     sleep: Callable[[float], None] = time.sleep
+    cache: Any = None  # a groundeval.agents.cache.ResponseCache: replies by request digest (opt-in)
     _client: Any = field(default=None, init=False, repr=False)
     _reached: bool = field(default=False, init=False, repr=False)  # any HTTP response so far
 
@@ -112,7 +113,21 @@ class JsonClient:
         return self._client
 
     def post(self, path: str, payload: dict[str, Any], *, deadline: float | None = None) -> tuple[dict, dict]:
-        """Returns ``(body, info)``; ``info`` has ``attempts`` and ``retries``. Raises :class:`ProviderError`."""
+        """Returns ``(body, info)``; ``info`` has ``attempts`` and ``retries``. Raises :class:`ProviderError`.
+        With a ``cache``, a request sent before is answered from it (no network call), and a 2xx
+        answer is kept in it."""
+        if self.cache is None:
+            return self._send(path, payload, deadline)
+        key = self.cache.key(self.base_url, path, payload)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        body, info = self._send(path, payload, deadline)
+        if isinstance(body, dict):
+            self.cache.put(key, body, info)
+        return body, info
+
+    def _send(self, path: str, payload: dict[str, Any], deadline: float | None) -> tuple[dict, dict]:
         httpx = _import_httpx()
         client = self._http()
         # ASCII JSON: text a model sent back with lone surrogates (which UTF-8 cannot hold)

@@ -129,6 +129,7 @@ class ChatAgent:
             "max_tokens": self.protocol.max_tokens,
             "timeout": c.timeout,
             "retries": c.policy.retries,
+            **({"cache": str(c.cache.folder)} if getattr(c, "cache", None) is not None else {}),
         }
 
     def run(self, episode: Any) -> None:

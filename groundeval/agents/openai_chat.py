@@ -6,6 +6,7 @@ import json
 import os
 from typing import Any
 
+from .cache import open_cache as _cache
 from .http import JsonClient, RetryPolicy
 from .llm import ChatAgent, ChatProtocol, ToolRequest, Turn
 
@@ -98,6 +99,7 @@ def openai_agent(
     timeout: float = 60.0,
     retries: int = 4,
     backoff: float = 0.5,
+    cache: str | None = None,
 ) -> ChatAgent:
     """An agent for any OpenAI-compatible ``/chat/completions`` endpoint."""
     key = api_key or os.environ.get(api_key_env or "OPENAI_API_KEY")
@@ -107,5 +109,6 @@ def openai_agent(
         headers=headers,
         timeout=timeout,
         policy=RetryPolicy(retries=retries, base_delay=backoff),
+        cache=_cache(cache),
     )
     return ChatAgent(OpenAIChat(client, model, temperature=temperature, max_tokens=max_tokens))

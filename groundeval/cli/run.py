@@ -23,7 +23,9 @@ def _subset(tracks, buckets, question_ids, limit):
     return subset if subset else None
 
 
-def _agent_options(base_url, api_key_env, temperature, max_tokens, retries, request_timeout) -> dict[str, Any]:
+def _agent_options(
+    base_url, api_key_env, temperature, max_tokens, retries, request_timeout, cache=None
+) -> dict[str, Any]:
     return {
         "base_url": base_url,
         "api_key_env": api_key_env,
@@ -31,6 +33,7 @@ def _agent_options(base_url, api_key_env, temperature, max_tokens, retries, requ
         "max_tokens": max_tokens,
         "retries": retries,
         "timeout": request_timeout,
+        "cache": cache,
     }
 
 
@@ -85,6 +88,14 @@ def agent_options(f):
             click.option("--max-tokens", type=int, default=None, help="LLM adapters: tokens per completion."),
             click.option("--retries", type=click.IntRange(0), default=None, help="LLM adapters: retries per request."),
             click.option("--request-timeout", type=float, default=None, help="LLM adapters: seconds per request."),
+            click.option(
+                "--cache",
+                "response_cache",
+                type=click.Path(file_okay=False),
+                default=None,
+                help="LLM adapters: keep every response in this folder by request digest and answer a repeated "
+                "request from it (no network call): a replay gives the same traces.",
+            ),
             click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
             click.option(
                 "--track",
@@ -215,7 +226,13 @@ def run(source, agents, out, **o):
     from .. import api
 
     opts = _agent_options(
-        o["base_url"], o["api_key_env"], o["temperature"], o["max_tokens"], o["retries"], o["request_timeout"]
+        o["base_url"],
+        o["api_key_env"],
+        o["temperature"],
+        o["max_tokens"],
+        o["retries"],
+        o["request_timeout"],
+        o["response_cache"],
     )
     code = 0
     for agent in agents:
@@ -493,7 +510,13 @@ def _eval_one(pack, agent, out, o):
     from .. import api
 
     opts = _agent_options(
-        o["base_url"], o["api_key_env"], o["temperature"], o["max_tokens"], o["retries"], o["request_timeout"]
+        o["base_url"],
+        o["api_key_env"],
+        o["temperature"],
+        o["max_tokens"],
+        o["retries"],
+        o["request_timeout"],
+        o["response_cache"],
     )
     stages = (lambda s: None) if o["quiet"] else (lambda s: click.echo(f"· {s}", err=True))
     be = make_backend(o["backend"], o["ray_address"], o["workers"], o["ray_runtime_env"])
