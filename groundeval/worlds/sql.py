@@ -268,7 +268,7 @@ class DuckEpisodeState:
         self._initially: dict[str, dict[str, bool]] = {}  # table -> changed key -> it existed initially
         self._closed = False
         self._writing = False
-        self._touched: dict[str, set[str]] = {}  # during a call: table -> keys its statements returned
+        self._touched: dict[str, dict[str, dict[str, Any] | None]] = {}  # during a call: key -> row now
         self._full: set[str] = set()  # during a call: tables whose changes must be read in full
         self._recount: set[str] = set()  # during a call: tables where a key may have moved (count check)
         self.handle = StateHandle(self)
@@ -289,22 +289,29 @@ class DuckEpisodeState:
             m = _TRACKABLE.match(sql)
             table = m.group(1) if m is not None else None
             if table in self.world.keys and len(_RETURNING.findall(sql)) <= 1:
-                keys = self.world.keys[table]
-                keycols = ", ".join(f'"{k}"' for k in keys)
-                own = _RETURNING.search(sql) is not None  # its own RETURNING list: the keys go after it
-                stmt = sql.rstrip().rstrip(";") + (f", {keycols}" if own else f" RETURNING {keycols}")
+                own = _RETURNING.search(sql) is not None  # its own RETURNING list: the rows go after it
+                stmt = sql.rstrip().rstrip(";") + (", *" if own else " RETURNING *")
                 res = self._cur.execute(stmt, bound) if bound else self._cur.execute(stmt)
                 got = res.fetchall()
-                n = len(keys)
-                touched = self._touched.setdefault(table, set())
-                touched.update(canonical_json([jsonable(x) for x in r[-n:]]) for r in got)
-                if _may_move_keys(sql, keys):
+                cols = self.world.columns[table]
+                n = len(cols)
+                self._note_rows(table, cols, [r[-n:] for r in got], deleted=bool(_DELETE.match(sql)))
+                if _may_move_keys(sql, self.world.keys[table]):
                     self._recount.add(table)
                 if own:
                     return _Rows(res.description[:-n], [r[:-n] for r in got])
                 return _Count(len(got))
             self._full.update([table] if table in self.world.keys else self.world.keys)
         return self._cur.execute(sql, bound) if bound else self._cur.execute(sql)
+
+    def _note_rows(self, table: str, cols: list[str], rows: list[tuple[Any, ...]], deleted: bool) -> None:
+        """A write's returned rows (whole, in the table's column order) as the latest state of
+        their keys (None: deleted)."""
+        js = self.world.json_columns.get(table, set())
+        touched = self._touched.setdefault(table, {})
+        for r in rows:
+            row = {c: (json.loads(v) if c in js and isinstance(v, str) else jsonable(v)) for c, v in zip(cols, r)}
+            touched[self.world.key_of(table, row)] = None if deleted else row
 
     def _recover(self) -> None:
         """After a DuckDB error (the transaction is aborted): a new transaction holding the
@@ -367,8 +374,8 @@ class DuckEpisodeState:
         returned, checked by the table's row count; read in full where that is not enough."""
         for t in sorted(set(self._touched) | self._full):
             if t not in self._full:
-                keys = sorted(self._touched[t])
-                now = self._rows_by_key(self._lane.name, t, keys)
+                now = self._touched[t]
+                keys = sorted(now)
                 init = self.world.initial_rows(self._cur, t, keys)
                 ch = self._changes.setdefault(t, {})
                 present = self._initially.setdefault(t, {})
@@ -525,6 +532,7 @@ _TRACKABLE = re.compile(
     re.IGNORECASE,
 )
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+_DELETE = re.compile(r"^\s*DELETE\b", re.IGNORECASE)
 
 
 _UNSAFE = re.compile(
