@@ -471,9 +471,6 @@ class DuckEpisodeState:
     def initial_rows(self, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
         return self.world.initial_rows(self._cur, table, keys)
 
-    def _rows_by_key(self, catalog: str, table: str, keys: list[str]) -> dict[str, dict[str, Any]]:
-        return self.world.rows_by_key(self._cur, catalog, table, keys)
-
     def snapshot(self) -> dict[str, list[dict[str, Any]]]:
         return self.world._snapshot(self._cur, self._lane.name)
 
