@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from ..errors import ContractError, interrupted
+from ..errors import ContractError
 
 # name -> "module:attribute" of a click command; modules are imported lazily.
 COMMANDS: dict[str, str] = {
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
     except RecursionError:
         click.echo("error: an input nests too deeply to be read", err=True)
         sys.exit(2)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
@@ -173,11 +173,6 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except Exception as exc:
-        if not interrupted(exc):
-            raise
-        click.echo("aborted", err=True)  # Ctrl-C inside a DuckDB query (e.g. while loading a pack)
-        sys.exit(130)
 
 
 if __name__ == "__main__":
