@@ -26,13 +26,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import GroundevalError
 from .model import Call, Location, Message, ReadProblem, Trajectory
 from .stream import RawRecord
 
 __all__ = ["detect_shape", "read_record"]
 
 
-class FieldProblem(Exception):
+class FieldProblem(GroundevalError):
     def __init__(self, field: str, message: str):
         super().__init__(message)
         self.field = field

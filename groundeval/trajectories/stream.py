@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..errors import GroundevalError
 from .model import Location, ReadProblem
 
 __all__ = ["MAX_RECORD_BYTES", "RawRecord", "expand", "iter_records"]
@@ -173,11 +174,11 @@ def _is_message_list(value: list[Any]) -> bool:
 # --------------------------------------------------------------------------- one JSON document
 
 
-class _Cut(Exception):
+class _Cut(GroundevalError):
     """The file ends inside a value."""
 
 
-class _Broken(Exception):
+class _Broken(GroundevalError):
     def __init__(self, message: str, pos: int):
         super().__init__(message)
         self.message = message
