@@ -182,3 +182,12 @@ def serve(world: str, traces: Path, transport: str, host: str, port: int) -> Non
             anyio.run(serve_http, hub, host, port)
     finally:
         w.close()
+
+
+def _add_import() -> None:  # issue 28: `groundeval worlds import tau2 DOMAIN OUT` lives in its own module
+    from .worlds_import import import_world
+
+    worlds.add_command(import_world, "import")
+
+
+_add_import()

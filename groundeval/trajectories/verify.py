@@ -101,7 +101,8 @@ class Verifier:
         self.world = world
         self.tools = world.manifest.tools
         self.tasks = {t.id: t for t in world.tasks}
-        self.criteria = getattr(world, "criteria", None)
+        # τ²'s criteria: on a tau2:<domain> world, or on a folder `worlds import tau2` wrote
+        self.criteria = getattr(world, "criteria", None) or getattr(world.state, "criteria", None)
         self.refuse = world.manifest.violation_mode == "refuse"
         self._validators: dict[str, Any] = {}
         self.confirm_before = list(world.manifest.confirm_before)

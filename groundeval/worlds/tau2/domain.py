@@ -184,6 +184,11 @@ class Tau2DomainState(Tau2WorldState):
         self._per_task: dict[str, Tau2WorldState] = {}
         self._lock = threading.Lock()
 
+    @property
+    def criteria(self) -> dict[str, Tau2Criteria]:
+        """τ²'s criteria of every task (for a world loaded from an imported folder)."""
+        return load_tau2_world(self.domain.name).criteria
+
     def for_task(self, task: Any) -> Tau2WorldState:
         tid = task if isinstance(task, str) else task.id
         t = self._tasks.get(tid)
