@@ -337,3 +337,14 @@ def test_the_park_folder_is_private(tmp_path):
 
     ParkedEpisodes(tmp_path / "t.jsonl.open")
     assert (tmp_path / "t.jsonl.open").stat().st_mode & 0o077 == 0
+
+
+def test_score_without_questions_needs_the_pack(tmp_path, capsys):
+    from groundeval.cli.main import main as cli
+
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("")
+    with pytest.raises(SystemExit) as exc:
+        cli(["score", str(traces)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--questions" in err and "--pack PACK" in err and "Traceback" not in err
