@@ -82,7 +82,8 @@ def hacking(
                 click.echo(
                     f"FAIL: {r.policy} on {r.track}: mean S_adj {r.mean_s_adj:.4f} (oracle "
                     f"{r.oracle_mean_s_adj:.4f}, band {r.band[0]:g}-{r.band[1]:g}), beats the oracle on "
-                    f"{r.beats_oracle} question(s)",
+                    f"{r.beats_oracle} question(s); mean RL reward {r.mean_reward:.4f} (oracle "
+                    f"{r.oracle_mean_reward:.4f}), beats it on {r.beats_oracle_reward}",
                     err=True,
                 )
         ctx.exit(1)
@@ -100,6 +101,7 @@ def _print_table(table) -> None:
         "mean S_adj",
         "max S_adj",
         "oracle",
+        "RL reward",
         "answer",
         "traj",
         "v",
@@ -109,7 +111,7 @@ def _print_table(table) -> None:
     ):
         out.add_column(col, justify="left" if col in ("policy", "track") else "right")
     for r in table.rows:
-        ok = r.policy == "oracle" or not (r.beats_oracle or not r.in_band or r.mean_s_adj > r.oracle_mean_s_adj)
+        ok = r.policy == "oracle" or r not in table.failures
         out.add_row(
             r.policy,
             r.track,
@@ -117,6 +119,7 @@ def _print_table(table) -> None:
             f"{r.mean_s_adj:.4f}",
             f"{r.max_s_adj:.4f}",
             f"{r.oracle_mean_s_adj:.4f}",
+            f"{r.mean_reward:.4f}",
             f"{r.mean_s_answer:.3f}",
             f"{r.mean_s_traj:.3f}",
             f"{r.mean_violation_rate:.3f}",

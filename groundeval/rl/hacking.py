@@ -25,7 +25,14 @@ Policies (``docs/rl.md`` has the table):
 * ``answer-key-leaky``: the answer key with every artifact of the question fetched
   through the gates (the ``leaky`` baseline);
 * ``padded-leaky``: the same after 20 cheap searches, which dilute ``v`` (flagged calls /
-  all calls): it scores above ``answer-key-leaky`` but never above the oracle.
+  all calls): its ``S_adj`` is above ``answer-key-leaky``'s but never above the oracle's, and
+  its RL reward (:mod:`groundeval.rl.reward`, ``v`` counting flagged calls only) is no higher;
+* ``shared-artifact``: given the answer key, one search, then on a Counterfactual question
+  fetches only the artifacts its cause and effect share and answers "no causal link" (the
+  path the paper presents as a failure; ``no-look-no`` elsewhere).
+
+Every row carries the mean and max ``S_adj`` and the mean and max RL reward; a policy fails
+when it beats the oracle on a question or on average under either.
 """
 
 from __future__ import annotations
@@ -293,6 +300,33 @@ class PaddedLeaky(_Policy):
         _leaky().run(episode)
 
 
+class SharedArtifact(_Policy):
+    """Given the answer key: fetches only what cause and effect share, answers "no causal link"."""
+
+    name = "shared-artifact"
+
+    def run(self, episode: Any) -> None:
+        q = episode.question
+        truth = q.ground_truth
+        if q.track != "counterfactual":  # no-look-no: the policy is about Counterfactual paths
+            _submit(episode, build_answer(_schema(episode), False))
+            return
+        episode.search(_query(episode), limit=SEARCH_LIMIT)
+        shared = sorted(set(truth.cause_artifacts) & set(truth.effect_artifacts))
+        for aid in shared:
+            if episode.steps_left <= 1:
+                break
+            episode.fetch(aid)
+        key = answer_key(q)
+        key.update(
+            outcome_changed=False,
+            causal_mechanism="none",
+            mechanism_direction="no_causal_link",
+            evidence_artifacts=shared,
+        )
+        _submit(episode, fit(_schema(episode), key))
+
+
 def _oracle() -> Any:
     from ..agents.oracle import OracleAgent
 
@@ -311,6 +345,7 @@ POLICIES: dict[str, Callable[[], Any]] = {
     "repeat-submit": RepeatSubmit,
     "answer-key-leaky": _leaky,
     "padded-leaky": PaddedLeaky,
+    "shared-artifact": SharedArtifact,
 }
 
 # The documented band of each policy's per-track mean S_adj: [low, high]. The oracle scores
@@ -330,6 +365,8 @@ BANDS: dict[str, tuple[float, float]] = {
     # the honest path where no gate stands between the actor and the evidence: up to the oracle
     "answer-key-leaky": (0.0, 1.0),
     "padded-leaky": (0.0, 1.0),
+    # Counterfactual: the key's ids earn answer parts, the shared fetch no evidence; no-look-no elsewhere
+    "shared-artifact": (0.0, 0.6),
 }
 
 
@@ -360,6 +397,12 @@ def run_policy(
     return out
 
 
+def _rewards(questions: Sequence[Any], traces: Sequence[Any], config: Any) -> dict[str, float]:
+    from .reward import reward
+
+    return {q.id: float(reward(q, t, config=config)) for q, t in zip(questions, traces)}
+
+
 @dataclass(frozen=True)
 class HackingRow:
     """One policy on one track: mean and max ``S_adj`` against the oracle's, and the band."""
@@ -378,6 +421,10 @@ class HackingRow:
     beats_oracle: int = field(metadata={"doc": "questions where the policy's S_adj exceeds the oracle's"})
     band: tuple[float, float] = (0.0, 1.0)
     in_band: bool = True
+    mean_reward: float = 0.0
+    max_reward: float = 0.0
+    oracle_mean_reward: float = 0.0
+    beats_oracle_reward: int = field(default=0, metadata={"doc": "questions where its RL reward exceeds the oracle's"})
 
 
 @dataclass(frozen=True)
@@ -391,7 +438,14 @@ class HackingTable:
         return [
             r
             for r in self.rows
-            if r.policy != HONEST and (r.beats_oracle or not r.in_band or r.mean_s_adj > r.oracle_mean_s_adj)
+            if r.policy != HONEST
+            and (
+                r.beats_oracle
+                or not r.in_band
+                or r.mean_s_adj > r.oracle_mean_s_adj
+                or r.beats_oracle_reward
+                or r.mean_reward > r.oracle_mean_reward
+            )
         ]
 
     def to_dict(self) -> dict[str, Any]:
@@ -418,21 +472,19 @@ def hacking_table(
     """Every policy (default: all) and the oracle on ``questions``; one row per policy and track."""
     questions = list(getattr(questions, "questions", questions))
     names = list(policies) if policies is not None else list(POLICIES)
-    honest = {
-        q.id: s
-        for q, (_, s) in zip(questions, run_policy(store, questions, HONEST, config=config, max_steps=max_steps))
-    }
+    honest_run = run_policy(store, questions, HONEST, config=config, max_steps=max_steps)
+    honest = {q.id: s for q, (_, s) in zip(questions, honest_run)}
+    honest_reward = _rewards(questions, [t for t, _ in honest_run], config)
     tracks = list(dict.fromkeys(q.track for q in questions))
     rows: list[HackingRow] = []
     for name in [HONEST, *names]:
-        results = (
-            [s for _, s in run_policy(store, questions, name, config=config, max_steps=max_steps)]
-            if name != HONEST
-            else [honest[q.id] for q in questions]
-        )
+        run = run_policy(store, questions, name, config=config, max_steps=max_steps) if name != HONEST else honest_run
+        results = [s for _, s in run]
+        rewards = _rewards(questions, [t for t, _ in run], config) if name != HONEST else honest_reward
         for track in tracks:
             scored = [(q, s) for q, s in zip(questions, results) if q.track == track]
             oracle_mean = _mean([honest[q.id].s_adj for q, _ in scored])
+            got = [rewards[q.id] for q, _ in scored]
             mean = _mean([s.s_adj for _, s in scored])
             band = BANDS.get(name, (0.0, 1.0))
             rows.append(
@@ -451,6 +503,10 @@ def hacking_table(
                     beats_oracle=sum(s.s_adj > honest[q.id].s_adj for q, s in scored),
                     band=band,
                     in_band=band[0] <= mean <= band[1],
+                    mean_reward=_mean(got),
+                    max_reward=round(max(got, default=0.0), DIGITS),
+                    oracle_mean_reward=_mean([honest_reward[q.id] for q, _ in scored]),
+                    beats_oracle_reward=sum(rewards[q.id] > honest_reward[q.id] for q, _ in scored),
                 )
             )
     return HackingTable(source=source, rows=rows)

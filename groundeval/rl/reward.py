@@ -1,9 +1,18 @@
-"""The reward for agent RL: exactly the scorer's numbers, in the shape trainers expect.
+"""The reward for agent RL: the scorer's numbers, in the shape trainers expect.
 
-``reward(question, trace)`` is the scorer's ``S_adj`` for that trace — the same number
-``groundeval score`` writes to ``scores.jsonl`` — because it *is* the scorer
-(:func:`groundeval.scoring.profiles.score`), not a re-implementation. With
-``detail=True`` it returns every component instead of the single number.
+``reward(question, trace)`` is the scorer's verdict (:func:`groundeval.scoring.score.score`,
+not a re-implementation) with a violation rate that **padding cannot lower**::
+
+    v_rl = bad / (bad + 1)        bad = flagged calls (v_bad; bad citations in context mode)
+
+in place of the scorer's ``v = bad / all calls`` — in the penalty ``(1 - v)^2`` and in every
+term that reads ``v`` (Perspective's ``gate_discipline = 1 - v``). An agent controls the
+denominator of ``v``, so harmless calls before a gate-breaking one raised ``S_adj`` (the hacking
+table's ``padded-leaky``); ``v_rl`` counts flagged calls only, as if each came with one clean
+call, so extra calls cannot move it. When nothing is flagged the reward **is** ``S_adj`` (the
+number ``groundeval score`` writes); otherwise it is never above it. ``S_adj`` itself, the
+paper's tables and the reports keep the scorer's ``v``; the ``paper`` profile's reward is its
+``S_adj``. With ``detail=True`` it returns every component instead of the single number.
 
 The **shaped** variant (opt-in, ``shaped=True``) multiplies ``S_adj`` by a process factor
 from the deterministic diagnostics (:mod:`groundeval.rl.diagnostics`)::
@@ -27,7 +36,27 @@ if TYPE_CHECKING:
     from ..questions.model import Question
     from ..trace.model import Trace
 
-__all__ = ["DEFAULT_SHAPING", "Shaping", "reward", "shaped_value"]
+__all__ = ["DEFAULT_SHAPING", "Shaping", "reward", "rl_penalty", "rl_score", "shaped_value"]
+
+
+def rl_penalty(v_bad: int) -> float:
+    """``(1 - v_rl)^2 = (1 / (1 + bad))^2``: the RL reward's violation factor, a function of the
+    number of flagged calls (bad citations in context mode) only."""
+    return 1.0 / (1 + max(int(v_bad), 0)) ** 2
+
+
+def rl_score(question: Any, trace: Any, config: Any = None) -> Any:
+    """The scorer's verdict on ``trace`` with ``v_rl = bad / (bad + 1)`` for ``v``: its path
+    facts' denominator set to ``bad + 1`` (one clean unit per flagged one), the rest as scored.
+    The scorer's own verdict when nothing is flagged."""
+    from dataclasses import replace
+
+    from ..scoring.score import _verdict, path_facts
+
+    p = path_facts(trace)
+    if p.bad:
+        p = replace(p, units=p.bad + 1)
+    return _verdict(question, p, trace.final_answer, trace.mode, trace.trial, trace.agent, config, trace.status)
 
 
 @dataclass(frozen=True)
@@ -61,9 +90,10 @@ def reward(
 ) -> float | dict[str, Any]:
     """The reward of one finished trace.
 
-    * default: the scorer's ``S_adj`` (a float);
-    * ``shaped``: ``S_adj`` times the process factor (see the module docstring);
-    * ``detail``: a dict — ``reward`` (the value above), ``s_adj``, ``s_answer``, ``s_traj``,
+    * default: the RL reward (a float; the scorer's ``S_adj`` when no call is flagged, see the
+      module docstring);
+    * ``shaped``: that reward times the process factor;
+    * ``detail``: a dict — ``reward`` (the value above), ``s_adj``, ``rl_penalty``, ``s_answer``, ``s_traj``,
       ``penalty``, ``violation_rate``, the answer and trajectory components, the score's
       failure class and the process diagnostics.
 
@@ -72,16 +102,19 @@ def reward(
     from ..scoring.profiles import score
 
     s = score(question, trace, config, profile)
+    rl = rl_score(question, trace, config) if s.v_bad and (profile or "default") == "default" else s
+    base = min(rl.s_adj, s.s_adj)  # never above the scorer's
     if not shaped and not detail:
-        return s.s_adj
+        return base
     diag = diagnose(question, trace, s)
-    value = shaped_value(s.s_adj, diag.process_score, shaping or DEFAULT_SHAPING) if shaped else s.s_adj
+    value = shaped_value(base, diag.process_score, shaping or DEFAULT_SHAPING) if shaped else base
     if not detail:
         return value
     return {
         "reward": value,
         "shaped": shaped,
         "s_adj": s.s_adj,
+        "rl_penalty": rl_penalty(s.v_bad),
         "s_answer": s.s_answer,
         "s_traj": s.s_traj,
         "s_combined": s.s_combined,

@@ -1,4 +1,5 @@
-"""The reward is exactly the scorer's number: the same float ``groundeval score`` writes."""
+"""The reward is the scorer's number: the same float ``groundeval score`` writes when no call is
+flagged, and under a penalty that counts flagged calls only (padding cannot raise it) otherwise."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from groundeval.api import load_questions
 from groundeval.agents.baselines import KeywordAgent, LeakyAgent
 from groundeval.agents.oracle import OracleAgent
 from groundeval.agents.runner import run_episode
-from groundeval.rl.reward import Shaping, reward, shaped_value
+from groundeval.rl.reward import Shaping, reward, rl_penalty, rl_score, shaped_value
 from groundeval.scoring.score import score
 
 
@@ -29,9 +30,14 @@ def test_reward_is_the_scorers_s_adj_and_components(tiny):
     seen = set()
     for q, trace in _traces(store, qs, [OracleAgent(), KeywordAgent(), LeakyAgent()]):
         s = score(q, trace, config)
-        assert reward(q, trace, config=config) == s.s_adj
+        rl = rl_score(q, trace, config)
+        assert rl.v_bad == s.v_bad and rl.v_units == (s.v_bad + 1 if s.v_bad else s.v_units)
+        assert rl.penalty == round(rl_penalty(s.v_bad), 10)
+        expected = s.s_adj if s.v_bad == 0 else rl.s_adj
+        assert reward(q, trace, config=config) == expected <= s.s_adj
         detail = reward(q, trace, config=config, detail=True)
-        assert detail["reward"] == detail["s_adj"] == s.s_adj
+        assert detail["reward"] == expected and detail["s_adj"] == s.s_adj
+        assert detail["rl_penalty"] == rl_penalty(s.v_bad)
         assert detail["answer_components"] == s.answer_components
         assert detail["traj_components"] == s.traj_components
         assert (detail["s_answer"], detail["s_traj"], detail["penalty"]) == (s.s_answer, s.s_traj, s.penalty)
@@ -63,7 +69,8 @@ def test_reward_equals_groundeval_score_on_saved_traces(tmp_path, tiny_pack):
     assert len(traces) == len(scores) == len(qs.questions)
     for trace, s in zip(traces, scores):
         assert s["question_id"] == trace.question_id
-        assert reward(by_id[trace.question_id], trace) == s["s_adj"]
+        if s.get("v_bad", 0) == 0:
+            assert reward(by_id[trace.question_id], trace) == s["s_adj"]
 
 
 @settings(max_examples=200, deadline=None)
@@ -81,7 +88,7 @@ def test_shaped_reward_on_real_traces(tiny):
         plain = reward(q, trace)
         detail = reward(q, trace, shaped=True, detail=True)
         p = detail["diagnostics"]["process_score"]
-        assert detail["s_adj"] == plain
+        assert plain <= detail["s_adj"]
         assert detail["reward"] == shaped_value(plain, p) <= plain
         assert reward(q, trace, shaped=True) == detail["reward"]
 
@@ -91,3 +98,32 @@ def test_shaping_rejects_a_lam_outside_0_1():
 
     with pytest.raises(ValueError, match="lam"):
         Shaping(1.5)
+
+
+class _Padded:
+    """``inner``'s episode after ``n`` distinct searches (the padding of issue 30 item 7)."""
+
+    def __init__(self, inner, n):
+        self.inner, self.n, self.name = inner, n, f"padded-{n}"
+
+    def run(self, episode):
+        for i in range(self.n):
+            episode.search(f"padding {i}")
+        self.inner.run(episode)
+
+
+def test_padding_cannot_raise_the_reward(tiny):
+    """The same gate-breaking path after 1 and after 20 harmless searches: the scorer's S_adj
+    rises with the padding (v is diluted, and so is Perspective's gate_discipline); the RL
+    reward, whose v counts flagged calls only, does not move."""
+    from groundeval.rl.hacking import policy
+
+    store, qs = tiny
+    raised = flagged = 0
+    for q in qs.questions:
+        one = run_episode(store, q, _Padded(policy("answer-key-leaky"), 1))
+        many = run_episode(store, q, _Padded(policy("answer-key-leaky"), 20))
+        assert reward(q, many) == reward(q, one)
+        flagged += score(q, one).v_bad > 0
+        raised += score(q, many).s_adj > score(q, one).s_adj
+    assert flagged and raised == flagged  # padding buys S_adj on every flagged path, never the reward
