@@ -61,6 +61,8 @@ def native_copy_of_original(dst: Path) -> Path:
         },
         "adapters": {k: cfg[k] for k in ("provider", "model", "api_key_env", "temperature", "max_tokens")},
     }
+    for link in manifest["evaluation"]["causal_links"]:
+        link["templates_as_happened"] = True  # what an original config.yaml's templates mean (contract/legacy.py)
     dst.mkdir(parents=True)
     (dst / "groundeval.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     shutil.copy(ORIGINAL / "events.jsonl", dst / "events.jsonl")
