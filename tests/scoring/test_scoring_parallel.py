@@ -161,7 +161,6 @@ def test_a_helper_whose_answer_is_not_read_is_not_waited_for():
     """An error part way ends re-scoring while a helper still holds a chunk: its answer (more
     than a pipe holds) is never read, so closing it must stop it, not wait 5 s and kill it."""
     import signal
-    import time
 
     q = QUESTIONS[0]
     line = trace_line(
@@ -170,9 +169,10 @@ def test_a_helper_whose_answer_is_not_read_is_not_waited_for():
     h = parallel._Helper()
     h.send(("traces.jsonl", QMAP, None, None, None))
     h.send([(n, line) for n in range(1, 2001)])  # ~1 MB of answer
-    started = time.monotonic()
     h.close()
-    assert h.proc.returncode != -signal.SIGKILL and time.monotonic() - started < 5
+    # it ended by itself on the closed pipe, not killed after close's grace period (a bound on
+    # seconds would flake on a loaded machine; the kill is what waiting for it ends with)
+    assert h.proc.returncode is not None and h.proc.returncode != -signal.SIGKILL
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
