@@ -229,7 +229,13 @@ class DuckWorldState:
             cur = self._con.cursor()
         cur.execute(f"USE {name}")
         for t in self.keys:
-            cur.execute(f'CREATE TABLE "{t}" AS SELECT * FROM memory.main."{t}"')
+            # the key is the lane table's primary key: a write that would give two rows one key
+            # fails (an error result, the state as before) instead of breaking the key -> row model
+            described = cur.execute(f'DESCRIBE memory.main."{t}"').fetchall()
+            coldefs = ", ".join(f'"{r[0]}" {r[1]}' for r in described)
+            keycols = ", ".join(f'"{k}"' for k in self.keys[t])
+            cur.execute(f'CREATE TABLE "{t}" ({coldefs}, PRIMARY KEY ({keycols}))')
+            cur.execute(f'INSERT INTO "{t}" SELECT * FROM memory.main."{t}"')
         return _Lane(name, cur)
 
     def _release(self, lane: _Lane) -> None:

@@ -319,3 +319,20 @@ def test_the_scripts_own_words_are_never_a_user_error(shop):
     ep.say("Shall I cancel the order?", confirm={"tool": "cancel_order"})  # not in confirms/declines: goal repeated
     assert ep.messages[-1].text == task.user.opening
     assert ep.finish().user_errors == []
+
+
+def test_a_write_that_would_duplicate_a_key_is_an_error_and_changes_nothing(shop):
+    from groundeval.worlds.verdict import replay_writes
+
+    ep = WorldEpisode(shop, shop.task("ticket-and-refund"))
+    assert ep.call("open_ticket", {"order_id": "O-1001", "note": "a"})["result"] == {"ticket_id": "T-001"}
+    assert ep.call("open_ticket", {"order_id": "O-1002", "note": "b"})["result"] == {"ticket_id": "T-002"}
+    assert ep.call("close_ticket", {"ticket_id": "T-001"})["ok"]
+    again = ep.call("open_ticket", {"order_id": "O-1003", "note": "c"})  # numbers T-002 again
+    assert again["ok"] is False and "T-002" in again["error"]
+    assert ep.call("open_ticket", {"order_id": "O-1004", "note": "d"})["ok"] is False  # the same, still
+    rows = ep._state.handle.query("SELECT ticket_id, note FROM tickets ORDER BY ticket_id")
+    assert rows == [{"ticket_id": "T-002", "note": "b"}]
+    assert ep._state.changes() == ep._state._query_changes()
+    tr = ep.finish()
+    assert replay_writes(shop, tr.calls)[0] == tr.final_digest
