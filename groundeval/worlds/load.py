@@ -418,6 +418,11 @@ def _load_state(  # noqa: C901 - one pass per table, each format its branch
                 for k in t.key:
                     if k not in have:
                         raise ContractError.single(src, f"key column {k!r} is not a column of {t.source}", field=field_)
+                nulls = sql.null_keys(con, name, t.key)
+                if nulls:
+                    raise ContractError.single(
+                        tsrc, f"{nulls} rows have no value in a key column", field=",".join(t.key)
+                    )
                 lines = {}
             else:
                 raise ContractError.single(

@@ -93,6 +93,12 @@ def table_columns(con: Any, name: str, catalog: str | None = None) -> list[str]:
     return [r[0] for r in con.execute(f"DESCRIBE {where}").fetchall()]
 
 
+def null_keys(con: Any, name: str, keys: list[str]) -> int:
+    """Rows of ``name`` with a null in a key column."""
+    where = " OR ".join(f"{_ident(k)} IS NULL" for k in keys)
+    return int(con.execute(f"SELECT count(*) FROM {_ident(name)} WHERE {where}").fetchone()[0])
+
+
 def duplicate_key(con: Any, name: str, keys: list[str]) -> tuple[Any, ...] | None:
     """The first key (in key order) two rows of ``name`` share, or None."""
     keycols = ", ".join(_ident(k) for k in keys)

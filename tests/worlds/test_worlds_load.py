@@ -167,3 +167,10 @@ def test_python_tool_cannot_escape_and_files_are_out_of_reach(shop):
     ep._state._recover()
     assert ep.call("get_order", {"order_id": "O-1001"})["result"]["status"] == "delivered"
     ep.finish()
+
+
+def test_csv_row_without_a_key_is_located(shop_copy):
+    c = shop_copy / "state" / "customers.csv"
+    c.write_text(c.read_text() + ",No Key,nokey@example.com\n")
+    p = _problem(shop_copy)
+    assert p.file.endswith("customers.csv") and p.field == "customer_id" and "no value in a key column" in p.message
