@@ -153,6 +153,19 @@ def synth(out: str, events: int, seed: int, fmt: str, days: int, style: str, job
 @click.option(
     "--episodes", type=click.IntRange(min=1), default=300, show_default=True, help="--worlds: episodes per measure."
 )
+@click.option(
+    "--trajectories",
+    "trajectory_sizes",
+    type=click.IntRange(min=1),
+    multiple=True,
+    help="Trajectory verification instead: files of this many generated trajectories (repeatable, e.g. "
+    "--trajectories 10000 --trajectories 100000), verified per second and peak memory.",
+)
+@click.option(
+    "--trajectory-world",
+    default=None,
+    help="--trajectories: the world (default tau2:retail with the tau2 extra, else the test world shop).",
+)
 def bench(
     scales: tuple[int, ...],
     seed: int,
@@ -170,8 +183,18 @@ def bench(
     worlds_bench: bool,
     world_mb: tuple[float, ...],
     episodes: int,
+    trajectory_sizes: tuple[int, ...] = (),
+    trajectory_world: str | None = None,
 ) -> None:
     """Measure load, graph and generation, fetch/search latency, an oracle run and re-scoring."""
+    if trajectory_sizes:  # issue 28: groundeval/bench/trajectories.py
+        from ..bench.trajectories import render, run_trajectory_bench
+
+        result = run_trajectory_bench(tuple(trajectory_sizes), world=trajectory_world)
+        click.echo(render(result))
+        if json_out:
+            Path(json_out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        return
     if worlds_bench:
         from ..bench.worlds import render_worlds, run_worlds_bench
 
