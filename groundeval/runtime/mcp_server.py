@@ -141,7 +141,7 @@ class EpisodeHub:
         self.max_open = max_open
         self.clock = clock
         self.report = report
-        self.finished: list[Trace] = []
+        self.finished: list[Trace] = []  # ended episodes' traces, when there is no traces file
         self.unwritten: list[Trace] = []
         self._episodes: dict[str, _Open] = {}
         self._starting: list[str] = []  # questions of episodes being built (counted as open)
@@ -351,8 +351,8 @@ class EpisodeHub:
                 return
             self._ended.add(ep.question.id)
         trace = ep.close(status)
-        self.finished.append(trace)
-        if self._traces is None:
+        if self._traces is None:  # kept in memory only when no file records it (a long-lived server stays small)
+            self.finished.append(trace)
             with self._lock:
                 trace.trial = self._trials.get(trace.question_id, 0)
                 self._trials[trace.question_id] = trace.trial + 1
