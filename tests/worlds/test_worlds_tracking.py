@@ -80,9 +80,23 @@ _stmt = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(calls=st.lists(st.lists(_stmt, min_size=1, max_size=3), min_size=1, max_size=6))
+_CALLS = st.lists(st.lists(_stmt, min_size=1, max_size=3), min_size=1, max_size=6)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(calls=_CALLS)
 def test_changes_by_key_equal_the_database(grid, calls):
+    _check(grid, calls)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(calls=_CALLS)
+def test_changes_by_key_equal_the_database_many(grid, calls):
+    _check(grid, calls)
+
+
+def _check(grid, calls):
     ep = WorldEpisode(grid, grid.task("x"))
     state = ep._state
     for statements in calls:
