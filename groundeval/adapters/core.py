@@ -1,11 +1,21 @@
 """The episode's tools as plain callables, for any agent framework to wrap as its own tool type.
 
-Every framework adapter is a thin shell over :func:`gated_tools`: the names, descriptions and
+Every framework adapter is a thin shell over :func:`gated_tools` (and, for worlds, over
+:func:`world_tools` and :func:`converse`): the names, descriptions and
 JSON Schemas are the ones ``groundeval tools --format openai`` serves (``submit_answer``
 declares the question's own answer schema), and every call goes through
 :meth:`Episode.call`, so the trace records it and the gates apply. Whatever the model sends
 — text that is not JSON, a list instead of an object, unknown names, wrong types — reaches
 the episode as it is and is recorded as an ``invalid`` call; nothing here raises at the agent.
+
+Worlds (``docs/worlds.md``): :func:`world_tools` gives a world episode's tools plus
+``say_to_user`` (the reply is the user's answer), :func:`world_call` runs any call by name (an
+unknown name included, so a framework's own "no such tool" path can still record it), and
+:func:`converse` is the multi-turn loop every adapter shares: the framework's final output is
+said to the user and the user's reply starts its next turn, until the user's stop marker, the
+step budget, or a turn with nothing to say. A call is recorded exactly as
+:meth:`WorldEpisode.call` records it from the Python API: arguments that are not JSON go on
+as the text they were.
 """
 
 from __future__ import annotations
@@ -13,13 +23,30 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..extras import install_command
 from ..runtime.episode import Episode
 from ..runtime.tools import tool, tool_specs
 
-__all__ = ["GET_CONTEXT", "GatedTool", "gated_tools", "parse_arguments", "reply_text", "require"]
+if TYPE_CHECKING:
+    from ..worlds.episode import WorldEpisode
+
+__all__ = [
+    "GET_CONTEXT",
+    "SAY_TO_USER",
+    "GatedTool",
+    "FrameworkWorldAgent",
+    "WorldTool",
+    "converse",
+    "gated_tools",
+    "parse_arguments",
+    "reply_text",
+    "require",
+    "world_call",
+    "world_tools",
+]
 
 GET_CONTEXT = "get_context"
 
@@ -94,3 +121,103 @@ def gated_tools(episode: Episode) -> list[GatedTool]:
         "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
     }
     return [GatedTool(name, declared[name]["description"], declared[name]["parameters"], episode) for name in names]
+
+
+# ---------------------------------------------------------------------------------------- worlds
+
+SAY_TO_USER = "say_to_user"
+SAY_DESCRIPTION = (
+    "Say something to the user; the reply is the result. Ask for confirmation of a write with "
+    "confirm: {tool, arguments}; say done: true when finished."
+)
+SAY_PARAMETERS: dict[str, Any] = {  # the same pseudo-tool as groundeval.worlds.env.WorldEnv's
+    "type": "object",
+    "properties": {"text": {"type": "string"}, "confirm": {"type": "object"}, "done": {"type": "boolean"}},
+    "required": ["text"],
+}
+
+
+def _say(episode: WorldEpisode, arguments: Any) -> dict[str, Any]:
+    text = arguments.get("text") if isinstance(arguments, dict) else None
+    if not isinstance(text, str):
+        # not a message: recorded as the invalid call it is (say_to_user is no world tool)
+        ended = episode.done
+        out = episode.call(SAY_TO_USER, arguments)
+        if ended:
+            return out
+        return {"ok": False, "result": None, "error": 'say_to_user takes {"text": string, "confirm"?, "done"?}'}
+    reply = episode.say(text, confirm=arguments.get("confirm"), done=arguments.get("done") is True)
+    return {"ok": True, "result": {"reply": reply}, "error": None}
+
+
+def world_call(episode: WorldEpisode, name: Any, arguments: Any = None) -> dict[str, Any]:
+    """Any call a model made to a world episode, by name and with its arguments as sent (an
+    object, JSON text, anything): ``say_to_user``, a world tool, or a name the world does not
+    have (recorded as an invalid call, like the Python API records it)."""
+    arguments = parse_arguments(arguments)
+    if name == SAY_TO_USER:
+        return _say(episode, arguments)
+    return episode.call(name if isinstance(name, str) else str(name), arguments)
+
+
+@dataclass(frozen=True)
+class WorldTool:
+    """One tool of a world episode (or ``say_to_user``): what the model is told, and the call."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    episode: WorldEpisode
+
+    def __call__(self, arguments: Any = None) -> dict[str, Any]:
+        return world_call(self.episode, self.name, arguments)
+
+    def text(self, arguments: Any = None) -> str:
+        return reply_text(self(arguments))
+
+
+def world_tools(episode: WorldEpisode, *, say_to_user: bool = True) -> list[WorldTool]:
+    """The world's tools in the order the world serves them (its JSON Schemas as they are), then
+    ``say_to_user`` unless ``say_to_user=False`` (the framework's final output is then the only
+    way to talk, through :func:`converse`)."""
+    out = [WorldTool(t["name"], t["description"], t["parameters"], episode) for t in episode.tools]
+    if say_to_user:
+        out.append(WorldTool(SAY_TO_USER, SAY_DESCRIPTION, json.loads(json.dumps(SAY_PARAMETERS)), episode))
+    return out
+
+
+def converse(episode: WorldEpisode, turn: Callable[[str], Any], *, max_turns: int = 40) -> None:
+    """The multi-turn loop: ``turn(user_text)`` runs the framework's agent once (the user's
+    opening first) and returns its final output; unless the episode has ended meanwhile (the
+    user stopped, the step budget is spent), a non-empty output is said to the user and the
+    reply is the next turn's input. Ends on the user's stop marker, an empty output, or after
+    ``max_turns`` turns. ``turn`` keeps the conversation's history, as its framework does."""
+    text = episode.opening
+    for _ in range(max_turns):
+        if episode.done:
+            return
+        out = turn(text)
+        if episode.done or out is None or not str(out).strip():
+            return
+        text = episode.say(str(out))
+
+
+class FrameworkWorldAgent:
+    """A framework's agent as a groundeval world agent (``run(episode)``, so
+    ``groundeval.worlds.episode.run_episode`` and ``groundeval.worlds.run.run_world`` take it):
+    each adapter's subclass builds the framework's tools for the episode, hands them to
+    ``build`` (the user's function that makes the framework's agent) and gives
+    :meth:`turns`, one framework run per user message, keeping the history; the loop is
+    :func:`converse`."""
+
+    def __init__(self, build: Callable[..., Any], *, name: str, say_to_user: bool = True, max_turns: int = 40):
+        self.build = build
+        self.name = name
+        self.say_to_user = say_to_user
+        self.max_turns = max_turns
+
+    def turns(self, episode: WorldEpisode) -> Callable[[str], Any]:  # pragma: no cover - per framework
+        raise NotImplementedError
+
+    def run(self, episode: WorldEpisode) -> None:
+        converse(episode, self.turns(episode), max_turns=self.max_turns)

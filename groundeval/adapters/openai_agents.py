@@ -8,27 +8,54 @@ and the model must see what groundeval serves.
 :class:`RunRecorder` is the other direction: a processor for the SDK's own tracing hook that
 keeps each run's function-tool calls as an observed run (``groundeval.observe``), which
 :func:`groundeval.adapters.observed.trace_from_run` replays into a trace.
+
+Worlds: :func:`world_tools` (the world's tools and ``say_to_user``) and :class:`WorldAgent`,
+which runs ``Runner.run_sync`` once per user message, keeping the history
+(``result.to_input_list()``). A tool name the agent does not have is answered by the SDK, not
+a tool: :class:`WorldCalls` (run hooks keeping each response's calls by id) with the run
+configuration from :func:`world_run_config` (``tool_not_found_behavior="return_error_to_model"``
+and a ``tool_error_formatter``) sends such a call to the episode as it was sent, and the model
+reads the episode's reply.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..observe.model import ObservedCall, ObservedRun
 from ..runtime.episode import Episode
-from .core import GatedTool, gated_tools as _core_tools, require
+from .core import (
+    FrameworkWorldAgent,
+    GatedTool,
+    WorldTool,
+    gated_tools as _core_tools,
+    reply_text,
+    require,
+    world_call,
+    world_tools as _core_world_tools,
+)
 
 require("openai-agents", "agents")
 
-from agents import AgentSpanData, FunctionSpanData, FunctionTool, TracingProcessor  # noqa: E402
+from agents import (  # noqa: E402
+    AgentSpanData,
+    FunctionSpanData,
+    FunctionTool,
+    RunConfig,
+    RunHooks,
+    Runner,
+    TracingProcessor,
+)
 
-__all__ = ["RunRecorder", "gated_tools"]
+__all__ = ["RunRecorder", "WorldAgent", "WorldCalls", "gated_tools", "world_run_config", "world_tools"]
 RAW_KEY = "_raw"  # groundeval.observe's key for arguments that are not a JSON object
 
 
-def _function_tool(gated: GatedTool) -> FunctionTool:
+def _function_tool(gated: GatedTool | WorldTool) -> FunctionTool:
     async def invoke(_context: Any, arguments: str) -> str:
         return gated.text(arguments)
 
@@ -44,6 +71,81 @@ def _function_tool(gated: GatedTool) -> FunctionTool:
 def gated_tools(episode: Episode) -> list[FunctionTool]:
     """``Agent(tools=gated_tools(episode), ...)``: the episode's tools for its mode."""
     return [_function_tool(g) for g in _core_tools(episode)]
+
+
+def world_tools(episode: Any, *, say_to_user: bool = True) -> list[FunctionTool]:
+    """``Agent(tools=world_tools(episode), instructions=episode.policy, ...)``: a world
+    episode's tools (and ``say_to_user``); run with :func:`world_run_config` so unknown tool
+    names are recorded too."""
+    return [_function_tool(t) for t in _core_world_tools(episode, say_to_user=say_to_user)]
+
+
+class WorldCalls(RunHooks):
+    """Run hooks that keep every function call the model sent (by call id), so a call to a tool
+    the agent does not have reaches the episode with its arguments (:meth:`not_found`, the
+    run's ``tool_error_formatter``)."""
+
+    def __init__(self, episode: Any):
+        self.episode = episode
+        self._sent: dict[str, tuple[str, Any]] = {}
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        for item in getattr(response, "output", None) or []:
+            if getattr(item, "type", None) == "function_call":
+                self._sent[item.call_id] = (item.name, item.arguments)
+
+    def not_found(self, error: Any) -> str | None:
+        if error.kind != "tool_not_found":
+            return None
+        name, arguments = self._sent.get(error.call_id, (error.tool_name, None))
+        return reply_text(world_call(self.episode, name, arguments))
+
+
+def world_run_config(calls: WorldCalls, run_config: RunConfig | None = None) -> RunConfig:
+    """``run_config`` (or a default one) answering unknown tool names through the episode."""
+    return dataclasses.replace(
+        run_config if run_config is not None else RunConfig(),
+        tool_not_found_behavior="return_error_to_model",
+        tool_error_formatter=calls.not_found,
+    )
+
+
+class WorldAgent(FrameworkWorldAgent):
+    """A world agent from ``build(tools, episode) -> agents.Agent`` (give it
+    ``instructions=episode.policy``): one ``Runner.run_sync`` per user message, the history
+    kept; its final output is said to the user (``groundeval.adapters.core.converse``)."""
+
+    def __init__(
+        self,
+        build: Callable[[list[FunctionTool], Any], Any],
+        *,
+        name: str = "openai-agents",
+        say_to_user: bool = True,
+        max_turns: int = 40,
+        run_config: RunConfig | None = None,
+    ):
+        super().__init__(build, name=name, say_to_user=say_to_user, max_turns=max_turns)
+        self.run_config = run_config
+
+    def turns(self, episode: Any) -> Callable[[str], Any]:
+        agent = self.build(world_tools(episode, say_to_user=self.say_to_user), episode)
+        calls = WorldCalls(episode)
+        config = world_run_config(calls, self.run_config)
+        history: list[Any] = []
+
+        def turn(text: str) -> Any:
+            nonlocal history
+            result = Runner.run_sync(
+                agent,
+                [*history, {"role": "user", "content": text}],
+                hooks=calls,
+                run_config=config,
+                max_turns=2 * episode.max_steps + 2,  # every call and a message between each
+            )
+            history = result.to_input_list()
+            return result.final_output
+
+        return turn
 
 
 def _json(text: Any) -> Any:

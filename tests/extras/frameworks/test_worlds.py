@@ -1,0 +1,80 @@
+"""World episodes through each framework adapter: a real agent of each of the five frameworks,
+against the scripted local model, plays a task of the test world ``shop`` (talking through
+``say_to_user``, or through its final output) and leaves the trace — and the verdict — the same
+steps leave through the Python API; unknown tool names and arguments that are not JSON are
+recorded as sent, as the Python API records them."""
+
+from __future__ import annotations
+
+
+import pytest
+from conftest import need
+from llm_server import MODEL, LLMServer
+from world_scenarios import SCENARIOS, SHOP, WorldScenario, assert_same_as_direct
+
+agents = need("agents", "openai-agents")
+openai = need("openai", "openai-agents")
+need("langgraph", "langgraph")
+langchain_openai = need("langchain_openai", "langgraph")
+crewai = need("crewai", "crewai")
+agent_framework = need("agent_framework", "agent-framework")
+need("agent_framework_openai", "agent-framework")
+pydantic_ai = need("pydantic_ai", "pydantic-ai")
+
+from groundeval.adapters.core import SAY_TO_USER  # noqa: E402
+from groundeval.worlds import load_world  # noqa: E402
+from groundeval.worlds.episode import run_episode  # noqa: E402
+from groundeval.worlds.tools import tool_infos  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def shop():
+    w = load_world(SHOP)
+    yield w
+    w.close()
+
+
+def _openai_agents(base_url: str, say_to_user: bool):
+    from groundeval.adapters.openai_agents import WorldAgent
+
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="local", max_retries=0)
+    model = agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+    return WorldAgent(
+        lambda tools, ep: agents.Agent(name="desk", instructions=ep.policy, model=model, tools=tools),
+        say_to_user=say_to_user,
+        run_config=agents.RunConfig(tracing_disabled=True),
+    )
+
+
+def _langgraph(base_url: str, say_to_user: bool):
+    from groundeval.adapters.langgraph import WorldAgent, world_graph
+
+    model = langchain_openai.ChatOpenAI(model=MODEL, base_url=base_url, api_key="local", max_retries=0)
+    return WorldAgent(lambda tools, ep: world_graph(model, ep, tools), name="langgraph", say_to_user=say_to_user)
+
+
+RUNNERS = {"openai-agents": _openai_agents, "langgraph": _langgraph}
+
+
+def _declared(request, world, say_to_user: bool) -> None:
+    """The model was told the world's tools with their JSON Schemas (and say_to_user)."""
+    sent = {t["function"]["name"]: t["function"] for t in request["tools"]}
+    expected = {t["name"]: t for t in tool_infos(world.manifest.tools)}
+    assert sorted(sent) == sorted([*expected, *([SAY_TO_USER] if say_to_user else [])])
+    for name, tool in expected.items():
+        assert sent[name]["description"] == tool["description"]
+        assert sent[name]["parameters"] == tool["parameters"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", SCENARIOS, ids=[m.__name__ for m in SCENARIOS])
+@pytest.mark.parametrize("framework", sorted(RUNNERS))
+def test_world_episode_is_the_python_api_episode(shop, framework, make):
+    scenario: WorldScenario = make()
+    say_to_user = scenario.task != "cancel-pending"
+    with LLMServer(scenario.script()) as srv:
+        agent = RUNNERS[framework](srv.base_url, say_to_user)
+        trace = run_episode(shop, shop.task(scenario.task), agent)
+    assert not srv.llm.exhausted, trace
+    _declared(srv.llm.requests[0], shop, say_to_user)
+    assert_same_as_direct(shop, scenario, trace)
