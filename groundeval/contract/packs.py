@@ -79,7 +79,7 @@ def resolve_pack(value: str | Path) -> Path:
 
     A missing path that names no bundled pack is a :class:`ContractError` listing them."""
     p = Path(value)
-    if p.exists():
+    if p.exists() or str(value).startswith("tau2:"):  # tau2:<domain>: a τ²-bench domain as a world
         return p
     found = bundled_pack(value)
     if found is None and is_bare_name(value):

@@ -120,7 +120,16 @@ class World:
         self.state.close()
 
 
+TAU2_PREFIX = "tau2:"
+
+
+def _tau2_name(path: str | Path) -> bool:
+    return isinstance(path, str) and path.startswith(TAU2_PREFIX)
+
+
 def is_world(path: str | Path) -> bool:
+    if _tau2_name(path):
+        return True  # a τ²-bench domain, read through the tau2 extra (groundeval.worlds.tau2)
     p = Path(path)
     return (p.is_dir() and any((p / n).is_file() for n in WORLD_NAMES)) or (p.is_file() and p.name in WORLD_NAMES)
 
@@ -195,7 +204,12 @@ def _inside(folder: Path, rel: str, src: str, field: str) -> Path:
 
 
 def load_world(path: str | Path, *, check_gold: bool = True) -> World:
-    """Read and check a world folder (or its ``world.yaml``, or a bundled world's name)."""
+    """Read and check a world folder (or its ``world.yaml``, a bundled world's name, or
+    ``tau2:<domain>``: a τ²-bench domain through the tau2 extra)."""
+    if _tau2_name(path):
+        from .tau2 import world_named
+
+        return world_named(str(path))
     mpath = find_world(path)
     folder = mpath.parent
     src = str(mpath)
@@ -206,9 +220,30 @@ def load_world(path: str | Path, *, check_gold: bool = True) -> World:
         manifest = WorldManifest.model_validate(data)
     except ValidationError as exc:
         raise ContractError(_validation_problems(exc, src, node)) from None
-    problems: list[Problem] = []
     policy_path = _inside(folder, manifest.policy, src, "policy")
     policy = policy_path.read_text(encoding="utf-8")
+    python_tools = _tools(manifest, folder, src, node)
+    if manifest.state is not None:
+        state = _adapter_state(folder, manifest, src)
+    else:
+        state = _load_state(folder, manifest, src, node, python_tools)
+    try:
+        contract = _contract(manifest)
+        tasks = _load_tasks(folder, manifest, src)
+        world = World(folder=folder, manifest=manifest, policy=policy, tasks=tasks, state=state, contract=contract)
+        if check_gold:
+            for t in tasks:
+                world.expected(t)
+    except BaseException:
+        state.close()
+        raise
+    return world
+
+
+def _tools(manifest: WorldManifest, folder: Path, src: str, node: yaml.Node | None) -> dict[str, Any]:
+    """The Python tools' functions (none for a world whose state an adapter builds), after
+    checking every tool's SQL and patterns (all problems located at once)."""
+    problems: list[Problem] = []
     python_tools = {}
     for name, tool in sorted(manifest.tools.items()):
         if tool.python is not None and manifest.state is None:
@@ -229,21 +264,7 @@ def load_world(path: str | Path, *, check_gold: bool = True) -> World:
                     )
     if problems:
         raise ContractError(problems)
-    if manifest.state is not None:
-        state = _adapter_state(folder, manifest, src)
-    else:
-        state = _load_state(folder, manifest, src, node, python_tools)
-    try:
-        contract = _contract(manifest)
-        tasks = _load_tasks(folder, manifest, src)
-        world = World(folder=folder, manifest=manifest, policy=policy, tasks=tasks, state=state, contract=contract)
-        if check_gold:
-            for t in tasks:
-                world.expected(t)
-    except BaseException:
-        state.close()
-        raise
-    return world
+    return python_tools
 
 
 def _adapter_state(folder: Path, m: WorldManifest, src: str) -> WorldState:

@@ -65,6 +65,8 @@ def argument_errors(tool: ToolDef, arguments: Any) -> list[str]:
     if not isinstance(arguments, dict):
         return ["arguments are not an object"]
     v = _validator(tool)
+    if v.is_valid(arguments):
+        return []
     errs = []
     for e in v.iter_errors(arguments):
         where = ".".join(str(p) for p in e.absolute_path)

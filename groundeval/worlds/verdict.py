@@ -116,20 +116,21 @@ def _alignment(trace: WorldTrace) -> float:
     """Share of the values in the agent's messages — ids like O-1001 (as text) and numbers (by
     value: "249.00" is 249, "1,250" is 1250) — found in a successful tool result or in what the
     user said."""
-    results = [c.result for c in trace.calls if c.status == "ok"]
-    heard = [m.text for m in trace.messages if m.role == "user"]
-    seen_text = " ".join([normalise(canonical_json(r)) for r in results] + [normalise(t) for t in heard])
-    seen_numbers: set[float] = set()
-    for r in results:
-        _walk_numbers(r, seen_numbers)
-    for t in heard:
-        seen_numbers.update(_numbers_in(t))
     said = [m.text for m in trace.messages if m.role == "assistant"]
     ids = [normalise(v) for t in said for v in _ID.findall(t)]
     numbers = [n for t in said for n in _numbers_in(t)]
     total = len(ids) + len(numbers)
     if not total:
-        return 1.0
+        return 1.0  # nothing stated: nothing to check (and nothing read)
+    results = [c.result for c in trace.calls if c.status == "ok"]
+    heard = [m.text for m in trace.messages if m.role == "user"]
+    seen_text = " ".join([normalise(canonical_json(r)) for r in results] + [normalise(t) for t in heard])
+    seen_numbers: set[float] = set()
+    if numbers:
+        for r in results:
+            _walk_numbers(r, seen_numbers)
+        for t in heard:
+            seen_numbers.update(_numbers_in(t))
     found = sum(1 for v in ids if v in seen_text) + sum(1 for n in numbers if n in seen_numbers)
     return found / total
 

@@ -100,3 +100,13 @@ def test_report_html_shows_what_the_verdict_found(capsys, tmp_path):
     assert (
         "missing writes: cancel_order" in html and "state, table orders: 0 unexpected, 0 missing, 1 different" in html
     )
+
+
+def test_tau2_names_reach_the_worlds_loader(capsys, tmp_path):
+    import importlib.util
+
+    code, out, err = cli(capsys, "run", "tau2:mock", "--agent", "gold", "--out", str(tmp_path / "t"), "-q")
+    if importlib.util.find_spec("tau2") is None:
+        assert code == 2 and "tau2" in err and "Traceback" not in err  # the extra's one-line message
+    else:
+        assert code == 0 and "reward 1.000" in out
