@@ -285,7 +285,23 @@ def _run_one(api, source, agent, out, opts, o) -> int:
         click.echo(
             f"{info.episodes_done}/{info.episodes_total} episodes ({counts}) in {info.wall_clock_s:.2f}s → {path}"
         )
-    return run_exit_code(path.parent)
+    return run_exit_code(path.parent, counts=_voided(path))
+
+
+def _voided(traces_path) -> tuple[int, int, int]:
+    """(episodes, errored, empty) of a run's traces, by the scorer's own rule (``void_reason``)."""
+    from ..scoring.score import EMPTY, ERRORED, void_reason
+    from ..trace.io import iter_trace_lines, parse_trace
+    from ..trace.model import decode_trace
+
+    n = errored = empty = 0
+    for number, line in iter_trace_lines(traces_path):
+        t = decode_trace(line) or parse_trace(traces_path, number, line)
+        reason = void_reason(t.status, t.mode, len(t.calls), isinstance(t.final_answer, dict))
+        n += 1
+        errored += reason == ERRORED
+        empty += reason == EMPTY
+    return n, errored, empty
 
 
 def agent_folders(agents) -> dict[str, str]:
@@ -314,16 +330,17 @@ def _one(agents) -> str:
 
 def exit_for_run(out, report=None) -> None:
     """Exit with :func:`run_exit_code` when it is not 0."""
-    code = run_exit_code(out, report)
+    code = run_exit_code(out, report=report)
     if code:
         sys.exit(code)  # not click's Exit: the entry point runs click non-standalone and would drop the code
 
 
-def run_exit_code(out, report=None) -> int:
+def run_exit_code(out, report=None, counts: tuple[int, int, int] | None = None) -> int:
     """The exit code tells the truth about the run (docs/cli.md, "Exit codes"): every episode
     errored → ``failed``, 1; some errored → a warning naming the first cause, 0. With the run's
-    ``report`` (eval), empty episodes (no tool call, no answer) are told the same way: a run
-    where no episode measured anything (each errored or empty) is 1. Reasons go to stderr."""
+    ``report`` (eval) or ``counts`` (run: episodes, errored, empty from its traces), empty
+    episodes (no tool call, no answer) are told the same way: a run where no episode measured
+    anything (each errored or empty) is 1. Reasons go to stderr."""
     from pathlib import Path
 
     from ..agents.runinfo import errored_count, read_run_info
@@ -336,13 +353,15 @@ def run_exit_code(out, report=None) -> int:
         return 1
     if info is not None and errored_count(info.by_status):
         click.echo(f"warning: {message}; those questions score 0 (see {traces})", err=True)
-    if report is None or not report.empty_episodes:
+    if report is not None:
+        counts = (report.overall.n, report.errored_episodes, report.empty_episodes)
+    if counts is None or not counts[2]:
         return 0
-    n, empty = report.overall.n, report.empty_episodes
-    if empty + report.errored_episodes >= n:
+    n, errored, empty = counts
+    if empty + errored >= n:
         click.echo(
             f"error: nothing was measured: {empty} of {n} episodes are empty (no tool call and no answer)"
-            + (f" and {report.errored_episodes} errored" if report.errored_episodes else "")
+            + (f" and {errored} errored" if errored else "")
             + f"; see {traces}",
             err=True,
         )
@@ -413,7 +432,7 @@ def eval_(pack, agents, out, config, **o):
             click.echo(f"· agent {agent}", err=True)
         result = _eval_one(pack, agent, str(Path(out) / folders[agent]), o)
         runs.append((agent, result))
-        code = max(code, run_exit_code(result.out_dir, result.report))
+        code = max(code, run_exit_code(result.out_dir, report=result.report))
     from ..report.agents import AgentRun, compare_agents, write_comparison
 
     data = compare_agents([AgentRun(a, folders[a], r.report, r.scores) for a, r in runs])
@@ -457,7 +476,7 @@ def eval_from_file(config, agents, out, o) -> None:
                 click.echo(f"· {pack} · agent {agent}", err=True)
             result = _eval_one(pack, agent, str(pack_dir / folders[agent]), o)
             runs.append((agent, result))
-            code = max(code, run_exit_code(result.out_dir, result.report))
+            code = max(code, run_exit_code(result.out_dir, report=result.report))
         data = compare_agents([AgentRun(a, folders[a], r.report, r.scores) for a, r in runs])
         write_comparison(data, pack_dir)
         click.echo(f"{pack}\n" + comparison_table(data))

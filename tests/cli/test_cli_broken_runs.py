@@ -125,3 +125,12 @@ def test_gate_reads_the_run_status_beside_a_clean_report(runs, tmp_path, capsys)
     assert code == 1 and "FAIL  run.status: the run did not complete (run.json: interrupted" in out
     code, out, _ = cli(capsys, "gate", str(folder / "report.json"), "--min-adjusted", "0", "--allow-errors")
     assert code == 0 and "PASS  run.status" in out
+
+
+def test_run_of_an_agent_that_does_nothing_exits_1_too(tmp_path, capsys):
+    code, out, err = cli(capsys, "run", "tiny", "--agent", "cli_idle_agents:idle", "--out", str(tmp_path / "o"), "-q")
+    assert code == 1 and "nothing was measured" in err and "are empty" in err
+    code, out, err = cli(
+        capsys, "run", "tiny", "--agent", "oracle", "--out", str(tmp_path / "p"), "-q", "--mode", "zero-shot"
+    )
+    assert code == 0 and "empty" not in err  # zero-shot answers are not empty episodes
