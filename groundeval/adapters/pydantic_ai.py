@@ -4,23 +4,41 @@
 validation, so the episode sees whatever object the model sent and records a bad call.
 (Arguments that are not JSON at all are answered by Pydantic AI itself with a retry prompt,
 before any tool runs.) The reply goes back as the tool return (a JSON text).
+
+Worlds: :func:`world_tools` (the world's tools and ``say_to_user``) and :class:`WorldAgent`
+(one ``run_sync`` per user message, ``message_history`` kept, the output said to the user).
+Pydantic AI answers a call to a name it does not know, or with arguments that are not a JSON
+object, with its own retry prompt before any tool runs; :class:`WorldModel` wraps the agent's
+model and sends each such call of a response to the episode as it was sent, so the trace
+records it as the Python API does (the model reads Pydantic AI's retry prompt).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..runtime.episode import Episode
-from .core import GatedTool, gated_tools as _core_tools, require
+from .core import (
+    FrameworkWorldAgent,
+    GatedTool,
+    WorldTool,
+    gated_tools as _core_tools,
+    parse_arguments,
+    require,
+    world_call,
+    world_tools as _core_world_tools,
+)
 
 require("pydantic-ai", "pydantic_ai")
 
 from pydantic_ai import Tool  # noqa: E402
+from pydantic_ai.models.wrapper import WrapperModel  # noqa: E402
 
-__all__ = ["gated_tools"]
+__all__ = ["WorldAgent", "WorldModel", "gated_tools", "world_tools"]
 
 
-def _tool(gated: GatedTool) -> Tool:
+def _tool(gated: GatedTool | WorldTool) -> Tool:
     def run(**arguments: Any) -> str:
         return gated.text(arguments)
 
@@ -30,3 +48,52 @@ def _tool(gated: GatedTool) -> Tool:
 def gated_tools(episode: Episode) -> list[Tool]:
     """``Agent(model, tools=gated_tools(episode))``: the episode's tools for its mode."""
     return [_tool(g) for g in _core_tools(episode)]
+
+
+def world_tools(episode: Any, *, say_to_user: bool = True) -> list[Tool]:
+    """``Agent(model, tools=world_tools(episode), instructions=episode.policy)``: a world
+    episode's tools (and ``say_to_user``); run with :class:`WorldModel` so the calls Pydantic AI
+    refuses itself are recorded too."""
+    return [_tool(t) for t in _core_world_tools(episode, say_to_user=say_to_user)]
+
+
+class WorldModel(WrapperModel):
+    """The agent's model, recording what Pydantic AI answers without a tool: a call to a name
+    the request did not declare, or to a world tool with arguments that are not a JSON object."""
+
+    def __init__(self, wrapped: Any, episode: Any):
+        super().__init__(wrapped)
+        self.episode = episode
+        self.world_names = {t.name for t in _core_world_tools(episode)}
+
+    async def request(self, messages: Any, model_settings: Any, model_request_parameters: Any) -> Any:
+        response = await super().request(messages, model_settings, model_request_parameters)
+        declared = {t.name for t in [*model_request_parameters.function_tools, *model_request_parameters.output_tools]}
+        for part in response.parts:
+            if getattr(part, "part_kind", None) != "tool-call":
+                continue
+            unknown = part.tool_name not in declared
+            unparsable = part.tool_name in self.world_names and part.args is not None
+            unparsable = unparsable and not isinstance(parse_arguments(part.args), dict)
+            if unknown or unparsable:
+                world_call(self.episode, part.tool_name, part.args)
+        return response
+
+
+class WorldAgent(FrameworkWorldAgent):
+    """A world agent from ``build(tools, episode) -> pydantic_ai.Agent`` (give it
+    ``instructions=episode.policy``): one ``run_sync`` per user message through
+    :class:`WorldModel`, the message history kept; the output is said to the user."""
+
+    def turns(self, episode: Any) -> Callable[[str], Any]:
+        agent = self.build(world_tools(episode, say_to_user=self.say_to_user), episode)
+        model = WorldModel(agent.model, episode)
+        history: list[Any] | None = None
+
+        def turn(text: str) -> Any:
+            nonlocal history
+            result = agent.run_sync(text, message_history=history, model=model)
+            history = result.all_messages()
+            return result.output
+
+        return turn

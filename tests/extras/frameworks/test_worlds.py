@@ -53,7 +53,21 @@ def _langgraph(base_url: str, say_to_user: bool):
     return WorldAgent(lambda tools, ep: world_graph(model, ep, tools), name="langgraph", say_to_user=say_to_user)
 
 
-RUNNERS = {"openai-agents": _openai_agents, "langgraph": _langgraph}
+def _pydantic_ai(base_url: str, say_to_user: bool):
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from groundeval.adapters.pydantic_ai import WorldAgent
+
+    model = OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=base_url, api_key="local"))
+    return WorldAgent(
+        lambda tools, ep: pydantic_ai.Agent(model, instructions=ep.policy, tools=tools),
+        name="pydantic-ai",
+        say_to_user=say_to_user,
+    )
+
+
+RUNNERS = {"openai-agents": _openai_agents, "langgraph": _langgraph, "pydantic-ai": _pydantic_ai}
 
 
 def _declared(request, world, say_to_user: bool) -> None:
@@ -75,6 +89,7 @@ def test_world_episode_is_the_python_api_episode(shop, framework, make):
     with LLMServer(scenario.script()) as srv:
         agent = RUNNERS[framework](srv.base_url, say_to_user)
         trace = run_episode(shop, shop.task(scenario.task), agent)
+    assert trace.error is None, trace.error
     assert not srv.llm.exhausted, trace
     _declared(srv.llm.requests[0], shop, say_to_user)
     assert_same_as_direct(shop, scenario, trace)
