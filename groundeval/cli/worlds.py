@@ -47,9 +47,16 @@ def run_world_command(
         agent_options=agent_options,
     )
     click.echo(headline(result.report, result.out_dir))
-    if result.traces and all(t.ended_by == "error" for t in result.traces):
-        click.echo(f"error: every episode errored (first: {result.traces[0].error}); see {out}/traces.jsonl", err=True)
+    errored = [t for t in result.traces if t.ended_by == "error"]
+    if result.traces and len(errored) == len(result.traces):
+        click.echo(f"error: every episode errored (first: {errored[0].error}); see {out}/traces.jsonl", err=True)
         sys.exit(1)
+    if errored:
+        click.echo(
+            f"warning: {len(errored)} of {len(result.traces)} episodes errored (first, {errored[0].task_id}: "
+            f"{errored[0].error}); they score 0 (see {out}/traces.jsonl)",
+            err=True,
+        )
 
 
 def headline(report, out_dir: Path) -> str:

@@ -110,3 +110,52 @@ def test_tau2_names_reach_the_worlds_loader(capsys, tmp_path):
         assert code == 2 and "tau2" in err and "Traceback" not in err  # the extra's one-line message
     else:
         assert code == 0 and "reward 1.000" in out
+
+
+class _Crash:
+    name = "crash"
+
+    def run(self, episode):
+        if episode.task_id != "status-only":
+            raise RuntimeError("boom")
+        episode.say("Your toaster has shipped. Anything else?", done=True)
+
+
+def crash_factory():
+    return _Crash()
+
+
+def test_errored_episodes_are_told_and_a_run_that_only_errored_exits_1(capsys, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    sys.modules.setdefault("test_worlds_cli", sys.modules[__name__])
+    code, _, err = cli(
+        capsys, "run", str(SHOP), "--agent", "test_worlds_cli:crash_factory", "--out", str(tmp_path / "c")
+    )
+    assert code == 0 and "warning: 4 of 5 episodes errored" in err and "boom" in err
+    verdicts = [json.loads(x) for x in (tmp_path / "c" / "verdicts.jsonl").read_text().splitlines()]
+    assert sorted(v["failure_class"] for v in verdicts).count("agent_error") == 4
+
+
+class _Always:
+    name = "always"
+
+    def run(self, episode):
+        raise RuntimeError("down")
+
+
+def always_factory():
+    return _Always()
+
+
+def test_a_run_where_every_episode_errored_exits_1(capsys, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    sys.modules.setdefault("test_worlds_cli", sys.modules[__name__])
+    code, _, err = cli(
+        capsys, "run", str(SHOP), "--agent", "test_worlds_cli:always_factory", "--out", str(tmp_path / "a")
+    )
+    assert code == 1 and "every episode errored" in err and "down" in err
+    assert json.loads((tmp_path / "a" / "run.json").read_text())["status"] == "failed"
