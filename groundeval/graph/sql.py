@@ -426,30 +426,43 @@ class GraphSQL:
             windows,
         )
         self.put("ge_dpath", [("rid", "INTEGER"), ("p1", "VARCHAR"), ("p2", "VARCHAR")], paths)
-        self.put("ge_dkey", [("rid", "INTEGER"), ("k", "VARCHAR")], keys)
+        # each key with its longest word: a text holding the key holds that word (a cheap first test)
+        self.put(
+            "ge_dkey",
+            [("rid", "INTEGER"), ("k", "VARCHAR"), ("w", "VARCHAR")],
+            [(rid, k, max(k.split(), key=len)) for rid, k in keys],
+        )
         self.put("ge_dspace", [("rid", "INTEGER"), ("aid", "VARCHAR")], spaces)
         # the record without the fields every event has (a key "2026" would match every timestamp)
-        text = """json_merge_patch(rt.raw, '{"id": null, "type": null, "timestamp": null}')::VARCHAR
-                  || ' ' || coalesce(docs.txt, '')"""
-        norm = f"' ' || trim(regexp_replace(lower({text}), '[^a-z0-9]+', ' ', 'g')) || ' '"
+        text = """lower(json_merge_patch(rt.raw, '{"id": null, "type": null, "timestamp": null}')::VARCHAR
+                  || ' ' || coalesce(docs.txt, ''))"""
+        norm = "' ' || trim(regexp_replace(low.t, '[^a-z0-9]+', ' ', 'g')) || ' '"
         rows = self.q(
             f"""WITH r AS (SELECT DISTINCT * FROM (
-                           SELECT w.rid, e.id, e.ts, e.raw FROM ge_dwin w JOIN events e
+                           SELECT w.rid, e.id, e.ts FROM ge_dwin w JOIN events e
                            ON e.type = w.rtype AND e.ts > ge_ts(w.lo) AND e.ts <= ge_ts(w.hi) AND e.id <> w.trig
                            UNION ALL
-                           SELECT w.rid, e.id, e.ts, e.raw FROM ge_dspace s JOIN ge_dwin w USING (rid)
+                           SELECT w.rid, e.id, e.ts FROM ge_dspace s JOIN ge_dwin w USING (rid)
                            JOIN event_artifacts ea ON ea.artifact_id = s.aid
                            JOIN events e ON e.id = ea.event_id AND e.type = w.rtype AND e.id <> w.trig)),
+                     -- each event's record is read once per path, not once per record it may answer
+                     ep AS (SELECT DISTINCT r.id, p.p1, p.p2 FROM r JOIN ge_dpath p USING (rid)),
+                     missing AS (SELECT ep.* FROM ep JOIN events e ON e.id = ep.id
+                                 WHERE coalesce(len(ge_keys_of(json_extract(e.raw, ep.p1))), 0) = 0
+                                   AND coalesce(len(ge_keys_of(json_extract(e.raw, ep.p2))), 0) = 0),
                      nokey AS (SELECT DISTINCT r.rid, r.id, r.ts FROM r JOIN ge_dpath p USING (rid)
-                               WHERE coalesce(len(ge_keys_of(json_extract(r.raw, p.p1))), 0) = 0
-                                 AND coalesce(len(ge_keys_of(json_extract(r.raw, p.p2))), 0) = 0),
-                     rt AS (SELECT DISTINCT id, raw FROM r WHERE rid IN (SELECT rid FROM ge_dkey)),
+                               JOIN missing m ON m.id = r.id AND m.p1 = p.p1 AND m.p2 = p.p2),
+                     rt AS (SELECT e.id, e.raw FROM events e
+                            WHERE e.id IN (SELECT id FROM r WHERE rid IN (SELECT rid FROM ge_dkey))),
                      docs AS (SELECT ea.event_id AS id, string_agg(t.title || ' ' || t.body, ' ' ORDER BY t.id) AS txt
                               FROM event_artifacts ea JOIN artifact_text t ON t.id = ea.artifact_id
                               WHERE ea.event_id IN (SELECT id FROM rt) GROUP BY ea.event_id),
-                     txt AS (SELECT rt.id, {norm} AS t FROM rt LEFT JOIN docs USING (id)),
-                     said AS (SELECT DISTINCT r.rid, r.id, r.ts FROM r JOIN txt USING (id)
-                              JOIN ge_dkey k ON k.rid = r.rid AND contains(txt.t, k.k)),
+                     low AS (SELECT rt.id, {text} AS t FROM rt LEFT JOIN docs USING (id)),
+                     maybe AS (SELECT r.rid, r.id, r.ts, k.k FROM r JOIN low USING (id)
+                               JOIN ge_dkey k ON k.rid = r.rid AND contains(low.t, k.w)),
+                     txt AS (SELECT low.id, {norm} AS t FROM low WHERE low.id IN (SELECT id FROM maybe)),
+                     said AS (SELECT DISTINCT m.rid, m.id, m.ts FROM maybe m JOIN txt USING (id)
+                              WHERE contains(txt.t, m.k)),
                      d AS (SELECT 1 AS o, 'response_without_join_key' AS why, * FROM nokey
                            UNION ALL SELECT 2, 'response_mentions_key', * FROM said)
                 SELECT rid, why, id FROM d QUALIFY row_number() OVER (PARTITION BY rid ORDER BY o, ts, id) = 1
