@@ -30,7 +30,7 @@ RESERVED = ("start_episode", "say", "end_episode")
 
 
 class WorldHub:
-    def __init__(self, world: World, traces: str | Path, *, simulator: UserSimulator | None = None):
+    def __init__(self, world: World, traces: str | Path, *, simulator: UserSimulator | None = None, max_open: int = 64):
         clash = [t for t in RESERVED if t in world.manifest.tools]
         if clash:
             raise ContractError.single(
@@ -41,6 +41,7 @@ class WorldHub:
         self.traces.parent.mkdir(parents=True, exist_ok=True)
         self.traces.touch()
         self.sim = simulator or DeterministicUser()
+        self.max_open = max_open
         self.episodes: dict[str, WorldEpisode] = {}
         self.started: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -127,6 +128,8 @@ class WorldHub:
     def _start(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         task_id = arguments.get("task_id")
         with self._lock:
+            if len(self.episodes) >= self.max_open:  # each open episode holds a copy of the state
+                return {"error": f"{self.max_open} episodes are open: end one first (end_episode)"}, True
             if task_id is None:
                 task = next((t for t in self.world.tasks if t.id not in self.started), None)
                 if task is None:

@@ -336,3 +336,23 @@ def test_a_write_that_would_duplicate_a_key_is_an_error_and_changes_nothing(shop
     assert ep._state.changes() == ep._state._query_changes()
     tr = ep.finish()
     assert replay_writes(shop, tr.calls)[0] == tr.final_digest
+
+
+def test_mcp_hub_bounds_open_episodes_and_records_on_end(shop, tmp_path):
+    pytest.importorskip("mcp")
+    from groundeval.worlds.mcp import WorldHub
+    from groundeval.worlds.run import read_traces
+
+    hub = WorldHub(shop, tmp_path / "t.jsonl", max_open=2)
+    a, _ = hub.call("start_episode", {"task_id": "status-only"})
+    b, _ = hub.call("start_episode", {})
+    refused, is_error = hub.call("start_episode", {})
+    assert is_error and "2 episodes are open" in refused["error"]
+    out, is_error = hub.call("get_order", {"episode_id": a["episode_id"], "order_id": "O-1003"})
+    assert not is_error and out["result"]["status"] == "shipped"
+    assert hub.call("get_order", {"episode_id": "nope", "order_id": "O-1003"})[1] is True
+    hub.call("end_episode", {"episode_id": a["episode_id"]})
+    assert hub.call("start_episode", {})[1] is False  # room again
+    hub.close()
+    traces = read_traces(tmp_path / "t.jsonl")
+    assert len(traces) == 3 and traces[0].task_id == "status-only" and traces[0].calls[0].status == "ok"
