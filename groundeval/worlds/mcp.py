@@ -43,6 +43,7 @@ class WorldHub:
         self.sim = simulator or DeterministicUser()
         self.max_open = max_open
         self.episodes: dict[str, WorldEpisode] = {}
+        self._locks: dict[str, threading.Lock] = {}
         self.started: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -106,8 +107,16 @@ class WorldHub:
             return self._start(arguments)
         eid = arguments.get("episode_id")
         with self._lock:
-            ep = self.episodes.get(eid) if isinstance(eid, str) else None
-        if ep is None:
+            lock = self._locks.get(eid) if isinstance(eid, str) else None
+        if lock is None:
+            return {"error": "no open episode with that id"}, True
+        with lock:  # one call at a time per episode (its state is one DuckDB cursor)
+            return self._call(eid, name, arguments)
+
+    def _call(self, eid: str, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        with self._lock:
+            ep = self.episodes.get(eid)
+        if ep is None:  # ended by another call while this one waited
             return {"error": "no open episode with that id"}, True
         args = {k: v for k, v in arguments.items() if k != "episode_id"}
         if name == "say":
@@ -145,6 +154,7 @@ class WorldHub:
         eid = secrets.token_hex(16)
         with self._lock:
             self.episodes[eid] = ep
+            self._locks[eid] = threading.Lock()
         reply = {
             "episode_id": eid,
             "task_id": task.id,
@@ -157,6 +167,7 @@ class WorldHub:
     def _end(self, eid: str) -> None:
         with self._lock:
             ep = self.episodes.pop(eid, None)
+            self._locks.pop(eid, None)
         if ep is None:
             return
         trace = ep.finish()
@@ -165,9 +176,10 @@ class WorldHub:
 
     def close(self) -> None:
         with self._lock:
-            open_ids = list(self.episodes)
-        for eid in open_ids:
-            self._end(eid)
+            open_ids = [(eid, self._locks[eid]) for eid in self.episodes]
+        for eid, lock in open_ids:
+            with lock:
+                self._end(eid)
 
 
 def build_server(hub: WorldHub):

@@ -356,3 +356,30 @@ def test_mcp_hub_bounds_open_episodes_and_records_on_end(shop, tmp_path):
     hub.close()
     traces = read_traces(tmp_path / "t.jsonl")
     assert len(traces) == 3 and traces[0].task_id == "status-only" and traces[0].calls[0].status == "ok"
+
+
+def test_mcp_hub_serialises_calls_of_one_episode(shop, tmp_path):
+    pytest.importorskip("mcp")
+    import threading
+
+    from groundeval.worlds.mcp import WorldHub
+    from groundeval.worlds.run import read_traces
+
+    hub = WorldHub(shop, tmp_path / "t.jsonl")
+    eps = [hub.call("start_episode", {"task_id": t})[0]["episode_id"] for t in ("status-only", "cancel-pending")]
+
+    def hammer(eid, order):
+        for _ in range(15):
+            hub.call("get_order", {"episode_id": eid, "order_id": order})
+        hub.call("end_episode", {"episode_id": eid})
+
+    threads = [threading.Thread(target=hammer, args=(e, o)) for e in eps for o in ("O-1003", "O-1002")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    hub.close()
+    traces = read_traces(tmp_path / "t.jsonl")
+    assert len(traces) == 2
+    for tr in traces:  # every call of an episode ran on its own state, in one order, none lost mid-way
+        assert [c.step for c in tr.calls] == list(range(len(tr.calls))) and all(c.status == "ok" for c in tr.calls)
