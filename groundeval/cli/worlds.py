@@ -105,6 +105,63 @@ def check(world: str) -> None:
         w.close()
 
 
+@worlds.command("gate")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--min-reward", type=click.FloatRange(0, 1), default=None, help="Mean reward (completion) at least this.")
+@click.option("--min-s-adj", type=click.FloatRange(0, 1), default=None, help="Run S_adj at least this.")
+@click.option("--max-violation-rate", type=click.FloatRange(0, 1), default=None, help="Run v at most this.")
+@click.option("--allow-errors", is_flag=True, help="Do not fail on errored episodes or user-simulator errors.")
+def gate(
+    out: Path, min_reward: float | None, min_s_adj: float | None, max_violation_rate: float | None, allow_errors: bool
+) -> None:
+    """Fail (exit 1) when the world run in OUT breaks a threshold, or when it is broken (an errored
+    episode, a user-simulator error, a run.json that does not say completed) unless --allow-errors."""
+    import json
+
+    from ..errors import ContractError, UsageError
+    from ..worlds.run import read_traces
+    from ..worlds.scorecard import WorldReport
+
+    if min_reward is None and min_s_adj is None and max_violation_rate is None:
+        raise UsageError.single(
+            "--min-reward", "name at least one threshold (--min-reward, --min-s-adj, --max-violation-rate)"
+        )
+    path = out / "report.json"
+    if not path.is_file():
+        raise ContractError.single(
+            str(path), "no report.json here: run the world first (groundeval run WORLD --out OUT)"
+        )
+    try:
+        report = WorldReport.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ContractError.single(str(path), f"not a world report: {str(exc).splitlines()[0]}") from None
+    failures = []
+    if min_reward is not None and report.reward < min_reward:
+        failures.append(f"reward {report.reward:.3f} < {min_reward:.3f}")
+    if min_s_adj is not None and report.run_s_adj < min_s_adj:
+        failures.append(f"run S_adj {report.run_s_adj:.3f} < {min_s_adj:.3f}")
+    if max_violation_rate is not None and report.run_violation_rate > max_violation_rate:
+        failures.append(f"run violation rate {report.run_violation_rate:.3f} > {max_violation_rate:.3f}")
+    if not allow_errors:
+        errored = report.failure_classes.get("agent_error", 0)
+        if errored:
+            failures.append(f"{errored} episodes are agent_error (errored or inconsistent): they measured nothing")
+        if report.user_errors:
+            failures.append(f"{report.user_errors} user-simulator errors: the runs do not measure the agent alone")
+        info = out / "run.json"
+        status = json.loads(info.read_text(encoding="utf-8")).get("status") if info.is_file() else None
+        if status not in (None, "completed"):
+            failures.append(f"run.json says {status}")
+        traces = out / "traces.jsonl"
+        if traces.is_file() and len(read_traces(traces)) != report.episodes:
+            failures.append("traces.jsonl and report.json disagree on the episodes: re-score the run")
+    for f in failures:
+        click.echo(f"FAIL {f}", err=True)
+    if failures:
+        sys.exit(1)
+    click.echo(f"pass: world {report.world}, agent {report.agent}, {report.episodes} episodes")
+
+
 @worlds.command("score")
 @click.argument("world")
 @click.argument("traces", type=click.Path(dir_okay=False, path_type=Path))

@@ -159,3 +159,23 @@ def test_a_run_where_every_episode_errored_exits_1(capsys, tmp_path, monkeypatch
     )
     assert code == 1 and "every episode errored" in err and "down" in err
     assert json.loads((tmp_path / "a" / "run.json").read_text())["status"] == "failed"
+
+
+def test_worlds_gate(capsys, tmp_path, monkeypatch):
+    import sys
+
+    gold, skip = tmp_path / "gold", tmp_path / "skip"
+    assert cli(capsys, "run", str(SHOP), "--agent", "gold", "--out", str(gold), "-q")[0] == 0
+    assert cli(capsys, "run", str(SHOP), "--agent", "skip-confirm", "--out", str(skip), "-q")[0] == 0
+    code, out, _ = cli(capsys, "worlds", "gate", str(gold), "--min-reward", "1", "--max-violation-rate", "0")
+    assert code == 0 and out.startswith("pass")
+    code, _, err = cli(capsys, "worlds", "gate", str(skip), "--min-reward", "1", "--max-violation-rate", "0")
+    assert code == 1 and "FAIL run violation rate" in err and "reward" not in err.split("FAIL", 2)[1]
+    assert cli(capsys, "worlds", "gate", str(gold))[0] == 2  # no threshold named
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    sys.modules.setdefault("test_worlds_cli", sys.modules[__name__])
+    crash = tmp_path / "crash"
+    cli(capsys, "run", str(SHOP), "--agent", "test_worlds_cli:crash_factory", "--out", str(crash))
+    code, _, err = cli(capsys, "worlds", "gate", str(crash), "--min-reward", "0")
+    assert code == 1 and "4 episodes are agent_error" in err
+    assert cli(capsys, "worlds", "gate", str(crash), "--min-reward", "0", "--allow-errors")[0] == 0
