@@ -67,7 +67,27 @@ def _pydantic_ai(base_url: str, say_to_user: bool):
     )
 
 
-RUNNERS = {"openai-agents": _openai_agents, "langgraph": _langgraph, "pydantic-ai": _pydantic_ai}
+def _agent_framework(base_url: str, say_to_user: bool):
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    from groundeval.adapters.agent_framework import WorldAgent, world_middleware
+
+    client = OpenAIChatCompletionClient(model=MODEL, api_key="local", base_url=base_url)
+    return WorldAgent(
+        lambda tools, ep: agent_framework.Agent(
+            client=client, instructions=ep.policy, tools=tools, middleware=world_middleware(ep)
+        ),
+        name="agent-framework",
+        say_to_user=say_to_user,
+    )
+
+
+RUNNERS = {
+    "openai-agents": _openai_agents,
+    "langgraph": _langgraph,
+    "pydantic-ai": _pydantic_ai,
+    "agent-framework": _agent_framework,
+}
 
 
 def _declared(request, world, say_to_user: bool) -> None:
