@@ -120,16 +120,22 @@ class World:
         self.state.close()
 
 
-TAU2_PREFIX = "tau2:"
+NAMED_WORLDS: dict[str, str] = {"tau2:": "groundeval.worlds.tau2:world_named"}
+"""Prefix -> "module:function" building the world a name like ``tau2:retail`` means; imported
+only when such a name is used (a registry of strings: the adapters import this module, not it them)."""
 
 
-def _tau2_name(path: str | Path) -> bool:
-    return isinstance(path, str) and path.startswith(TAU2_PREFIX)
+def _named(path: str | Path) -> str | None:
+    if isinstance(path, str):
+        for prefix, target in NAMED_WORLDS.items():
+            if path.startswith(prefix):
+                return target
+    return None
 
 
 def is_world(path: str | Path) -> bool:
-    if _tau2_name(path):
-        return True  # a τ²-bench domain, read through the tau2 extra (groundeval.worlds.tau2)
+    if _named(path) is not None:
+        return True  # e.g. a τ²-bench domain, read through the tau2 extra
     p = Path(path)
     return (p.is_dir() and any((p / n).is_file() for n in WORLD_NAMES)) or (p.is_file() and p.name in WORLD_NAMES)
 
@@ -206,10 +212,12 @@ def _inside(folder: Path, rel: str, src: str, field: str) -> Path:
 def load_world(path: str | Path, *, check_gold: bool = True) -> World:
     """Read and check a world folder (or its ``world.yaml``, a bundled world's name, or
     ``tau2:<domain>``: a τ²-bench domain through the tau2 extra)."""
-    if _tau2_name(path):
-        from .tau2 import world_named
+    target = _named(path)
+    if target is not None:
+        import importlib
 
-        return world_named(str(path))
+        module, _, function = target.partition(":")
+        return getattr(importlib.import_module(module), function)(str(path))
     mpath = find_world(path)
     folder = mpath.parent
     src = str(mpath)
