@@ -6,23 +6,46 @@ episode sees what the model sent and records a bad call instead of CrewAI refusi
 agent is told each tool's name, groundeval's description and the JSON Schema of its
 arguments. Results are never cached: a repeated call goes to the episode again, as it would
 through any other path. The reply goes back to the agent as the observation text (JSON).
+
+Worlds: :func:`world_tools` (the world's tools and ``say_to_user``), :func:`recording` and
+:class:`WorldAgent` (one crew kickoff per user message, the conversation so far in the task;
+the final answer is said to the user). CrewAI reads a call out of the model's text and then
+rewrites or refuses it itself: a name close to a tool's becomes that tool, an ``Action Input``
+that is not JSON is repaired, an unknown name or a repeated call never reaches a tool. So while
+:func:`recording` is active, an ``after_llm_call`` hook reads each ``Action`` / ``Action Input``
+as the model wrote it (CrewAI's own pattern) and sends it to the episode; the tool CrewAI then
+runs, if any, answers with that call's reply instead of calling again.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ..runtime.episode import Episode
-from .core import GatedTool, gated_tools as _core_tools, require
+from .core import (
+    FrameworkWorldAgent,
+    GatedTool,
+    WorldTool,
+    gated_tools as _core_tools,
+    reply_text,
+    require,
+    world_call,
+    world_tools as _core_world_tools,
+)
 
 require("crewai", "crewai")
 
+from crewai.agents.constants import ACTION_INPUT_REGEX  # noqa: E402
+from crewai.agents.parser import AgentAction, parse  # noqa: E402
+from crewai.hooks.llm_hooks import register_after_llm_call_hook, unregister_after_llm_call_hook  # noqa: E402
 from crewai.tools import BaseTool  # noqa: E402
 
-__all__ = ["CREWAI_METADATA", "GatedCrewTool", "gated_tools"]
+__all__ = ["CREWAI_METADATA", "GatedCrewTool", "WorldAgent", "WorldCrewTool", "gated_tools", "recording", "world_tools"]
 
 CREWAI_METADATA = "security_context"
 
@@ -38,7 +61,7 @@ class _AnyArguments(BaseModel):
         return json.loads(json.dumps(cls.declared))
 
 
-def _arguments_model(gated: GatedTool) -> type[BaseModel]:
+def _arguments_model(gated: GatedTool | WorldTool) -> type[BaseModel]:
     return type(f"{gated.name}_arguments", (_AnyArguments,), {"declared": gated.parameters})
 
 
@@ -47,7 +70,7 @@ class GatedCrewTool(BaseTool):
 
     _gated: GatedTool = PrivateAttr()
 
-    def __init__(self, gated: GatedTool):
+    def __init__(self, gated: GatedTool | WorldTool):
         super().__init__(
             name=gated.name,
             description=gated.description,
@@ -76,3 +99,94 @@ class GatedCrewTool(BaseTool):
 def gated_tools(episode: Episode) -> list[GatedCrewTool]:
     """``Agent(..., tools=gated_tools(episode))``: the episode's tools for its mode."""
     return [GatedCrewTool(g) for g in _core_tools(episode)]
+
+
+# ---------------------------------------------------------------------------------------- worlds
+
+
+class _Sent:
+    """The reply to the model's last action, recorded as sent, until a tool hands it back."""
+
+    def __init__(self) -> None:
+        self.reply: str | None = None
+
+    def take(self) -> str | None:
+        reply, self.reply = self.reply, None
+        return reply
+
+
+class WorldCrewTool(GatedCrewTool):
+    """One world tool (or ``say_to_user``) as a CrewAI tool; build them with :func:`world_tools`."""
+
+    _sent: _Sent = PrivateAttr()
+
+    def __init__(self, tool: WorldTool, sent: _Sent):
+        super().__init__(tool)
+        self._sent = sent
+
+    def _run(self, **arguments: Any) -> str:
+        arguments.pop(CREWAI_METADATA, None)
+        reply = self._sent.take()  # the call as the model wrote it, already recorded by the hook
+        return reply if reply is not None else self._gated.text(arguments)
+
+
+def world_tools(episode: Any, *, say_to_user: bool = True) -> list[WorldCrewTool]:
+    """``Agent(..., tools=world_tools(episode))``; run the crew inside :func:`recording`."""
+    sent = _Sent()
+    return [WorldCrewTool(t, sent) for t in _core_world_tools(episode, say_to_user=say_to_user)]
+
+
+@contextmanager
+def recording(episode: Any, agent: Any, tools: list[WorldCrewTool]) -> Iterator[None]:
+    """While active, every action ``agent``'s model writes goes to ``episode`` as written."""
+    sent = tools[0]._sent if tools else _Sent()
+
+    def after_llm_call(context: Any) -> None:
+        if context.agent is not agent:
+            return None
+        sent.reply = None
+        text = context.response if isinstance(context.response, str) else ""
+        try:
+            action = parse(text)
+        except Exception:  # CrewAI answers text it cannot read with its own format reminder
+            return None
+        match = ACTION_INPUT_REGEX.search(text)
+        if isinstance(action, AgentAction) and match is not None:
+            sent.reply = reply_text(world_call(episode, action.tool, match.group(2).strip()))
+        return None
+
+    register_after_llm_call_hook(after_llm_call)
+    try:
+        yield
+    finally:
+        unregister_after_llm_call_hook(after_llm_call)
+
+
+TASK = "{policy}\n\nThe conversation so far:\n{conversation}\n\nAct on the user's last message, then reply to them."
+
+
+class WorldAgent(FrameworkWorldAgent):
+    """A world agent from ``build(tools, episode) -> crewai.Agent``: one crew kickoff per user
+    message (a task holding the world's policy and the conversation so far), inside
+    :func:`recording`; the crew's final answer is said to the user."""
+
+    def turns(self, episode: Any) -> Callable[[str], Any]:
+        from crewai import Crew, Task
+
+        tools = world_tools(episode, say_to_user=self.say_to_user)
+        agent = self.build(tools, episode)
+        conversation: list[str] = []
+
+        def turn(text: str) -> Any:
+            conversation.append(f"User: {text}")
+            task = Task(
+                description=TASK.format(policy=episode.policy, conversation="\n".join(conversation)),
+                expected_output="Your reply to the user.",
+                agent=agent,
+            )
+            with recording(episode, agent, tools):
+                out = Crew(agents=[agent], tasks=[task], verbose=False).kickoff().raw
+            conversation.append(f"Agent: {out}")
+            return out
+
+        return turn

@@ -7,6 +7,8 @@ recorded as sent, as the Python API records them."""
 from __future__ import annotations
 
 
+import json
+
 import pytest
 from conftest import need
 from llm_server import MODEL, LLMServer
@@ -82,7 +84,28 @@ def _agent_framework(base_url: str, say_to_user: bool):
     )
 
 
+def _crewai(base_url: str, say_to_user: bool):
+    from groundeval.adapters.crewai import WorldAgent
+
+    llm = crewai.LLM(model=MODEL, provider="openai", base_url=base_url, api_key="local", max_retries=0)
+    return WorldAgent(
+        lambda tools, ep: crewai.Agent(
+            role="support agent",
+            goal="Help the user as the shop's policy says.",
+            backstory="A support desk agent.",
+            tools=tools,
+            llm=llm,
+            allow_delegation=False,
+            max_iter=ep.max_steps,
+            verbose=False,
+        ),
+        name="crewai",
+        say_to_user=say_to_user,
+    )
+
+
 RUNNERS = {
+    "crewai": _crewai,
     "openai-agents": _openai_agents,
     "langgraph": _langgraph,
     "pydantic-ai": _pydantic_ai,
@@ -100,16 +123,27 @@ def _declared(request, world, say_to_user: bool) -> None:
         assert sent[name]["parameters"] == tool["parameters"]
 
 
+def _told_in_prompt(request, world, say_to_user: bool) -> None:
+    """CrewAI (ReAct) names each tool in the prompt with its description and JSON Schema."""
+    prompt = "\n".join(m["content"] for m in request["messages"] if isinstance(m.get("content"), str))
+    for tool in tool_infos(world.manifest.tools):
+        assert f"Tool Name: {tool['name']}\nTool Arguments: {json.dumps(tool['parameters'])}\n" in prompt
+    assert (f"Tool Name: {SAY_TO_USER}\n" in prompt) == say_to_user
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("make", SCENARIOS, ids=[m.__name__ for m in SCENARIOS])
 @pytest.mark.parametrize("framework", sorted(RUNNERS))
 def test_world_episode_is_the_python_api_episode(shop, framework, make):
     scenario: WorldScenario = make()
     say_to_user = scenario.task != "cancel-pending"
-    with LLMServer(scenario.script()) as srv:
+    with LLMServer(scenario.react_script() if framework == "crewai" else scenario.script()) as srv:
         agent = RUNNERS[framework](srv.base_url, say_to_user)
         trace = run_episode(shop, shop.task(scenario.task), agent)
     assert trace.error is None, trace.error
     assert not srv.llm.exhausted, trace
-    _declared(srv.llm.requests[0], shop, say_to_user)
+    if framework == "crewai":
+        _told_in_prompt(srv.llm.requests[0], shop, say_to_user)
+    else:
+        _declared(srv.llm.requests[0], shop, say_to_user)
     assert_same_as_direct(shop, scenario, trace)
