@@ -226,25 +226,6 @@ def shortcut_findings(
     return out
 
 
-# What the log must hold for a label of a track, when a one-sided track has none of the other.
-_MISSING_LABEL = {
-    ("counterfactual", False): (
-        "distractors",
-        "no distractor pair exists: no cause is followed within max_gap_days by an effect-type event that "
-        "resolves the join paths but does not share the key",
-    ),
-    ("counterfactual", True): (
-        "causal_edges",
-        "no causal edge exists: no cause has a joined effect within max_gap_days",
-    ),
-    ("silence", False): (
-        "absences",
-        "no verified absence exists: every trigger has its joined response (or is ambiguous)",
-    ),
-    ("silence", True): ("presences", "no presence exists: no trigger has a joined response within max_gap_days"),
-}
-
-
 def _graph_counts(ctx: PackContext) -> dict[str, Any]:
     graph = getattr(ctx, "graph", None)
     return dict(getattr(graph, "stats", None) or {})
@@ -272,7 +253,7 @@ def thin_tracks(ctx: PackContext, qs: Any, stats: dict[str, Any]) -> Iterable:
         why = set_aside(qs.metadata.skipped.get(spec.name))
         if len(labels) == 1:
             (have,) = labels
-            key, nothing = _MISSING_LABEL.get((spec.name, not have), (None, None))
+            key, nothing = getattr(spec, "label_sources", {}).get(not have, (None, None))
             if key is not None and counts.get(key) == 0:
                 reason = nothing
             elif key is not None and key in counts:
@@ -286,10 +267,11 @@ def thin_tracks(ctx: PackContext, qs: Any, stats: dict[str, Any]) -> Iterable:
             )
             yield replace(f, hint=balance_fix(spec.name, qs.questions, ev))
         if n < ev.shortcut_min_questions:
+            sources = getattr(spec, "label_sources", {})
             found = ", ".join(
                 f"{counts[k]} {k.replace('_', ' ')}"
-                for (t, _), (k, _) in _MISSING_LABEL.items()
-                if t == spec.name and k in counts
+                for k, _ in (sources.get(x, (None, None)) for x in (False, True))
+                if k in counts
             )
             yield finding(
                 "GE412",

@@ -79,6 +79,15 @@ class Counterfactual(BaseTrack):
     )
     default_gates = ("horizon",)
     default_weights = (0.50, 0.50)
+    # per label: the graph statistic that yields it, and why there is none when it is 0 (GE411)
+    label_sources = {
+        False: (
+            "distractors",
+            "no distractor pair exists: no cause is followed within max_gap_days by an effect-type event that "
+            "resolves the join paths but does not share the key",
+        ),
+        True: ("causal_edges", "no causal edge exists: no cause has a joined effect within max_gap_days"),
+    }
     distinct_references = True  # the effect must not restate the premise
 
     def cap(self, ev: EvaluationConfig) -> int:

@@ -39,6 +39,11 @@ class Silence(BaseTrack):
     )
     default_gates = ()
     default_weights = (0.30, 0.70)
+    # per label: the graph statistic that yields it, and why there is none when it is 0 (GE411)
+    label_sources = {
+        False: ("absences", "no verified absence exists: every trigger has its joined response (or is ambiguous)"),
+        True: ("presences", "no presence exists: no trigger has a joined response within max_gap_days"),
+    }
 
     def cap(self, ev: EvaluationConfig) -> int:
         return ev.max_silence_questions
