@@ -388,6 +388,10 @@ class WorldVerdict(StrictModel):
     missing_actions: list[Action] = Field(default_factory=list, description="Gold writes not among successful calls.")
     extra_writes: list[Action] = Field(default_factory=list, description="Successful writes the gold does not make.")
     order_violations: list[str] = Field(default_factory=list)
+    replay_problems: list[str] = Field(
+        default_factory=list,
+        description="The trace's writes do not replay to its final digest (a forged or corrupted trace: agent_error).",
+    )
     missing_outputs: list[str] = Field(default_factory=list)
     flags: list[dict[str, Any]] = Field(default_factory=list, description="Flagged calls: {step, cls, message}.")
     n_calls: int

@@ -237,7 +237,7 @@ def _findings(v: WorldVerdict) -> str:
         lines.append("extra writes: " + "; ".join(act(a) for a in v.extra_writes))
     if v.missing_outputs:
         lines.append("not told to the user: " + ", ".join(v.missing_outputs))
-    lines += v.order_violations
+    lines += v.order_violations + v.replay_problems
     for table, d in v.state_diff.items():
         parts = [f"{len(d.added)} unexpected", f"{len(d.removed)} missing", f"{len(d.changed)} different"]
         shown = [

@@ -169,7 +169,8 @@ def test_forged_trace_is_agent_error(shop):
     task = shop.task("refund-damaged")
     tr = run_episode(shop, task, make_agent("gold"))
     forged = WorldTrace.model_validate({**tr.model_dump(), "final_digest": "0" * 64})
-    assert verdict(shop, task, forged).failure_class == "agent_error"
+    v = verdict(shop, task, forged)
+    assert v.failure_class == "agent_error" and v.replay_problems and not v.order_violations
 
 
 def test_max_steps_ends_the_episode(shop):
