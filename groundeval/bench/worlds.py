@@ -163,7 +163,7 @@ def _median_time(fn: Callable[[], Any], n: int) -> float:
     return statistics.median(times)
 
 
-def _bench_one(folder: Path, episodes: int, repeat: int) -> dict[str, Any]:
+def _bench_one(folder: Path, episodes: int, repeat: int, probes: int = 200) -> dict[str, Any]:
     from ..worlds import load_world
     from ..worlds.agents import GoldAgent
     from ..worlds.episode import WorldEpisode, run_episode
@@ -190,13 +190,13 @@ def _bench_one(folder: Path, episodes: int, repeat: int) -> dict[str, Any]:
             ep = WorldEpisode(world, tasks[0])
             ep._state.close()
 
-        setup = _median_time(setup_once, 200)
+        setup = _median_time(setup_once, probes)
 
         def fork_only():
             st = world.state.fork()
             st.close()
 
-        fork = _median_time(fork_only, 200)
+        fork = _median_time(fork_only, probes)
         con = world.state._con
         cur = con.cursor()
         cur.execute("ATTACH ':memory:' AS ctas_probe")
@@ -264,6 +264,7 @@ def run_worlds_bench(
     repeat: int = 3,
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    probes: int = 200,
 ) -> dict[str, Any]:
     from .run import machine
 
@@ -277,7 +278,7 @@ def run_worlds_bench(
             folder = generate_world(root / f"world-{mb}mb", mb)
             if progress:
                 progress(f"world of {mb} MB: measuring ({episodes} episodes x {repeat})")
-            out["sizes"].append(_bench_one(folder, episodes, repeat))
+            out["sizes"].append(_bench_one(folder, episodes, repeat, probes))
     out["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     return out
 

@@ -12,7 +12,7 @@ def test_generated_world_is_deterministic_and_gold_solves_it(tmp_path):
         assert (a / rel).read_bytes() == (b / rel).read_bytes()
     size = sum(p.stat().st_size for p in (a / "state").iterdir())
     assert size >= 50_000
-    result = run_worlds_bench([0.05], episodes=10, repeat=1, workdir=tmp_path / "w")
+    result = run_worlds_bench([0.05], episodes=10, repeat=1, workdir=tmp_path / "w", probes=10)
     row = result["sizes"][0]
     assert row["gold_reward"] == 1.0 and row["episodes_per_s"] > 0 and row["setup_ms"] > 0
     assert "eps/s" in render_worlds(result)
