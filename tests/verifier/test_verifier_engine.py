@@ -17,7 +17,9 @@ from groundeval.store.store import Store
 from groundeval.verifier import engine
 from groundeval.verifier.rules.registry import CHECKS
 
-BUNDLED = sorted(p for p in (REPO / "domain_packs").iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+BUNDLED = sorted(
+    p.parent for p in (REPO / "domain_packs").glob("*/groundeval.yaml") if not p.parent.name.startswith(("_", "."))
+)
 
 
 @pytest.mark.parametrize("pack", BUNDLED, ids=[p.name for p in BUNDLED])

@@ -22,7 +22,7 @@ from groundeval.verifier.graph_facts import GraphFacts
 
 from verifier_drafts import REPO, TINY, PackDraft
 
-PACKS = sorted(p for p in (REPO / "domain_packs").iterdir() if not p.name.startswith("_"))
+PACKS = sorted(p.parent for p in (REPO / "domain_packs").glob("*/groundeval.yaml") if not p.parent.name.startswith("_"))
 
 
 def _facts(f: GraphFacts) -> tuple:
