@@ -42,7 +42,7 @@ def _parse(action: Any) -> tuple[Any, Any]:
             try:
                 args = json.loads(args) if args.strip() else {}
             except ValueError:
-                args = {"_unparsed": args}
+                pass  # not JSON: the text as sent, recorded as WorldEpisode.call records it (issue 30 item 8)
         return name, args
     return action, None
 
@@ -128,7 +128,7 @@ class WorldEnv:
             reply = self.episode.say(str(a.get("text", "")), confirm=a.get("confirm"), done=bool(a.get("done")))
             result: dict[str, Any] = {"ok": True, "result": {"reply": reply}, "error": None}
         else:
-            result = self.episode.call(name, args if isinstance(args, dict) else {"_": args})
+            result = self.episode.call(name, args)
         info = {"steps": len(self.episode.calls)}
         if not self.episode.done:
             return result, False, 0.0, info

@@ -141,11 +141,12 @@ class LLMWorldAgent:
             if calls:
                 for i, tc in enumerate(calls):
                     fn = tc.get("function") or {}
+                    args = fn.get("arguments")
                     try:
-                        args = json.loads(fn.get("arguments") or "{}")
+                        args = json.loads(args or "{}")
                     except (TypeError, ValueError):
-                        args = {"_unparsed": str(fn.get("arguments"))}
-                    out = episode.call(str(fn.get("name") or ""), args if isinstance(args, dict) else {"_": args})
+                        pass  # as sent: recorded as WorldEpisode.call records it (issue 30 item 8)
+                    out = episode.call(str(fn.get("name") or ""), args)
                     messages.append(
                         {
                             "role": "tool",

@@ -147,3 +147,45 @@ def test_converse_stops_after_max_turns(shop):
     converse(ep, lambda text: turns.append(text) or "Hmm.", max_turns=1)
     assert len(turns) == 1
     ep.finish()
+
+
+# what a model sends (arguments as JSON text) -> what a Python API caller passes for it
+ROUTES = [
+    ("track_parcel", '{"order_id": "O-1003"}', {"order_id": "O-1003"}),
+    ("get_order", '{"order_id": "O-10', '{"order_id": "O-10'),
+    ("get_order", '["O-1003"]', ["O-1003"]),
+    ("get_order", '{"order_id": 1003}', {"order_id": 1003}),
+    ("get_order", '{"order_id": "O-1003"}', {"order_id": "O-1003"}),
+]
+
+
+def test_every_world_route_records_a_call_alike(shop):
+    """Issue 30 item 8 for worlds: the Python API, the adapters' core (every framework), the RL
+    environment and the LLM agent record the same calls for the same model output."""
+    direct = _episode(shop)
+    for name, _, python in ROUTES:
+        direct.call(name, python)
+    expected = _calls(direct.finish())
+    assert [c["status"] for c in expected] == ["invalid"] * 4 + ["ok"]
+
+    core = _episode(shop)
+    for name, sent, _ in ROUTES:
+        world_call(core, name, sent)
+    assert _calls(core.finish()) == expected
+
+    env = WorldEnv(shop)
+    env.reset("status-only")
+    for name, sent, _ in ROUTES:
+        env.step({"type": "function", "function": {"name": name, "arguments": sent}})
+    env.end()
+    assert _calls(env.trace) == expected
+
+    pytest.importorskip("httpx")
+    from llm_server import LLMServer, call, say
+
+    from groundeval.worlds.llm import LLMWorldAgent
+
+    with LLMServer([call(name, sent) for name, sent, _ in ROUTES] + [say("")]) as srv:
+        ep = _episode(shop)
+        LLMWorldAgent("scripted-model", srv.base_url, retries=0).run(ep)
+    assert _calls(ep.finish()) == expected
