@@ -19,7 +19,7 @@ SAMPLE = {"mock": None, "telecom": 12, "retail": 3, "airline": 3}
 @pytest.mark.parametrize("domain", sorted(SAMPLE))
 def test_groundeval_and_tau2_give_the_same_reward(domain):
     from groundeval.worlds.tau2 import load_tau2_world
-    from groundeval.worlds.tau2.agreement import agree
+    from groundeval.trajectories.tau2_agreement import agree
 
     w = load_tau2_world(domain)
     ids = [t.id for t in w.tasks]

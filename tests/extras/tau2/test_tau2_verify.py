@@ -28,7 +28,7 @@ def lines(path) -> list[dict]:
 def mock_results(tmp_path_factory):
     """A τ² results file of the mock domain: every task's gold run and perturbations, rewards by τ²."""
     from groundeval.worlds.tau2 import load_tau2_world
-    from groundeval.worlds.tau2.agreement import simulate, tau2_reward, variants
+    from groundeval.trajectories.tau2_agreement import simulate, tau2_reward, variants
 
     w = load_tau2_world("mock")
     sims = []

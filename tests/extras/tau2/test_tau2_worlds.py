@@ -71,7 +71,7 @@ def test_tau2_criteria_flag_nl_assertions_as_needing_a_judge(worlds):
     from groundeval.trajectories.stream import RawRecord
     from groundeval.trajectories.model import Location
     from groundeval.trajectories.verify import Verifier
-    from groundeval.worlds.tau2.agreement import simulate, variants
+    from groundeval.trajectories.tau2_agreement import simulate, variants
 
     w = worlds["mock"]
     task = next(t for t in w.domain.tasks if w.criteria[t.id].nl_assertions)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .state import USER_PREFIX, deterministic_ids
+from ..worlds.tau2.state import USER_PREFIX, deterministic_ids
 
 __all__ = ["agree", "variants"]
 
@@ -164,7 +164,7 @@ def tau2_reward(world: Any, task: Any, sim: Any) -> tuple[float | None, str | No
 def agree(world: Any, task_ids: list[str] | None = None) -> list[dict[str, Any]]:
     """One row per (task, variant): τ²'s reward, groundeval's, whether they agree, and what
     groundeval reports beyond τ²."""
-    from ...trajectories.verify import Verifier
+    from .verify import Verifier
 
     verifier = Verifier(world)
     tau2_tasks = {t.id: t for t in world.domain.tasks}
@@ -176,9 +176,9 @@ def agree(world: Any, task_ids: list[str] | None = None) -> list[dict[str, Any]]
 
 
 def _agree_one(world: Any, verifier: Any, task: Any, name: str, calls: list[Call], index: int) -> dict[str, Any]:
-    from ...trajectories.model import Location
-    from ...trajectories.shapes import read_record
-    from ...trajectories.stream import RawRecord
+    from .model import Location
+    from .shapes import read_record
+    from .stream import RawRecord
 
     sim = simulate(world, task, calls)
     theirs, err = tau2_reward(world, task, sim)
