@@ -88,3 +88,17 @@ class EpisodeInterrupt(BaseException):  # noqa: N818 - named for what it does, l
 
     A ``BaseException`` for the same reason ``KeyboardInterrupt`` is one: it acts like a signal
     on the agent's code, and an agent's own ``except Exception`` must not swallow it."""
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C in another form: DuckDB's client turns a KeyboardInterrupt during
+    a query into ``RuntimeError: Query interrupted`` (or its own ``InterruptException``), which an
+    ``except Exception`` would otherwise take for an error to report and carry on after."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, KeyboardInterrupt) or type(cur).__name__ == "InterruptException":
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from groundeval.contract.manifest import find_manifest
+from groundeval.errors import interrupted
 from groundeval.store.store import Store
 
 from .context import PackContext
@@ -81,6 +82,8 @@ def _run(ctx: PackContext, chk: Any) -> tuple[str | None, list[Finding]]:
     try:
         return None, list(chk.fn(ctx))
     except Exception as exc:  # noqa: BLE001 - a check bug must not hide the other findings
+        if interrupted(exc):  # Ctrl-C inside a query: stop, never a finding and a successful exit
+            raise
         last = traceback.extract_tb(exc.__traceback__)[-1]
         return None, [
             finding("GE000", f"{chk.name}: {type(exc).__name__}: {exc} ({Path(last.filename).name}:{last.lineno})")
@@ -117,6 +120,8 @@ def run_checks(ctx: PackContext, level: int) -> tuple[list[Finding], list[str]]:
                         finding("GE119", p.message, file=p.file, line=p.line, path=f"$.{p.field}" if p.field else None)
                     )
             except Exception as exc:  # noqa: BLE001 - reported, never raised
+                if interrupted(exc):
+                    raise
                 findings.append(finding("GE000", f"could not load the store: {exc}"))
         for chk, missing, found in _run_level(ctx, [c for c in CHECKS if c.level == lvl]):
             if missing:
@@ -141,7 +146,9 @@ def _open(pack_path: str | Path) -> Store | None:
     and the loader's own build, instead of staging them again and building a second store."""
     try:
         return Store.open(pack_path, keep_rows=True)
-    except Exception:  # noqa: BLE001 - whatever the loader refuses, the lenient path reports it
+    except Exception as exc:  # noqa: BLE001 - whatever the loader refuses, the lenient path reports it
+        if interrupted(exc):
+            raise
         return None
 
 

@@ -336,8 +336,9 @@ def witnessed_counts(store: Any, types: list[str]) -> list[tuple[str, int]]:
 
 
 def unparseable(con: Any, values: list[str]) -> set[str]:
-    """The texts DuckDB cannot read as a timestamp (``values``: Unicode strings)."""
-    test = "WHERE try_cast(t AS TIMESTAMPTZ) IS NULL"
+    """The texts DuckDB cannot read as a finite timestamp (``values``: Unicode strings): ``infinity``
+    and ``-infinity`` are timestamps to DuckDB but no moment, and the loader refuses them too."""
+    test = "WHERE NOT coalesce(isfinite(try_cast(t AS TIMESTAMPTZ)), false)"
     # one JSON text parameter: a Python list costs the DuckDB client a lookup per element
     rows = con.execute(
         f"SELECT t FROM unnest(from_json(?::JSON, '[\"VARCHAR\"]')) AS u(t) {test}", [json.dumps(values)]

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..models import StrictModel
+from ..trace.text import escape_all
 from ..trace.model import ERRORED_STATUSES  # re-exported: the runner and the CLI read it here
 
 RunStatus = Literal["running", "completed", "failed", "interrupted", "aborted"]
@@ -80,7 +81,9 @@ def read_run_info(path: Path) -> RunInfo | None:
 def write_run_info(path: Path, info: RunInfo) -> None:
     """Atomic replace: a crash never leaves half a ``run.json``."""
     tmp = path.with_name(path.name + ".tmp")
-    text = json.dumps(info.model_dump(mode="json"), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    # an agent or model name from the command line may hold a lone surrogate (bytes of argv that
+    # are not UTF-8): escaped as traces escape agent text (trace/text.py), so the write cannot fail
+    text = json.dumps(escape_all(info.model_dump(mode="json")), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()

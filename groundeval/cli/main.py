@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from ..errors import ContractError
+from ..errors import ContractError, interrupted
 
 # name -> "module:attribute" of a click command; modules are imported lazily.
 COMMANDS: dict[str, str] = {
@@ -165,14 +165,27 @@ def main(argv: list[str] | None = None) -> None:
     except RecursionError:
         click.echo("error: an input nests too deeply to be read", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _aborted()
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except Exception as exc:
+        if not interrupted(exc):
+            raise
+        _aborted()  # Ctrl-C inside a DuckDB query (e.g. while loading a pack)
+
+
+def _aborted() -> None:
+    """Exit 130 after Ctrl-C; a further SIGINT (pending, or a second Ctrl-C) during the
+    cleanup is ignored rather than ending the process by the signal or with a traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo("aborted", err=True)
+    sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -191,6 +191,15 @@ def _read_file(name: str) -> tuple[bytes | None, os.stat_result]:
         os.close(fd)
 
 
+def _utf8(name: str) -> bool:
+    """Whether a file name (decoded by the file system's surrogate escapes) is UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def stage_json_files(
     con: duckdb.DuckDBPyConnection,
     table: str,
@@ -215,6 +224,10 @@ def stage_json_files(
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
             write = out.write
             for name in files:
+                if not _utf8(name):  # its id would come from the name; no store or trace can hold it
+                    shown = os.fsencode(name).decode("utf-8", "backslashreplace")
+                    problems.append(Problem(file=shown, message="file name is not valid UTF-8: rename the file"))
+                    continue
                 data, st = _read_file(name)
                 if seen is not None:
                     seen(name, st)
@@ -480,7 +493,8 @@ def validate_events(con) -> list[Problem]:
         (
             "timestamp",
             "'unparseable timestamp ' || j3",
-            "ok AND json_type(j3) = 'VARCHAR' AND try_cast(j3->>'$' AS TIMESTAMPTZ) IS NULL",
+            # 'infinity' and '-infinity' are timestamps to DuckDB, not moments: refused as unparseable
+            "ok AND json_type(j3) = 'VARCHAR' AND NOT coalesce(isfinite(try_cast(j3->>'$' AS TIMESTAMPTZ)), false)",
         ),
         (
             "actors",
@@ -542,7 +556,7 @@ def validate_artifacts(con) -> list[Problem]:
             "timestamp",
             "'unparseable timestamp ' || created_j",
             "ok AND created_j IS NOT NULL AND (json_type(created_j) <> 'VARCHAR'"
-            " OR try_cast(created_j->>'$' AS TIMESTAMPTZ) IS NULL)",
+            " OR NOT coalesce(isfinite(try_cast(created_j->>'$' AS TIMESTAMPTZ)), false))",
         ),
         (
             "actors",
