@@ -22,5 +22,8 @@ def view(folder: Path, out: Path | None) -> None:
     question, side by side, with the tool calls that differ. No server: open the file."""
     from ..report.view import write
 
-    path = write(folder, out)
+    skipped: list[str] = []
+    path = write(folder, out, skipped)
+    for reason in skipped:
+        click.echo(f"note: left out: {reason}", err=True)
     click.echo(f"view: {path}")

@@ -86,22 +86,29 @@ def run_entry(folder: Path, root: Path) -> dict[str, Any]:
     }
 
 
-def build(root: str | Path) -> str:
-    """The viewer's HTML for every run under ``root``."""
+def build(root: str | Path, skipped: list[str] | None = None) -> str:
+    """The viewer's HTML for every run under ``root``. A ``report.json`` that is not a run's
+    (a world's, a file of another tool) is left out and its reason added to ``skipped``."""
     root = Path(root)
     if not root.is_dir():
         raise ContractError.single(str(root), "not a folder")
-    runs = [run_entry(f, root) for f in run_folders(root)]
+    runs = []
+    for folder in run_folders(root):
+        try:
+            runs.append(run_entry(folder, root))
+        except ContractError as exc:
+            if skipped is not None:
+                skipped.append(str(exc))
     if not runs:
-        raise ContractError.single(str(root), f"holds no run (no {REPORT} in it or below it)")
+        raise ContractError.single(str(root), f"holds no run (no {REPORT} of a run in it or below it)")
     data = json.dumps({"runs": runs}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     data = data.replace("<", "\\u003c")  # nothing in the data can close the script element
     return PAGE.replace("__DATA__", data)
 
 
-def write(root: str | Path, out: str | Path | None = None) -> Path:
+def write(root: str | Path, out: str | Path | None = None, skipped: list[str] | None = None) -> Path:
     path = Path(out) if out is not None else Path(root) / "index.html"
-    text = build(root)
+    text = build(root, skipped)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:

@@ -97,9 +97,18 @@ def test_agent_text_cannot_close_the_script(runs, tmp_path):
     assert "<img src=x" not in page and "\\u003c/script>\\u003cimg" in page
 
 
-def test_a_folder_without_runs_exits_2(tmp_path, capsys):
+def test_a_folder_without_runs_exits_2_and_a_foreign_report_is_left_out_with_a_note(runs, tmp_path, capsys):
     code, _, err = cli(capsys, "view", str(tmp_path))
     assert code == 2 and "holds no run" in err and "Traceback" not in err
+    import shutil
+
+    shutil.copytree(runs / "oracle", tmp_path / "oracle")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "report.json").write_text('{"kind": "not a run report"}')
+    code, out, err = cli(capsys, "view", str(tmp_path))
+    assert code == 0 and "note: left out:" in err and "other/report.json" in err
+    data = json.loads((tmp_path / "index.html").read_text().split('id="data">')[1].split("</script>")[0])
+    assert [r["path"] for r in data["runs"]] == ["oracle"]
 
 
 MEASURE = """JSON.stringify({
