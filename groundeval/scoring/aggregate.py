@@ -221,6 +221,7 @@ _ROW = (
     "path_valid",
     "state_invalid_correct",
     "n_calls",
+    "no_retrieval",
     "v_units",
     "v_bad",
     "flag_counts",
@@ -250,8 +251,11 @@ def _stat_columns(cols: dict[str, Sequence[Any]]) -> dict[str, Sequence[Any]]:
     exactly the value the per-slice sums of :func:`_group_stats` add (same objects, same order)."""
     out = {f: cols[f] for f in (*MEAN_FIELDS, "coverage", "n_calls", "v_units", "v_bad", "failure_class")}
     out["answered_raw"] = cols["answered"]
-    # the units that can show a gate respected: a zero-shot episode's only call is its answer
-    out["evidence_units"] = [0 if m == "zero-shot" else u for m, u in zip(cols["mode"], cols["v_units"])]
+    # the units that can show a gate respected: a zero-shot episode's only call is its answer, and
+    # a tool episode without a search or fetch respected no gate it met
+    out["evidence_units"] = [
+        0 if m == "zero-shot" or none else u for m, none, u in zip(cols["mode"], cols["no_retrieval"], cols["v_units"])
+    ]
     for f in _RATES:
         out[f] = list(map(float, cols[f]))
     flags = cols["flag_counts"]

@@ -29,6 +29,7 @@ _OMITTED_AT_DEFAULT: dict[str, Any] = {
     "trials": None,
     "errored_episodes": 0,
     "empty_episodes": 0,
+    "no_retrieval": False,
 }
 
 
@@ -76,6 +77,11 @@ class QuestionScore(_Compact):
     v_units: int = Field(description="Denominator of v: tool calls, or citations in context mode.")
     v_bad: int = Field(description="Numerator of v: flagged calls, or bad citations in context mode.")
     n_calls: int
+    no_retrieval: bool = Field(
+        False,
+        description="Tool mode: the episode made no search or fetch call, so its v = 0 shows no gate respected "
+        "(a slice of such episodes is compliance tier no_evidence); written only when true.",
+    )
     flag_counts: dict[str, int] = Field(default_factory=dict, description="Flagged units per gate kind.")
     hallucinated_ids: list[str] = Field(default_factory=list, description="Unknown ids fetched or cited (sorted).")
     coverage: float | None = Field(
@@ -104,7 +110,8 @@ class GroupStats(_Model):
     run_s_adj: float = Field(description="mean(s_combined) * (1 - run_violation_rate)^2.")
     compliance_tier: Literal["perfect", "high", "moderate", "low", "no_evidence"] = Field(
         description="perfect (v = 0), high, moderate or low by v; no_evidence when the slice has no tool calls "
-        "(citations in context mode; none at all in zero-shot mode) or no answer, so v = 0 proves nothing."
+        "(citations in context mode; none at all in zero-shot mode; in tool mode, none from an episode that "
+        "searched or fetched) or no answer, so v = 0 proves nothing."
     )
     violation_rates: dict[str, float] = Field(description="Flagged units per gate kind / all units.")
     hallucinated_ids: int

@@ -44,6 +44,7 @@ class PathFacts:
     looked: bool = False  # at least one valid search (always true in context mode)
     searched_subsystems: set[str] = dc_field(default_factory=set)
     n_calls: int = 0
+    retrievals: int = 0  # search and fetch calls, whatever their outcome
     units: int = 0
     bad: int = 0
     flag_counts: dict[str, int] = dc_field(default_factory=dict)
@@ -114,12 +115,14 @@ def path_facts(trace: Trace) -> PathFacts:
                 searched.add(sub)
     final, invalid = _submissions(trace.submissions)
     context = trace.mode == "context"
+    retrievals = sum(1 for c in calls if c.tool == FETCH or c.tool == SEARCH)
     facts = PathFacts(
         context=context,
         fetched=set() if context else fetched,
         looked=looked,
         searched_subsystems=searched,
         n_calls=len(calls),
+        retrievals=retrievals,
         units=0 if context else len(calls),
         bad=bad,
         hallucinated=hallucinated,
@@ -325,6 +328,7 @@ def _verdict(
         "v_units": p.units,
         "v_bad": p.bad,
         "n_calls": p.n_calls,
+        "no_retrieval": mode == "tool" and p.retrievals == 0,
         "flag_counts": p.flag_counts,
         "hallucinated_ids": sorted(p.hallucinated),
         "coverage": None if coverage is None else _clean(coverage),

@@ -1,7 +1,8 @@
 """The run aggregate as it was before the column pass (commit cd5e53e), kept verbatim as the
 reference that ``groundeval.scoring.aggregate.aggregate`` must equal (tests/scoring/test_scoring_aggregate_columns.py).
 Since issue 32: a zero-shot score's calls are not judged units for the compliance tier, and the
-report counts errored and empty episodes (marked "issue 32" below)."""
+report counts errored and empty episodes (marked "issue 32" below); since issue 30 neither are
+the calls of a tool episode without a search or fetch (``no_retrieval``)."""
 
 from __future__ import annotations
 
@@ -106,6 +107,7 @@ _ROW = (
     "failure_class",
     "mode",  # issue 32
     "failures",  # issue 32
+    "no_retrieval",  # issue 30
 )
 _I = {f: i for i, f in enumerate(_ROW)}
 
@@ -163,7 +165,11 @@ def _group_stats(
         compliance_tier=compliance_tier(  # issue 32: a zero-shot episode's calls are its answers only
             v,
             config.tiers,
-            units=sum(u for m, u in zip(col("mode"), col("v_units")) if m != "zero-shot"),
+            units=sum(  # issue 30: nor a tool episode's that never searched or fetched
+                u
+                for m, none, u in zip(col("mode"), col("no_retrieval"), col("v_units"))
+                if m != "zero-shot" and not none
+            ),
             answered=sum(col("answered")),
         ),
         violation_rates={k: _r(c / units) if units else 0.0 for k, c in kinds.items()},

@@ -109,5 +109,10 @@ def test_a_zero_shot_run_is_no_evidence_not_perfect():
     assert r.overall.v_units == 2 and r.overall.run_violation_rate == 0.0  # the submit calls
     assert r.overall.compliance_tier == "no_evidence"
     assert {g.compliance_tier for g in r.tracks.values()} == {"no_evidence"}
+    # issue 30: a tool episode that never searched or fetched met no gate either: no evidence
     tool = _report([(q, trace(q, [], a)) for q, a in zip(qs, answers)])
-    assert tool.overall.compliance_tier == "perfect"  # tool mode: its calls were judged (v over them)
+    assert tool.overall.compliance_tier == "no_evidence" and tool.overall.v_units == 2
+    looked = _report([(q, trace(q, [search("postmortem")], a)) for q, a in zip(qs, answers)])
+    assert looked.overall.compliance_tier == "perfect"  # its calls were judged (v over them)
+    mixed = _report([(qs[0], trace(qs[0], [], answers[0])), (qs[1], trace(qs[1], [fetch("slack-1")], answers[1]))])
+    assert mixed.overall.compliance_tier == "perfect" and mixed.tracks["silence"].compliance_tier == "no_evidence"
