@@ -278,7 +278,7 @@ def iter_rescore_lines(
     reads and parses it again). Under another profile in one process (``workers=0``), parsed
     :class:`Trace` models. Either reads as a trace; :class:`TraceRef` of one is itself.
 
-    Re-scoring verifies its input: a second trace of the same (question, agent, mode, trial)
+    Re-scoring verifies its input: a second trace of the same (question, trial), whatever its agent or mode,
     is a located error (never scored twice), and so is a trace recorded on another
     contract than ``contract_digest`` (the questions' digest), all-zero digests included."""
     from ..trace.io import TraceKeys, iter_trace_spans

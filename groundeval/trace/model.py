@@ -77,7 +77,8 @@ class Trace(_Model):
         0,
         ge=0,
         description="Which repeated trial of the question this is (run --trials K: 0..K-1). "
-        "Part of the trace's identity with question, agent and mode; written "
+        "Part of the trace's identity with the question (one trace per question and trial in a run, "
+        "whatever its agent or mode); written "
         "only when > 0, so traces without it read as trial 0.",
     )
     calls: list[ToolCall] = Field(default_factory=list)
