@@ -31,6 +31,7 @@ from typing import Any
 from ..runtime.episode import Episode
 from .core import (
     FrameworkWorldAgent,
+    converse,
     GatedTool,
     WorldTool,
     gated_tools as _core_tools,
@@ -183,25 +184,22 @@ class WorldAgent(FrameworkWorldAgent):
     ``instructions=episode.policy`` and ``middleware=world_middleware(episode)``): one
     ``agent.run`` per user message in one session; the response text is said to the user."""
 
-    _loop: asyncio.AbstractEventLoop | None = None
-
-    def turns(self, episode: Any) -> Callable[[str], Any]:
+    def turns(self, episode: Any, loop: asyncio.AbstractEventLoop | None = None) -> Callable[[str], Any]:
+        """The turns, on ``loop`` (:meth:`run` gives one per episode and closes it)."""
         agent = self.build(world_tools(episode, say_to_user=self.say_to_user), episode)
         session = agent.create_session()
-        loop = self._loop
-        assert loop is not None
+        on = loop if loop is not None else asyncio.new_event_loop()
 
         def turn(text: str) -> Any:
-            return loop.run_until_complete(agent.run(text, session=session)).text
+            return on.run_until_complete(agent.run(text, session=session)).text
 
         return turn
 
     def run(self, episode: Any) -> None:
-        # one event loop for the whole episode: the client's connections belong to it (a new
-        # loop per turn loses a later turn's tool calls)
-        self._loop = asyncio.new_event_loop()
+        # one event loop for the whole episode, owned by it (episodes may run in parallel): the
+        # client's connections belong to it, and a new loop per turn loses later turns' tool calls
+        loop = asyncio.new_event_loop()
         try:
-            super().run(episode)
+            converse(episode, self.turns(episode, loop), max_turns=self.max_turns)
         finally:
-            self._loop.close()
-            self._loop = None
+            loop.close()
