@@ -46,6 +46,8 @@ class World:
     state: WorldState
     contract: TaskContract
     """The world's rules as a task contract (every tool, its kind as ``write``)."""
+    task_lines: dict[str, int | None] = field(default_factory=dict, repr=False)
+    """Task id -> its line in the tasks file (where a gold replay problem is located)."""
     _expected: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -90,6 +92,7 @@ class World:
             return got
         from .state import WorldToolError
 
+        src, line = str(self.folder / self.manifest.tasks), self.task_lines.get(task.id)
         ep = self.state_for(task).fork()
         try:
             for i, a in enumerate(task.gold_actions):
@@ -99,14 +102,25 @@ class World:
                     if a.expect_error:
                         continue
                     raise ContractError.single(
-                        str(self.folder / self.manifest.tasks),
+                        src,
                         f"task {task.id}: gold action {i} ({a.tool}) fails on the initial state: {exc}",
+                        line=line,
+                        field=f"gold_actions.{i}",
+                    ) from None
+                except Exception as exc:  # a Python tool's own bug: the world's error, located, no traceback
+                    raise ContractError.single(
+                        src,
+                        f"task {task.id}: gold action {i} ({a.tool}) crashed the tool: {type(exc).__name__}: {exc}"[
+                            :500
+                        ],
+                        line=line,
                         field=f"gold_actions.{i}",
                     ) from None
                 if a.expect_error:
                     raise ContractError.single(
-                        str(self.folder / self.manifest.tasks),
+                        src,
                         f"task {task.id}: gold action {i} ({a.tool}) is marked expect_error but succeeds",
+                        line=line,
                         field=f"gold_actions.{i}.expect_error",
                     )
             got = (ep.digest(), ep.changes())
@@ -236,12 +250,28 @@ def load_world(path: str | Path, *, check_gold: bool = True) -> World:
     else:
         state = _load_state(folder, manifest, src, node, python_tools)
     try:
+        if isinstance(state, sql.DuckWorldState):
+            _check_sql(manifest, state, src, node)
         contract = _contract(manifest)
-        tasks = _load_tasks(folder, manifest, src)
-        world = World(folder=folder, manifest=manifest, policy=policy, tasks=tasks, state=state, contract=contract)
+        tasks, lines = _load_tasks(folder, manifest, src)
+        world = World(
+            folder=folder,
+            manifest=manifest,
+            policy=policy,
+            tasks=tasks,
+            state=state,
+            contract=contract,
+            task_lines=lines,
+        )
         if check_gold:
+            problems: list[Problem] = []
             for t in tasks:
-                world.expected(t)
+                try:
+                    world.expected(t)
+                except ContractError as exc:
+                    problems.extend(exc.problems)
+            if problems:
+                raise ContractError(sorted(problems, key=lambda p: (p.line or 0, p.field or "")))
     except BaseException:
         state.close()
         raise
@@ -273,6 +303,20 @@ def _tools(manifest: WorldManifest, folder: Path, src: str, node: yaml.Node | No
     if problems:
         raise ContractError(problems)
     return python_tools
+
+
+def _check_sql(manifest: WorldManifest, state: sql.DuckWorldState, src: str, node: yaml.Node | None) -> None:
+    """Every SQL tool's statements bind on the initial tables (found at load, located at the
+    tool, even for a tool no gold action uses)."""
+    problems = []
+    for name, tool in sorted(manifest.tools.items()):
+        for i, stmt in enumerate(tool.statements if tool.python is None else []):
+            why = state.statement_problem(stmt)
+            if why is not None:
+                loc = ("tools", name, "sql", *((i,) if isinstance(tool.sql, list) else ()))
+                problems.append(Problem(src, why, line=_line(node, loc), field=".".join(map(str, loc))))
+    if problems:
+        raise ContractError(problems)
 
 
 def _adapter_state(folder: Path, m: WorldManifest, src: str) -> WorldState:
@@ -472,7 +516,8 @@ def _load_state(  # noqa: C901 - one pass per table, each format its branch
 # --------------------------------------------------------------------------- tasks
 
 
-def _load_tasks(folder: Path, m: WorldManifest, msrc: str) -> list[WorldTask]:
+def _load_tasks(folder: Path, m: WorldManifest, msrc: str) -> tuple[list[WorldTask], dict[str, int | None]]:
+    """The tasks in id order, and each one's line in the file."""
     path = _inside(folder, m.tasks, msrc, "tasks")
     src = str(path)
     problems: list[Problem] = []
@@ -517,7 +562,7 @@ def _load_tasks(folder: Path, m: WorldManifest, msrc: str) -> list[WorldTask]:
         raise ContractError(problems)
     if not tasks:
         raise ContractError.single(src, "no tasks")
-    return sorted(tasks, key=lambda t: t.id)  # outputs follow task ids, whatever the file's line order
+    return sorted(tasks, key=lambda t: t.id), seen  # outputs follow task ids, whatever the file's line order
 
 
 def _task_problems(task: WorldTask, m: WorldManifest, src: str, where: dict[str, Any]) -> list[Problem]:

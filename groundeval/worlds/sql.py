@@ -222,6 +222,21 @@ class DuckWorldState:
                 cache[k] = found.get(k)
         return {k: cache[k] for k in keys if cache[k] is not None}  # type: ignore[misc]
 
+    def statement_problem(self, stmt: str) -> str | None:
+        """Why a tool's statement does not bind on the initial tables (an unknown table or column,
+        a type clash), None when it does: ``EXPLAIN`` with every parameter NULL, nothing run."""
+        import duckdb
+
+        names = sorted(set(_PARAM.findall(stmt)))
+        cur = self._con.cursor()
+        try:
+            cur.execute("EXPLAIN " + stmt, {n: None for n in names}) if names else cur.execute("EXPLAIN " + stmt)
+        except duckdb.Error as exc:
+            return _duck_message(exc)
+        finally:
+            cur.close()
+        return None
+
     # -- lanes
     def _acquire(self) -> _Lane:
         with self._lock:

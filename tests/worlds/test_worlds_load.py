@@ -174,3 +174,46 @@ def test_csv_row_without_a_key_is_located(shop_copy):
     c.write_text(c.read_text() + ",No Key,nokey@example.com\n")
     p = _problem(shop_copy)
     assert p.file.endswith("customers.csv") and p.field == "customer_id" and "no value in a key column" in p.message
+
+
+def test_tool_sql_that_does_not_bind_is_located_at_the_tool(shop_copy):
+    # a table or column that does not exist: found at load, at the tool's SQL line, even when no
+    # task's gold action uses the tool (else only an agent's call would ever find it)
+    m = shop_copy / "world.yaml"
+    text = m.read_text()
+    text = text.replace("FROM orders WHERE customer_id = $customer_id", "FROM orderz WHERE customer_id = $customer_id")
+    text = text.replace("SET status = 'cancelled' WHERE", "SET statuz = 'cancelled' WHERE")
+    m.write_text(text)
+    with pytest.raises(ContractError) as exc:
+        load_world(shop_copy).close()
+    got = {(p.field, p.line) for p in exc.value.problems}
+    lines = text.split("\n")
+    assert {f for f, _ in got} == {"tools.list_orders.sql", "tools.cancel_order.sql"}
+    for _field, line in got:
+        assert "orderz" in lines[line - 1] or "statuz" in lines[line - 1]
+    assert all(p.file.endswith("world.yaml") for p in exc.value.problems)
+
+
+def test_every_failing_gold_action_is_located_with_its_task_line(shop_copy):
+    t = shop_copy / "tasks.jsonl"
+    lines = t.read_text().splitlines()
+    for n in (0, 1):  # refund-damaged, cancel-pending: make each gold write fail
+        obj = json.loads(lines[n])
+        obj["gold_actions"][-1]["arguments"]["order_id"] = "O-1003"
+        lines[n] = json.dumps(obj)
+    t.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ContractError) as exc:
+        load_world(shop_copy).close()
+    got = sorted((p.line, p.field) for p in exc.value.problems)
+    assert got == [(1, "gold_actions.1"), (2, "gold_actions.1")]
+    assert all(p.file.endswith("tasks.jsonl") and "fails on the initial state" in p.message for p in exc.value.problems)
+
+
+def test_python_tool_that_crashes_on_the_gold_replay_is_located(shop_copy):
+    tools = shop_copy / "tools.py"
+    tools.write_text(tools.read_text().replace("    n = state.one(", "    {}['bug']\n    n = state.one(", 1))
+    with pytest.raises(ContractError) as exc:
+        load_world(shop_copy).close()
+    (p,) = exc.value.problems
+    assert p.file.endswith("tasks.jsonl") and p.line == 5 and p.field == "gold_actions.3"
+    assert "open_ticket" in p.message and "KeyError" in p.message
