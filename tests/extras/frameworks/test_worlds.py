@@ -147,3 +147,31 @@ def test_world_episode_is_the_python_api_episode(shop, framework, make):
     else:
         _declared(srv.llm.requests[0], shop, say_to_user)
     assert_same_as_direct(shop, scenario, trace)
+
+
+@pytest.mark.slow
+def test_crewai_calls_are_recorded_as_written_not_as_crewai_rewrites_them(shop):
+    """CrewAI maps a near name to a tool ("get_ordr" -> get_order), repairs input that is not JSON
+    and refuses a call repeated as is; the trace still holds each call as the model wrote it."""
+    from world_scenarios import FINAL, SAY
+
+    steps = [
+        ("get_order", {"order_id": "O-1003"}),
+        ("get_order", {"order_id": "O-1003"}),  # a repeat CrewAI answers itself
+        ("get_ordr", {"order_id": "O-1003"}),  # close enough for CrewAI, unknown to the world
+        ("get_order", "{'order_id': 'O-1003'}"),  # a Python literal CrewAI would accept
+        (SAY, {"text": "Order O-1003 is shipped. Is there anything else I can help with?", "done": True}),
+        (FINAL, "Goodbye."),
+    ]
+    scenario = WorldScenario(
+        "status-only",
+        steps,
+        "policy_breach",
+        invalid=(("get_ordr", {"order_id": "O-1003"}), ("get_order", {"_": "{'order_id': 'O-1003'}"})),
+    )
+    with LLMServer(scenario.react_script()) as srv:
+        trace = run_episode(shop, shop.task(scenario.task), _crewai(srv.base_url, True))
+    assert trace.error is None, trace.error
+    assert not srv.llm.exhausted
+    assert [c.tool for c in trace.calls] == ["get_order", "get_order", "get_ordr", "get_order"]
+    assert_same_as_direct(shop, scenario, trace)
