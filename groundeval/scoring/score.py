@@ -278,6 +278,8 @@ def _verdict(
     )
     if ans is None:
         s_answer, correct = 0.0, False
+    if mode == "zero-shot":  # no tool, no path: nothing earns trajectory credit (gate discipline, grounding...)
+        traj, s_traj = dict.fromkeys(traj, 0.0), 0.0
     s_answer, s_traj = _clean(s_answer), _clean(s_traj)
     combined = _clean(weights.answer * s_answer + weights.trajectory * s_traj)
     penalty = _clean((1.0 - v) ** 2)

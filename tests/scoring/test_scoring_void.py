@@ -116,3 +116,28 @@ def test_a_zero_shot_run_is_no_evidence_not_perfect():
     assert looked.overall.compliance_tier == "perfect"  # its calls were judged (v over them)
     mixed = _report([(qs[0], trace(qs[0], [], answers[0])), (qs[1], trace(qs[1], [fetch("slack-1")], answers[1]))])
     assert mixed.overall.compliance_tier == "perfect" and mixed.tracks["silence"].compliance_tier == "no_evidence"
+
+
+def test_a_zero_shot_answer_earns_no_trajectory_credit():
+    """Issue 30 item 7: with no tool there is no path, so nothing of it is credited (gate
+    discipline, citation grounding, horizon discipline, a valid mechanism word were 1 with no call)."""
+    qs = [silence(qid="s1"), perspective(), counterfactual()]
+    answers = [
+        {"exists": False},
+        {"could_actor_have_known": True, "evidence_artifacts": []},
+        {
+            "outcome_changed": True,
+            "causal_mechanism": "escalation_drives_resolution",
+            "cause_event_id": "EV-C",
+            "effect_event_id": "EV-E",
+            "mechanism_direction": "cause_to_effect",
+        },
+    ]
+    credited = 0
+    for q, a in zip(qs, answers):
+        zs = score(q, trace(q, [], a, mode="zero-shot"))
+        tool = score(q, trace(q, [], a))
+        assert zs.s_traj == 0.0 and set(zs.traj_components.values()) == {0.0}
+        assert zs.s_answer == tool.s_answer > 0  # the answer is scored as in tool mode
+        credited += tool.s_traj > 0
+    assert credited == 2  # the same answer with no call in tool mode still earns some (Perspective, CF)
