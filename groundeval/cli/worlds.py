@@ -51,6 +51,12 @@ def run_world_command(
     if result.traces and len(errored) == len(result.traces):
         click.echo(f"error: every episode errored (first: {errored[0].error}); see {out}/traces.jsonl", err=True)
         sys.exit(1)
+    if result.traces and all(not t.calls and not any(m.role == "assistant" for m in t.messages) for t in result.traces):
+        click.echo(
+            f"error: every episode is empty (the agent neither spoke nor called a tool); see {out}/traces.jsonl",
+            err=True,
+        )
+        sys.exit(1)
     if errored:
         click.echo(
             f"warning: {len(errored)} of {len(result.traces)} episodes errored (first, {errored[0].task_id}: "
@@ -146,6 +152,11 @@ def gate(
         errored = report.failure_classes.get("agent_error", 0)
         if errored:
             failures.append(f"{errored} episodes are agent_error (errored or inconsistent): they measured nothing")
+        empty = sum(1 for r in report.rows if r.turns == 0 and r.steps == 0 and r.failure_class != "agent_error")
+        if empty:
+            failures.append(
+                f"{empty} episodes are empty (the agent neither spoke nor called a tool): they measured nothing"
+            )
         if report.user_errors:
             failures.append(f"{report.user_errors} user-simulator errors: the runs do not measure the agent alone")
         info = out / "run.json"

@@ -3,7 +3,8 @@
 Pure aggregation of verdicts (``WorldReport``), then JSON / Markdown / HTML (the HTML with each
 episode's conversation and calls as a transcript). Formulas (``docs/worlds.md``):
 
-* state consistency = share of episodes whose final state matches the gold replay;
+* state consistency = share of episodes whose final state matches the gold replay (an errored or
+  empty episode never counts: the state it leaves is the initial one, not the agent's work);
 * tool efficiency = mean of the episodes' (C_T - C_F) / (C_T + C_F);
 * observation alignment = mean share of stated values found in tool results or the user's words;
 * policy adherence = share of episodes with no flagged call; run v = flagged calls / calls;
@@ -77,6 +78,11 @@ class WorldReport(StrictModel):
     rows: list[EpisodeRow]
 
 
+def _void(v: WorldVerdict) -> bool:
+    """An errored or empty episode (no call, no message): it measured nothing."""
+    return v.failure_class == "agent_error" or (v.n_calls == 0 and v.turns == 0)
+
+
 def scorecard(verdicts: list[WorldVerdict], traces: list[WorldTrace]) -> WorldReport:
     """Aggregate one agent's verdicts on a world (traces give the digest and simulator)."""
     if not verdicts:
@@ -114,7 +120,7 @@ def scorecard(verdicts: list[WorldVerdict], traces: list[WorldTrace]) -> WorldRe
         s_adj=_r(_mean([v.s_adj for v in verdicts])),
         run_violation_rate=_r(run_v),
         run_s_adj=_r(score * (1 - run_v) ** 2),
-        state_consistency=_r(_mean([1.0 if v.state_match else 0.0 for v in verdicts])),
+        state_consistency=_r(_mean([1.0 if v.state_match and not _void(v) else 0.0 for v in verdicts])),
         tool_efficiency=_r(_mean([v.efficiency for v in verdicts])),
         observation_alignment=_r(_mean([v.observation_alignment for v in verdicts])),
         policy_adherence=_r(_mean([0.0 if v.n_flagged else 1.0 for v in verdicts])),

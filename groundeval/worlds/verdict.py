@@ -10,7 +10,8 @@ nothing else; re-scoring a trace gives the same verdict. Formulas (``docs/worlds
   found in the agent's messages), ``side_effects`` (1 when no successful write outside the gold
   multiset and no successful forbidden call), ``order`` (share of the task's ordered pairs kept);
   ``score`` = their mean, 0 for an errored or empty episode;
-* ``reward`` = 1 when the state matches and every output was said (as tau2), else 0;
+* ``reward`` = 1 when the state matches and every output was said (as tau2), else 0 (and 0 for
+  an errored or empty episode, as its efficiency and alignment: it measured nothing);
 * ``v`` = flagged calls / calls; ``penalty`` = (1 - v)^2; ``s_adj`` = score x penalty.
 """
 
@@ -263,10 +264,11 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
         "side_effects": 0.0 if (extra or forbidden_ok) else 1.0,
         "order": 1.0 - len(order_bad) / len(task.ordered) if task.ordered else 1.0,
     }
-    score = 0.0 if errored or empty else sum(components.values()) / len(components)
+    void = errored or empty  # measured nothing: earns nothing (DESIGN: an errored or empty episode scores 0)
+    score = 0.0 if void else sum(components.values()) / len(components)
     v = n_flagged / n_calls if n_calls else 0.0
     penalty = (1.0 - v) ** 2
-    reward = 1.0 if state_match and not missing_outputs and not errored else 0.0
+    reward = 1.0 if state_match and not missing_outputs and not void else 0.0
     return WorldVerdict(
         world=world.name,
         task_id=task.id,
@@ -293,6 +295,6 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
         n_calls=n_calls,
         n_flagged=n_flagged,
         turns=sum(1 for m in trace.messages if m.role == "assistant"),
-        efficiency=_r(_efficiency(world, task, trace)),
-        observation_alignment=_r(_alignment(trace)),
+        efficiency=0.0 if void else _r(_efficiency(world, task, trace)),
+        observation_alignment=0.0 if void else _r(_alignment(trace)),
     )

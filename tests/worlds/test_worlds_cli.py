@@ -179,3 +179,27 @@ def test_worlds_gate(capsys, tmp_path, monkeypatch):
     code, _, err = cli(capsys, "worlds", "gate", str(crash), "--min-reward", "0")
     assert code == 1 and "4 episodes are agent_error" in err
     assert cli(capsys, "worlds", "gate", str(crash), "--min-reward", "0", "--allow-errors")[0] == 0
+
+
+class _Idle:
+    name = "idle"
+
+    def run(self, episode):
+        return None  # a broken integration: never speaks, never calls
+
+
+def idle_factory():
+    return _Idle()
+
+
+def test_a_run_where_the_agent_did_nothing_fails_and_the_gate_fails_it(capsys, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    sys.modules.setdefault("test_worlds_cli", sys.modules[__name__])
+    out = tmp_path / "idle"
+    code, _, err = cli(capsys, "run", str(SHOP), "--agent", "test_worlds_cli:idle_factory", "--out", str(out))
+    assert code == 1 and "every episode is empty" in err
+    code, _, err = cli(capsys, "worlds", "gate", str(out), "--min-reward", "0")
+    assert code == 1 and "5 episodes are empty" in err
+    assert cli(capsys, "worlds", "gate", str(out), "--min-reward", "0", "--allow-errors")[0] == 0

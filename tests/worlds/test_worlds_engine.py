@@ -8,6 +8,7 @@ from groundeval.worlds import STOP
 from groundeval.worlds.agents import BASELINES, EXPECTED, applies, make_agent
 from groundeval.worlds.episode import WorldEpisode, run_episode
 from groundeval.worlds.model import WorldTrace
+from groundeval.worlds.scorecard import scorecard
 from groundeval.worlds.verdict import verdict
 
 
@@ -153,6 +154,34 @@ def test_empty_episode_scores_zero(shop):
     task = shop.task("status-only")
     v = verdict(shop, task, run_episode(shop, task, Nothing()))
     assert v.score == 0.0 and v.failure_class == "incomplete"
+    # a task whose right answer changes nothing and asks for no output: doing nothing leaves the
+    # state right, yet an empty episode measured nothing, so it earns nothing anywhere
+    quiet = task.model_copy(update={"required_outputs": []})
+    v = verdict(shop, quiet, run_episode(shop, quiet, Nothing()))
+    assert v.state_match and v.failure_class == "incomplete"
+    assert (v.reward, v.score, v.s_adj, v.efficiency, v.observation_alignment) == (0.0, 0.0, 0.0, 0.0, 0.0)
+    report = scorecard([v], [])
+    assert (report.reward, report.state_consistency, report.tool_efficiency, report.observation_alignment) == (
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+    )
+
+
+def test_errored_episode_earns_nothing_in_the_scorecard(shop):
+    class Crash:
+        name = "crash"
+
+        def run(self, episode):
+            raise RuntimeError("boom")
+
+    task = shop.task("status-only")
+    v = verdict(shop, task, run_episode(shop, task, Crash()))
+    assert v.state_match and v.failure_class == "agent_error"
+    assert (v.reward, v.score, v.efficiency, v.observation_alignment) == (0.0, 0.0, 0.0, 0.0)
+    report = scorecard([v], [])
+    assert (report.state_consistency, report.tool_efficiency, report.observation_alignment) == (0.0, 0.0, 0.0)
 
 
 def test_wrong_state_verdict_has_row_diff(shop):
