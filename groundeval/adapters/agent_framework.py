@@ -24,6 +24,7 @@ the episode as the text the model sent.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
@@ -31,7 +32,6 @@ from typing import Any
 from ..runtime.episode import Episode
 from .core import (
     FrameworkWorldAgent,
-    converse,
     GatedTool,
     WorldTool,
     gated_tools as _core_tools,
@@ -182,24 +182,36 @@ def world_middleware(episode: Any) -> list[Any]:
 class WorldAgent(FrameworkWorldAgent):
     """A world agent from ``build(tools, episode) -> agent_framework.Agent`` (give it
     ``instructions=episode.policy`` and ``middleware=world_middleware(episode)``): one
-    ``agent.run`` per user message in one session; the response text is said to the user."""
+    ``agent.run`` per user message in one session; the response text is said to the user.
 
-    def turns(self, episode: Any, loop: asyncio.AbstractEventLoop | None = None) -> Callable[[str], Any]:
-        """The turns, on ``loop`` (:meth:`run` gives one per episode and closes it)."""
+    Every run of this agent, of every episode and thread, runs on one event loop of its own (a
+    daemon thread; :meth:`close` stops it): a chat client is bound to the loop it first ran on,
+    and on another loop Agent Framework silently drops the model's later tool calls."""
+
+    _loop: asyncio.AbstractEventLoop | None = None
+    _lock = threading.Lock()
+
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="groundeval-agent-framework", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+    def turns(self, episode: Any) -> Callable[[str], Any]:
         agent = self.build(world_tools(episode, say_to_user=self.say_to_user), episode)
         session = agent.create_session()
-        on = loop if loop is not None else asyncio.new_event_loop()
+        loop = self._event_loop()
 
         def turn(text: str) -> Any:
-            return on.run_until_complete(agent.run(text, session=session)).text
+            return asyncio.run_coroutine_threadsafe(agent.run(text, session=session), loop).result().text
 
         return turn
 
-    def run(self, episode: Any) -> None:
-        # one event loop for the whole episode, owned by it (episodes may run in parallel): the
-        # client's connections belong to it, and a new loop per turn loses later turns' tool calls
-        loop = asyncio.new_event_loop()
-        try:
-            converse(episode, self.turns(episode, loop), max_turns=self.max_turns)
-        finally:
-            loop.close()
+    def close(self) -> None:
+        """Stop this agent's event loop (it starts again on the next episode)."""
+        with self._lock:
+            loop, self._loop = self._loop, None
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)

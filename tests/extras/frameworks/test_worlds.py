@@ -175,3 +175,49 @@ def test_crewai_calls_are_recorded_as_written_not_as_crewai_rewrites_them(shop):
     assert not srv.llm.exhausted
     assert [c.tool for c in trace.calls] == ["get_order", "get_order", "get_ordr", "get_order"]
     assert_same_as_direct(shop, scenario, trace)
+
+
+class _Direct:
+    """The same steps through the Python API, as a world agent."""
+
+    name = "direct"
+
+    def run(self, episode):
+        episode.call(*LOOKUP)
+        episode.say(DONE)
+
+
+LOOKUP = ("get_order", {"order_id": "O-1003"})
+DONE = "Is there anything else I can help with?"
+RUN_TASKS = ["cancel-pending", "refund-damaged", "status-only"]
+
+
+def _lines(path, drop=("agent",)):
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [{k: v for k, v in row.items() if k not in drop} for row in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", sorted(RUNNERS))
+def test_run_world_with_a_framework_agent_writes_the_python_api_run(shop, framework, tmp_path):
+    """``run_world`` takes each adapter's WorldAgent: its traces and verdicts are those of the
+    same steps through the Python API, task by task."""
+    from llm_server import call, say
+
+    from groundeval.worlds.run import run_world
+
+    if framework == "crewai":
+        turns = [
+            say(f"Thought: I look.\nAction: {LOOKUP[0]}\nAction Input: {json.dumps(LOOKUP[1])}"),
+            say(f"Thought: I now know the final answer\nFinal Answer: {DONE}"),
+        ]
+    else:
+        turns = [call(*LOOKUP), say(DONE)]
+    with LLMServer(turns * len(RUN_TASKS)) as srv:
+        run_world(shop, RUNNERS[framework](srv.base_url, True), tmp_path / "fw", task_ids=RUN_TASKS)
+    assert not srv.llm.exhausted
+    run_world(shop, _Direct(), tmp_path / "direct", task_ids=RUN_TASKS)
+    for name in ("traces.jsonl", "verdicts.jsonl"):
+        got, expected = _lines(tmp_path / "fw" / name), _lines(tmp_path / "direct" / name)
+        assert got == expected and len(got) == len(RUN_TASKS)
+    assert {row["task_id"] for row in _lines(tmp_path / "fw" / "traces.jsonl")} == set(RUN_TASKS)
