@@ -74,8 +74,11 @@ class _LLMSession:
         return content or STOP
 
 
-class LLMUser:
-    """A user simulator played by a model (temperature 0) from the task's script."""
+class _OnModel:
+    """A part played by a model on an OpenAI-compatible server: its name, model, client, turns."""
+
+    prefix = ""
+    default_turns = 0
 
     def __init__(
         self,
@@ -85,36 +88,33 @@ class LLMUser:
         api_key_env: str | None = None,
         timeout: float = 60.0,
         retries: int = 2,
-        max_turns: int = 20,
+        max_turns: int | None = None,
     ):
-        self.name = f"llm:{model}"
+        self.name = f"{self.prefix}:{model}"
         self.model = model
-        self.max_turns = max_turns
+        self.max_turns = self.default_turns if max_turns is None else max_turns
         self.client = _client(base_url, api_key_env, timeout, retries)
+
+
+class LLMUser(_OnModel):
+    """A user simulator played by a model (temperature 0) from the task's script (20 turns at most
+    unless ``max_turns``)."""
+
+    prefix = "llm"
+    default_turns = 20
 
     def session(self, task: WorldTask, write_tools: list[str] | dict[str, list[str]]) -> _LLMSession:
         return _LLMSession(self, task, write_tools)
 
 
-class LLMWorldAgent:
+class LLMWorldAgent(_OnModel):
     """An agent played by a model: the policy as system prompt, the world's tools by tool
     calling; text without a tool call is said to the user, whose reply comes back as the next
-    user message. Ends when the user stops, the model says nothing, or after ``max_turns``."""
+    user message. Ends when the user stops, the model says nothing, or after ``max_turns``
+    (default 40)."""
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str,
-        *,
-        api_key_env: str | None = None,
-        timeout: float = 60.0,
-        retries: int = 2,
-        max_turns: int = 40,
-    ):
-        self.name = f"openai:{model}"
-        self.model = model
-        self.max_turns = max_turns
-        self.client = _client(base_url, api_key_env, timeout, retries)
+    prefix = "openai"
+    default_turns = 40
 
     def run(self, episode: Any) -> None:
         tools = [

@@ -11,7 +11,7 @@ trace alone (``groundeval.worlds.verdict``). See ``docs/worlds.md``.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -355,6 +355,20 @@ class WorldTrace(StrictModel):
 # --------------------------------------------------------------------------- the verdict
 
 
+FailureClass = Literal[
+    "agent_error",
+    "user_error",
+    "wrong_end_state",
+    "incomplete",
+    "forbidden_side_effect",
+    "policy_breach",
+    "missing_output",
+    "completed",
+]
+FAILURE_CLASSES: tuple[str, ...] = get_args(FailureClass)
+"""Every failure class, most severe first: an episode's class is the first of these that applies."""
+
+
 class WorldVerdict(StrictModel):
     kind: Literal["world-verdict"] = "world-verdict"
     version: Literal[1] = 1
@@ -362,16 +376,7 @@ class WorldVerdict(StrictModel):
     task_id: str
     trial: int = 0
     agent: str
-    failure_class: Literal[
-        "agent_error",
-        "user_error",
-        "wrong_end_state",
-        "incomplete",
-        "forbidden_side_effect",
-        "policy_breach",
-        "missing_output",
-        "completed",
-    ]
+    failure_class: FailureClass
     classes: list[str] = Field(default_factory=list, description="Every class that applies, in order.")
     reward: float = Field(description="0 or 1, as tau2: final state matches the gold replay and every output said.")
     score: float = Field(description="Partial credit: mean of the components (0 for an errored or empty episode).")

@@ -127,28 +127,25 @@ def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_
 
     finished = len(jobs) - len(todo)
     with open(path, "a", encoding="utf-8") as fh:
-        if concurrency > 1 and len(todo) > 1:
-            warm = getattr(w.state, "warm", None)  # DuckDB: make the lanes before the clock matters
-            if warm is not None:
-                warm(min(concurrency, len(todo)))
-            with ThreadPoolExecutor(max_workers=concurrency) as pool:
-                results = pool.map(one, todo)
-                for tr in results:
-                    fh.write(dumps(tr) + "\n")
-                    fh.flush()
-                    done[(tr.task_id, tr.trial)] = tr
-                    finished += 1
-                    if on_progress:
-                        on_progress(finished, len(jobs))
-        else:
-            for job in todo:
-                tr = one(job)
+
+        def keep(results: Any) -> None:  # each trace appended as it ends (a killed run keeps it)
+            nonlocal finished
+            for tr in results:
                 fh.write(dumps(tr) + "\n")
                 fh.flush()
                 done[(tr.task_id, tr.trial)] = tr
                 finished += 1
                 if on_progress:
                     on_progress(finished, len(jobs))
+
+        if concurrency > 1 and len(todo) > 1:
+            warm = getattr(w.state, "warm", None)  # DuckDB: make the lanes before the clock matters
+            if warm is not None:
+                warm(min(concurrency, len(todo)))
+            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+                keep(pool.map(one, todo))
+        else:
+            keep(map(one, todo))
     traces = [done[(t.id, k)] for t, k in jobs]
     _write_atomic(path, "".join(dumps(tr) + "\n" for tr in traces))
     result = _score(w, traces, out)

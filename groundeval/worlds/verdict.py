@@ -23,7 +23,7 @@ from typing import Any
 
 from ..tasks.score import canonical_json
 from .load import World
-from .model import Action, WorldCall, WorldFlag, WorldTask, WorldTrace, WorldVerdict
+from .model import FAILURE_CLASSES, Action, WorldCall, WorldFlag, WorldTask, WorldTrace, WorldVerdict
 from .policy import trace_flags
 from .state import WorldToolError, diff_changes
 from .tools import argument_errors
@@ -245,16 +245,7 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
         classes.append("missing_output")
     if empty and "incomplete" not in classes:
         classes.append("incomplete")
-    order = [
-        "agent_error",
-        "user_error",
-        "wrong_end_state",
-        "incomplete",
-        "forbidden_side_effect",
-        "policy_breach",
-        "missing_output",
-    ]
-    classes = [c for c in order if c in classes]
+    classes = [c for c in FAILURE_CLASSES if c in classes]
     failure_class = classes[0] if classes else "completed"
 
     components = {
