@@ -11,7 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ..models import StrictModel
 
@@ -20,6 +29,22 @@ Gate = Literal["horizon", "subsystem", "actor"]
 
 class _Strict(StrictModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _omit_at(defaults: dict[str, Any]):
+    """A wrap serializer leaving out the fields whose value is their default here: fields added
+    later, so the dumps (and contract digests) of manifests that do not use them keep their bytes."""
+
+    @model_serializer(mode="wrap")
+    def _omit(self, handler):
+        data = handler(self)
+        if isinstance(data, dict):
+            for key, default in defaults.items():
+                if key in data and data[key] == default and type(data[key]) is type(default):
+                    del data[key]
+        return data
+
+    return _omit
 
 
 def _shorthand_schema(*short_forms: dict[str, Any]):
@@ -216,10 +241,10 @@ class CausalLinkSpec(_Strict):
     outcome_template: str | None = None
     templates_as_happened: bool = Field(
         False,
-        exclude_if=lambda v: v is False,  # the default leaves dumps (and contract digests) as before the field
         description="The templates describe the cause and the effect as they happened (an original config.yaml's "
         "do): the outcome template is then never shown as an example of a different outcome.",
     )
+    _omit_defaults = _omit_at({"templates_as_happened": False})
     outcome_changed: bool = True
     mechanism_aliases: list[str] = Field(default_factory=list)
     description: str | None = None
@@ -239,11 +264,11 @@ class SearchSelector(_Strict):
     limit: int = Field(3, ge=1, le=20)
     match: Literal["bm25", "phrase"] = Field(
         "bm25",
-        exclude_if=lambda v: v == "bm25",  # the default leaves dumps (and contract digests) as before the field
         description="How a query_template selects: 'bm25' ranks the subsystem's artifacts (any query word; top "
         "limit), 'phrase' keeps those whose id, title or text holds the rendered query, case-insensitive (first "
         "limit by id; what an original config.yaml's selectors mean).",
     )
+    _omit_defaults = _omit_at({"match": "bm25"})
 
     @model_validator(mode="after")
     def _one_template(self) -> "SearchSelector":
