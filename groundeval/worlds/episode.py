@@ -144,10 +144,13 @@ class WorldEpisode:
         before = self._state.changes(tables) if tables else {}
         try:
             result = self._state.run(tool, spec, args)
-        except WorldToolError as exc:
+        except Exception as exc:  # WorldToolError: the tool's error result; anything else: the world's own bug
+            error = (
+                str(exc) if isinstance(exc, WorldToolError) else f"the tool failed: {type(exc).__name__}: {exc}"[:500]
+            )
             return self._record(
                 WorldCall(
-                    step=step, tool=tool, arguments=args, kind=spec.kind, status="error", error=str(exc), flags=flags
+                    step=step, tool=tool, arguments=args, kind=spec.kind, status="error", error=error, flags=flags
                 )
             )
         diff = {}

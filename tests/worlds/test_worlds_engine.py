@@ -413,3 +413,32 @@ def test_mcp_hub_serialises_calls_of_one_episode(shop, tmp_path):
     assert len(traces) == 2
     for tr in traces:  # every call of an episode ran on its own state, in one order, none lost mid-way
         assert [c.step for c in tr.calls] == list(range(len(tr.calls))) and all(c.status == "ok" for c in tr.calls)
+
+
+def test_python_tool_that_crashes_is_an_error_result_not_the_agents_exception(shop_copy):
+    # a world's own bug (a Python tool raising something else than WorldToolError) on arguments
+    # the gold replay never tried: recorded as the call's error result, the state as before; it
+    # does not reach the agent as an exception (an agent that does not catch it was agent_error,
+    # one that caught it left no record of the call)
+    from groundeval.worlds import load_world
+
+    tools = shop_copy / "tools.py"
+    tools.write_text(
+        tools.read_text().replace(
+            "    n = state.one(", "    if note == 'crash':\n        {}['bug']\n    n = state.one(", 1
+        )
+    )
+    world = load_world(shop_copy)
+    try:
+        task = world.task("ticket-and-refund")
+        ep = WorldEpisode(world, task)
+        assert ep.call("open_ticket", {"order_id": "O-1004", "note": "a"})["ok"]
+        digest = ep._state.digest()
+        got = ep.call("open_ticket", {"order_id": "O-1004", "note": "crash"})
+        assert not got["ok"] and "KeyError" in got["error"]
+        assert ep.calls[-1].status == "error" and ep._state.digest() == digest
+        assert ep.call("open_ticket", {"order_id": "O-1004", "note": "b"})["result"] == {"ticket_id": "T-002"}
+        tr = ep.finish()
+        assert tr.ended_by != "error"
+    finally:
+        world.close()
