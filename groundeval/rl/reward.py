@@ -51,12 +51,12 @@ def rl_score(question: Any, trace: Any, config: Any = None) -> Any:
     The scorer's own verdict when nothing is flagged."""
     from dataclasses import replace
 
-    from ..scoring.score import _verdict, path_facts
+    from ..scoring.score import path_facts, score_facts
 
     p = path_facts(trace)
     if p.bad:
         p = replace(p, units=p.bad + 1)
-    return _verdict(question, p, trace.final_answer, trace.mode, trace.trial, trace.agent, config, trace.status)
+    return score_facts(question, p, trace.final_answer, trace.mode, trace.trial, trace.agent, config, trace.status)
 
 
 @dataclass(frozen=True)

@@ -252,12 +252,12 @@ def voided(values: dict[str, Any], reason: str) -> dict[str, Any]:
 
 def score(question: Question, trace: Trace, config: ScoringConfig | None = None) -> QuestionScore:
     """Score one trace against its question. Pure and deterministic."""
-    return _verdict(
+    return score_facts(
         question, path_facts(trace), trace.final_answer, trace.mode, trace.trial, trace.agent, config, trace.status
     )
 
 
-def _verdict(
+def score_facts(
     question: Question,
     p: PathFacts,
     final_answer: Any,
