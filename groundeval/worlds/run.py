@@ -179,8 +179,9 @@ def _kept(w: World, path: Path, agent_name: str, jobs, resume: bool, overwrite: 
             raise UsageError.single(
                 "--out", f"{path} holds traces of agent {tr.agent!r} on world {tr.world!r}: use another --out"
             )
-        fresh = tr.world_digest == w.state_for(w.task(tr.task_id)).initial_digest
-        if fresh and (tr.task_id, tr.trial) in wanted:  # a trace of a changed world is run again
+        if (tr.task_id, tr.trial) not in wanted:  # a task the world no longer has, or a trial not asked for
+            continue
+        if tr.world_digest == w.state_for(w.task(tr.task_id)).initial_digest:  # a changed world's: run again
             done[(tr.task_id, tr.trial)] = tr
     return done
 
@@ -203,11 +204,31 @@ def score_world(world: World | str | Path, traces_path: str | Path, out: str | P
         traces = read_traces(Path(traces_path))
         if not traces:
             raise ContractError.single(str(traces_path), "no traces")
+        ids = {t.id for t in w.tasks}
+        seen: dict[tuple[str, int], int] = {}
         for n, t in enumerate(traces, start=1):
+            where = {"record": str(n)}
             if t.world != w.name:
+                raise ContractError.single(str(traces_path), f"a trace of world {t.world!r}, not {w.name!r}", **where)
+            if t.task_id not in ids:
                 raise ContractError.single(
-                    str(traces_path), f"a trace of world {t.world!r}, not {w.name!r}", record=str(n)
+                    str(traces_path), f"no task {t.task_id!r} in world {w.name}", field="task_id", **where
                 )
+            if t.agent != traces[0].agent:
+                raise ContractError.single(
+                    str(traces_path),
+                    f"a trace of agent {t.agent!r} among traces of {traces[0].agent!r}: one agent per file",
+                    field="agent",
+                    **where,
+                )
+            if (t.task_id, t.trial) in seen:
+                raise ContractError.single(
+                    str(traces_path),
+                    f"task {t.task_id!r} trial {t.trial} again (record {seen[t.task_id, t.trial]} has it)",
+                    field="trial",
+                    **where,
+                )
+            seen[t.task_id, t.trial] = n
             task = w.task(t.task_id)
             if t.world_digest != w.state_for(task).initial_digest:
                 raise ContractError.single(

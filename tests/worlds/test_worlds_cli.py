@@ -203,3 +203,36 @@ def test_a_run_where_the_agent_did_nothing_fails_and_the_gate_fails_it(capsys, t
     code, _, err = cli(capsys, "worlds", "gate", str(out), "--min-reward", "0")
     assert code == 1 and "5 episodes are empty" in err
     assert cli(capsys, "worlds", "gate", str(out), "--min-reward", "0", "--allow-errors")[0] == 0
+
+
+def test_score_locates_traces_that_do_not_belong_together(capsys, tmp_path):
+    # an unknown task, a second trace of one (task, trial), two agents in one file: each a located
+    # error (file, record, field) — not an error naming the world folder, and not a report that
+    # counts an episode twice or names only the first agent
+    out = tmp_path / "g"
+    assert cli(capsys, "run", str(SHOP), "--agent", "gold", "--out", str(out), "-q")[0] == 0
+    lines = (out / "traces.jsonl").read_text().splitlines()
+
+    def score(records):
+        path = tmp_path / "t.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        return cli(capsys, "worlds", "score", str(SHOP), str(path), "--out", str(tmp_path / "s"))
+
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    code, _, err = score([first, {**second, "task_id": "nope"}])
+    assert code == 2 and "t.jsonl (record 2) field 'task_id'" in err and "'nope'" in err
+    code, _, err = score([first, second, first])
+    assert code == 2 and "t.jsonl (record 3) field 'trial'" in err and "again" in err
+    code, _, err = score([first, {**second, "agent": "other"}])
+    assert code == 2 and "t.jsonl (record 2) field 'agent'" in err
+
+
+def test_resume_skips_a_trace_of_a_task_the_world_no_longer_has(capsys, tmp_path):
+    out = tmp_path / "g"
+    assert cli(capsys, "run", str(SHOP), "--agent", "gold", "--out", str(out), "-q")[0] == 0
+    path = out / "traces.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[1:], json.dumps({**json.loads(lines[0]), "task_id": "gone"})]) + "\n")
+    code, _, err = cli(capsys, "run", str(SHOP), "--agent", "gold", "--out", str(out), "--resume", "-q")
+    assert code == 0, err
+    assert path.read_text().splitlines() == lines  # the missing task run again, the stray trace dropped
