@@ -177,19 +177,6 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
     n_flagged = sum(1 for f in flags if f)
 
     state_match = trace.final_digest == expected_digest
-    state_diff = {}
-    inconsistent = []
-    if not state_match and replay:
-        base = world.state_for(task)
-        digest, changes, inconsistent = replay_writes(world, trace.calls, task)
-        if digest != trace.final_digest:
-            inconsistent.append("the recorded writes do not reproduce the trace's final digest")
-        ep = base.fork()
-        try:
-            state_diff = diff_changes(base.keys, expected_changes, changes, ep.initial_rows)
-        finally:
-            ep.close()
-
     gold_writes = [a for a in task.gold_actions if tools[a.tool].kind == "write" and not a.expect_error]
     done = _successful_writes(world, trace.calls)
     left = Counter(_action_key(c.tool, c.arguments) for c in done)
@@ -206,6 +193,25 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
         if left[k] > 0 and c.by == "agent":
             left[k] -= 1
             extra.append(Action(tool=c.tool, arguments=c.arguments))
+
+    state_diff = {}
+    inconsistent = []
+    # the claimed end state is checked by replaying the recorded writes, unless they match and are
+    # the gold writes themselves (the expected digest is theirs by construction)
+    as_gold = Counter(_action_key(c.tool, c.arguments) for c in done) == Counter(
+        _action_key(a.tool, a.arguments) for a in gold_writes
+    )
+    if replay and not (state_match and as_gold):
+        base = world.state_for(task)
+        digest, changes, inconsistent = replay_writes(world, trace.calls, task)
+        if digest != trace.final_digest:
+            inconsistent.append("the recorded writes do not reproduce the trace's final digest")
+        if not state_match:
+            ep = base.fork()
+            try:
+                state_diff = diff_changes(base.keys, expected_changes, changes, ep.initial_rows)
+            finally:
+                ep.close()
 
     forbidden = set(world.contract_for(task).forbidden_tools)
     forbidden_ok = [c for c in trace.calls if c.status == "ok" and c.tool in forbidden and c.by == "agent"]

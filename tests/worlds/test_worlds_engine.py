@@ -442,3 +442,15 @@ def test_python_tool_that_crashes_is_an_error_result_not_the_agents_exception(sh
         assert tr.ended_by != "error"
     finally:
         world.close()
+
+
+def test_a_trace_claiming_the_gold_digest_without_its_writes_is_agent_error(shop):
+    # the expected digest copied onto a trace whose recorded writes do not produce it (the write
+    # removed): the claimed end state is checked by replay whenever the writes differ from gold's
+    task = shop.task("refund-damaged")
+    tr = run_episode(shop, task, make_agent("gold"))
+    kept = [c for c in tr.calls if c.tool != "refund_order"]
+    forged = WorldTrace.model_validate({**tr.model_dump(), "calls": [c.model_dump() for c in kept]})
+    v = verdict(shop, task, forged)
+    assert v.state_match and v.failure_class == "agent_error" and v.reward == 0.0 and v.replay_problems
+    assert verdict(shop, task, tr).failure_class == "completed"  # the real trace: no replay needed, completed
