@@ -95,7 +95,11 @@ def load_python_tool(ref: str, folder: Path, source: str, field: str) -> Callabl
                 assert spec is not None and spec.loader is not None
                 module = importlib.util.module_from_spec(spec)
                 sys.modules[unique] = module
-                spec.loader.exec_module(module)
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    del sys.modules[unique]  # never kept half run: the next load fails the same way
+                    raise
         else:
             module = importlib.import_module(mod_name)
     except Exception as exc:  # the world's own code failed to import: a located user error

@@ -217,3 +217,11 @@ def test_python_tool_that_crashes_on_the_gold_replay_is_located(shop_copy):
     (p,) = exc.value.problems
     assert p.file.endswith("tasks.jsonl") and p.line == 5 and p.field == "gold_actions.3"
     assert "open_ticket" in p.message and "KeyError" in p.message
+
+
+def test_python_tools_that_fail_to_import_fail_the_same_way_every_time(shop_copy):
+    tools = shop_copy / "tools.py"
+    tools.write_text(tools.read_text() + "\nraise RuntimeError('half written')\n")
+    for _ in range(2):  # a failed import is not left behind as a module without its functions
+        p = _problem(shop_copy)
+        assert p.field.startswith("tools.") and "half written" in p.message, p.message
