@@ -88,7 +88,9 @@ def load_python_tool(ref: str, folder: Path, source: str, field: str) -> Callabl
     local = folder / (mod_name.replace(".", "/") + ".py")
     try:
         if local.is_file():
-            unique = "groundeval_world_" + hashlib.sha256(str(local.resolve()).encode()).hexdigest()[:16]
+            # one module per file and content: the same file is imported once, an edited one again
+            key = str(local.resolve()).encode() + b"\0" + local.read_bytes()
+            unique = "groundeval_world_" + hashlib.sha256(key).hexdigest()[:16]
             module = sys.modules.get(unique)
             if module is None:
                 spec = importlib.util.spec_from_file_location(unique, local)

@@ -225,3 +225,23 @@ def test_python_tools_that_fail_to_import_fail_the_same_way_every_time(shop_copy
     for _ in range(2):  # a failed import is not left behind as a module without its functions
         p = _problem(shop_copy)
         assert p.field.startswith("tools.") and "half written" in p.message, p.message
+
+
+def test_an_edited_tools_py_is_read_again_in_the_same_process(shop_copy):
+    from groundeval.worlds.episode import WorldEpisode
+
+    def ticket(world):
+        ep = WorldEpisode(world, world.task("ticket-and-refund"))
+        try:
+            return ep.call("open_ticket", {"order_id": "O-1004", "note": "a"})["result"]
+        finally:
+            ep.finish()
+
+    w = load_world(shop_copy)
+    assert ticket(w) == {"ticket_id": "T-001"}
+    w.close()
+    tools = shop_copy / "tools.py"
+    tools.write_text(tools.read_text().replace('f"T-{n + 1:03d}"', 'f"TK-{n + 1:03d}"'))
+    w = load_world(shop_copy)
+    assert ticket(w) == {"ticket_id": "TK-001"}  # not the first load's module
+    w.close()
