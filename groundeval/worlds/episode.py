@@ -22,9 +22,10 @@ __all__ = ["WorldAgent", "WorldEpisode", "run_episode"]
 
 
 def _as_json(value: Any) -> Any:
-    """What an agent sent, as JSON data (anything else kept as its repr): a trace always writes."""
+    """What an agent sent, as JSON data (anything else kept as its repr; NaN and infinities as
+    the text "NaN", "Infinity", "-Infinity": JSON has no such number): a trace always writes."""
     try:
-        return json.loads(json.dumps(value, default=repr))
+        return json.loads(json.dumps(value, default=repr), parse_constant=str)
     except (TypeError, ValueError, RecursionError):
         return {"_unreadable": repr(value)[:1000]}
 

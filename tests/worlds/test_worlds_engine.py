@@ -454,3 +454,36 @@ def test_a_trace_claiming_the_gold_digest_without_its_writes_is_agent_error(shop
     v = verdict(shop, task, forged)
     assert v.state_match and v.failure_class == "agent_error" and v.reward == 0.0 and v.replay_problems
     assert verdict(shop, task, tr).failure_class == "completed"  # the real trace: no replay needed, completed
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_number_that_json_cannot_hold_is_an_invalid_call_recorded_as_sent(shop_copy, value):
+    # NaN / infinity from a Python agent: JSON has no such number (the trace would write null and
+    # a replay would differ), so it is kept as its text and the schema rejects it: an invalid call
+    from groundeval.worlds import load_world
+    from groundeval.worlds.run import dumps
+
+    m = shop_copy / "world.yaml"
+    m.write_text(
+        m.read_text().replace(
+            "  refund_order:\n",
+            "  cheaper_than:\n    kind: read\n    description: Orders cheaper than x.\n"
+            "    arguments:\n      x: {type: number, required: true}\n"
+            "    sql: SELECT count(*) AS n FROM orders WHERE total < $x\n    returns: one\n"
+            "  refund_order:\n",
+            1,
+        )
+    )
+    world = load_world(shop_copy)
+    try:
+        ep = WorldEpisode(world, world.task("status-only"))
+        got = ep.call("cheaper_than", {"x": value})
+        assert not got["ok"] and "is not of type 'number'" in got["error"]
+        assert ep.call("cheaper_than", {"x": 50})["ok"]
+        tr = ep.finish()
+        assert tr.calls[0].status == "invalid" and tr.calls[0].arguments == {
+            "x": repr(value).replace("inf", "Infinity").replace("nan", "NaN")
+        }
+        assert WorldTrace.model_validate_json(dumps(tr)) == tr
+    finally:
+        world.close()
