@@ -97,7 +97,8 @@ def fact_text(key: str, value: Any) -> str:
 
 
 def is_yes(text: str) -> bool:
-    return _norm(text).startswith("yes")
+    """The reply starts with the word "yes" ("Yesterday ..." is no yes)."""
+    return re.match(r"yes\b", _norm(text)) is not None
 
 
 class _Session:
@@ -149,7 +150,7 @@ def statement_errors(task: WorldTask, reply: str, asked: str | None) -> list[str
         return out  # the script's own words
     text = _norm(reply)
     if asked is not None:
-        if text.startswith("yes") and asked not in u.confirms:
+        if is_yes(text) and asked not in u.confirms:
             out.append(f"the user confirmed {asked}, which the task does not confirm")
         if re.match(r"no\b", text) and asked not in u.declines:
             out.append(f"the user declined {asked}, which the task does not decline")

@@ -7,7 +7,7 @@ import pytest
 from groundeval.worlds import STOP
 from groundeval.worlds.agents import BASELINES, EXPECTED, applies, make_agent
 from groundeval.worlds.episode import WorldEpisode, run_episode
-from groundeval.worlds.model import WorldTrace
+from groundeval.worlds.model import WorldTask, WorldTrace
 from groundeval.worlds.scorecard import scorecard
 from groundeval.worlds.verdict import verdict
 
@@ -487,3 +487,17 @@ def test_a_number_that_json_cannot_hold_is_an_invalid_call_recorded_as_sent(shop
         assert WorldTrace.model_validate_json(dumps(tr)) == tr
     finally:
         world.close()
+
+
+@pytest.mark.parametrize(
+    ("reply", "yes"),
+    [("yes", True), ("Yes, go ahead.", True), ("yes!", True), ("Yesterday it broke.", False), ("yessir", False)],
+)
+def test_a_yes_is_the_word_yes_not_a_word_starting_with_it(reply, yes):
+    # a model user answering "Yesterday ..." to a confirmation request neither grants the write
+    # nor is counted as a confirmation its task does not give
+    from groundeval.worlds.simulator import is_yes, statement_errors
+
+    assert is_yes(reply) is yes
+    task = WorldTask.model_validate({"id": "t", "user": {"opening": "hi"}, "gold_actions": []})
+    assert bool(statement_errors(task, reply, "refund_order")) is yes
