@@ -21,7 +21,7 @@ from .model import WorldTask, WorldTrace, WorldVerdict
 from .simulator import UserSimulator
 from .verdict import verdict
 
-__all__ = ["SAY", "WorldEnv", "shaped_reward"]
+__all__ = ["SAY", "WorldEnv", "say_call", "shaped_reward"]
 
 SAY = "say_to_user"
 AFTER_DONE = {"ok": False, "result": None, "error": "the episode is over; call reset() for the next one"}
@@ -45,6 +45,21 @@ def _parse(action: Any) -> tuple[Any, Any]:
                 pass  # not JSON: the text as sent, recorded as WorldEpisode.call records it (issue 30 item 8)
         return name, args
     return action, None
+
+
+def say_call(episode: WorldEpisode, arguments: Any) -> dict[str, Any]:
+    """A ``say_to_user`` call: the message said (the user's reply is the result), or, without a
+    text, the invalid call it is (recorded as a call of a tool the world does not have). Only
+    ``done: true`` ends the agent's part. The adapters' ``say_to_user`` records alike."""
+    text = arguments.get("text") if isinstance(arguments, dict) else None
+    if not isinstance(text, str):
+        ended = episode.done
+        out = episode.call(SAY, arguments)
+        if ended:
+            return out
+        return {"ok": False, "result": None, "error": 'say_to_user takes {"text": string, "confirm"?, "done"?}'}
+    reply = episode.say(text, confirm=arguments.get("confirm"), done=arguments.get("done") is True)
+    return {"ok": True, "result": {"reply": reply}, "error": None}
 
 
 class WorldEnv:
@@ -123,12 +138,7 @@ class WorldEnv:
         if self.final is not None:
             return dict(AFTER_DONE), True, 0.0, {"after_done": True}
         name, args = _parse(action)
-        if name == SAY:
-            a = args if isinstance(args, dict) else {}
-            reply = self.episode.say(str(a.get("text", "")), confirm=a.get("confirm"), done=bool(a.get("done")))
-            result: dict[str, Any] = {"ok": True, "result": {"reply": reply}, "error": None}
-        else:
-            result = self.episode.call(name, args)
+        result = say_call(self.episode, args) if name == SAY else self.episode.call(name, args)
         info = {"steps": len(self.episode.calls)}
         if not self.episode.done:
             return result, False, 0.0, info

@@ -47,3 +47,23 @@ def test_end_without_stop_scores_what_was_done(shop):
     reward, info = env.end()
     assert info["verdict"]["failure_class"] == "incomplete" and reward == info["verdict"]["s_adj"] < 1.0
     assert env.end() == (reward, info)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{}, {"text": 3}, None, "not an object", {"text": "All done?", "done": "false"}, {"text": "ok", "done": True}],
+)
+def test_say_to_user_is_recorded_as_the_adapters_record_it(shop, args):
+    # one pseudo-tool, one record whatever the route: a say_to_user without text is an invalid
+    # call (was: an empty message said to the user), and only done: true (not "false") ends
+    from groundeval.adapters.core import world_call
+    from groundeval.worlds.episode import WorldEpisode
+
+    env = WorldEnv(shop)
+    env.reset("status-only")
+    got, *_ = env.step((SAY, args))
+    ep = WorldEpisode(shop, shop.task("status-only"), agent="policy")
+    want = world_call(ep, SAY, args)
+    assert got == want
+    mine, theirs = env.episode.finish(), ep.finish()
+    assert mine.calls == theirs.calls and mine.messages == theirs.messages
