@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol, runtime_checkable
 
+from ..contract.limits import MAX_DEPTH
 from .load import World
 from .model import STOP, ConfirmRequest, WorldCall, WorldFlag, WorldMessage, WorldTask, WorldTrace
 from .policy import REFUSABLE, call_flags
@@ -21,9 +22,41 @@ from .tools import ToolInfo, argument_errors, tool_infos
 __all__ = ["WorldAgent", "WorldEpisode", "run_episode"]
 
 
+def _too_deep(value: Any) -> bool:
+    """Nested deeper than the input limit (``MAX_DEPTH``), found without recursion (depth first,
+    so a structure holding itself is caught as soon as its first path gets that deep)."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list, tuple)):
+            if depth >= MAX_DEPTH:
+                return True
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
+def _nested(value: Any) -> str:
+    return f"<{type(value).__name__} nested deeper than {MAX_DEPTH} levels>"
+
+
+def _as_text(value: Any) -> str:
+    """What an agent said, as text (a message nested too deeply to print is named as such)."""
+    if isinstance(value, str):
+        return value
+    if _too_deep(value):
+        return _nested(value)
+    try:
+        return str(value)
+    except Exception:  # an object whose str() fails: its type named instead
+        return f"<{type(value).__name__}>"
+
+
 def _as_json(value: Any) -> Any:
     """What an agent sent, as JSON data (anything else kept as its repr; NaN and infinities as
-    the text "NaN", "Infinity", "-Infinity": JSON has no such number): a trace always writes."""
+    the text "NaN", "Infinity", "-Infinity": JSON has no such number): a trace always writes.
+    Data nested deeper than the input limit is replaced by a note saying so (an invalid call)."""
+    if _too_deep(value):
+        return {"_unreadable": _nested(value)}
     try:
         return json.loads(json.dumps(value, default=repr), parse_constant=str)
     except (TypeError, ValueError, RecursionError):
@@ -180,7 +213,7 @@ class WorldEpisode:
                 req = confirm if isinstance(confirm, ConfirmRequest) else ConfirmRequest.model_validate(confirm)
             except Exception:  # a malformed confirm request is the agent's text, kept as text
                 req = None
-        msg = WorldMessage(role="assistant", text=str(text), step=len(self.calls), confirm=req, done=bool(done))
+        msg = WorldMessage(role="assistant", text=_as_text(text), step=len(self.calls), confirm=req, done=bool(done))
         self.messages.append(msg)
         reply = str(self._session.reply(msg))
         asked = asked_confirmation(msg, self._writes)

@@ -501,3 +501,21 @@ def test_a_yes_is_the_word_yes_not_a_word_starting_with_it(reply, yes):
     assert is_yes(reply) is yes
     task = WorldTask.model_validate({"id": "t", "user": {"opening": "hi"}, "gold_actions": []})
     assert bool(statement_errors(task, reply, "refund_order")) is yes
+
+
+def test_arguments_and_text_nested_too_deeply_are_recorded_not_raised(shop):
+    # an object nested 100,000 levels deep: every reader of it recurses (JSON, repr, str), so it
+    # was a RecursionError out of call() and say(); now an invalid call / a message, recorded
+    from groundeval.worlds.run import dumps
+
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    ep = WorldEpisode(shop, shop.task("status-only"))
+    got = ep.call("get_order", {"order_id": deep})
+    assert not got["ok"] and ep.calls[-1].status == "invalid"
+    assert not ep.call("get_order", deep)["ok"]
+    ep.say(deep)
+    tr = ep.finish()
+    assert len(tr.calls) == 2 and "nested" in tr.messages[1].text
+    assert WorldTrace.model_validate_json(dumps(tr)) == tr
