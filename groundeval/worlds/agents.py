@@ -13,6 +13,7 @@ from typing import Any, Callable
 from ..errors import UsageError
 from .episode import WorldEpisode
 from .model import Action, WorldTask
+from .simulator import is_yes
 from .tools import humanise
 
 __all__ = ["BASELINES", "EXPECTED", "GoldAgent", "applies", "make_agent"]
@@ -53,7 +54,7 @@ class GoldAgent:
             f"I can {humanise(action.tool)} with {_args_text(action.arguments)}. Shall I proceed?",
             confirm={"tool": action.tool, "arguments": action.arguments},
         )
-        return reply.strip().casefold().startswith("yes")
+        return is_yes(reply)
 
     def act(self, episode: WorldEpisode, task: WorldTask) -> None:
         for action in self.actions(episode, task):

@@ -287,7 +287,10 @@ def _tools(manifest: WorldManifest, folder: Path, src: str, node: yaml.Node | No
         if tool.python is not None and manifest.state is None:
             python_tools[name] = load_python_tool(tool.python, folder, src, f"tools.{name}.python")
         for i, stmt in enumerate(tool.statements):
-            why = unsafe_statement(stmt)
+            unknown = sorted(set(sql.parameters(stmt)) - set(tool.arguments))
+            why = unsafe_statement(stmt) or (
+                f"${unknown[0]} is not an argument of this tool (it would be NULL on every call)" if unknown else None
+            )
             if why is not None:
                 loc = ("tools", name, "sql", *((i,) if isinstance(tool.sql, list) else ()))
                 problems.append(Problem(src, why, line=_line(node, loc), field=".".join(map(str, loc))))

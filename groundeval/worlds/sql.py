@@ -111,6 +111,13 @@ def duplicate_key(con: Any, name: str, keys: list[str]) -> tuple[Any, ...] | Non
 
 
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def parameters(stmt: str) -> list[str]:
+    """The ``$name`` parameters a statement binds."""
+    return _PARAM.findall(stmt)
+
+
 _DML = re.compile(r"^\s*(UPDATE|INSERT|DELETE)\b", re.IGNORECASE)
 
 

@@ -245,3 +245,15 @@ def test_an_edited_tools_py_is_read_again_in_the_same_process(shop_copy):
     w = load_world(shop_copy)
     assert ticket(w) == {"ticket_id": "TK-001"}  # not the first load's module
     w.close()
+
+
+def test_a_sql_parameter_that_is_no_argument_is_located(shop_copy):
+    # a typo in $name bound NULL on every call: a read that never finds anything, silently
+    m = shop_copy / "world.yaml"
+    text = m.read_text().replace(
+        "WHERE customer_id = $customer_id ORDER BY", "WHERE customer_id = $customerid ORDER BY"
+    )
+    m.write_text(text)
+    p = _problem(shop_copy)
+    assert p.field == "tools.list_orders.sql" and "$customerid" in p.message
+    assert "$customerid" in text.split("\n")[p.line - 1]
