@@ -214,12 +214,15 @@ def _validation_problems(exc: ValidationError, src: str, node: yaml.Node | None,
     return out
 
 
-def _inside(folder: Path, rel: str, src: str, field: str) -> Path:
+def _inside(folder: Path, rel: str, src: str, field: str, node: yaml.Node | None = None) -> Path:
+    """The file ``rel`` of the world folder; else a problem at the manifest's ``field`` (its line
+    from ``node``, the manifest's YAML)."""
     p = (folder / rel).resolve()
+    line = _line(node, tuple(field.split("."))) if node is not None else None
     if not p.is_relative_to(folder.resolve()):
-        raise ContractError.single(src, f"{rel!r} is outside the world folder", field=field)
+        raise ContractError.single(src, f"{rel!r} is outside the world folder", line=line, field=field)
     if not p.is_file():
-        raise ContractError.single(src, f"{rel!r}: no such file in the world folder", field=field)
+        raise ContractError.single(src, f"{rel!r}: no such file in the world folder", line=line, field=field)
     return p
 
 
@@ -242,7 +245,7 @@ def load_world(path: str | Path, *, check_gold: bool = True) -> World:
         manifest = WorldManifest.model_validate(data)
     except ValidationError as exc:
         raise ContractError(_validation_problems(exc, src, node)) from None
-    policy_path = _inside(folder, manifest.policy, src, "policy")
+    policy_path = _inside(folder, manifest.policy, src, "policy", node)
     policy = policy_path.read_text(encoding="utf-8")
     python_tools = _tools(manifest, folder, src, node)
     if manifest.state is not None:
@@ -253,7 +256,7 @@ def load_world(path: str | Path, *, check_gold: bool = True) -> World:
         if isinstance(state, sql.DuckWorldState):
             _check_sql(manifest, state, src, node)
         contract = _contract(manifest)
-        tasks, lines = _load_tasks(folder, manifest, src)
+        tasks, lines = _load_tasks(folder, manifest, src, node)
         world = World(
             folder=folder,
             manifest=manifest,
@@ -450,7 +453,7 @@ def _load_state(  # noqa: C901 - one pass per table, each format its branch
         for name in sorted(m.tables):
             t = m.tables[name]
             field_ = f"tables.{name}.source"
-            path = _inside(folder, t.source, src, field_)
+            path = _inside(folder, t.source, src, field_, node)
             tsrc = str(path)
             suffix = path.suffix.lower()
             if suffix in (".jsonl", ".json"):
@@ -519,9 +522,11 @@ def _load_state(  # noqa: C901 - one pass per table, each format its branch
 # --------------------------------------------------------------------------- tasks
 
 
-def _load_tasks(folder: Path, m: WorldManifest, msrc: str) -> tuple[list[WorldTask], dict[str, int | None]]:
+def _load_tasks(
+    folder: Path, m: WorldManifest, msrc: str, mnode: yaml.Node | None = None
+) -> tuple[list[WorldTask], dict[str, int | None]]:
     """The tasks in id order, and each one's line in the file."""
-    path = _inside(folder, m.tasks, msrc, "tasks")
+    path = _inside(folder, m.tasks, msrc, "tasks", mnode)
     src = str(path)
     problems: list[Problem] = []
     raw: list[tuple[int | None, Any, yaml.Node | None]] = []

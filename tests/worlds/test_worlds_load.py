@@ -257,3 +257,18 @@ def test_a_sql_parameter_that_is_no_argument_is_located(shop_copy):
     p = _problem(shop_copy)
     assert p.field == "tools.list_orders.sql" and "$customerid" in p.message
     assert "$customerid" in text.split("\n")[p.line - 1]
+
+
+@pytest.mark.parametrize(
+    ("remove", "field", "line_text"),
+    [
+        ("policy.md", "policy", "policy: policy.md"),
+        ("state/customers.csv", "tables.customers.source", "customers: {source: state/customers.csv"),
+        ("tasks.jsonl", "tasks", "tasks: tasks.jsonl"),
+    ],
+)
+def test_a_missing_file_is_located_at_its_manifest_line(shop_copy, remove, field, line_text):
+    (shop_copy / remove).unlink()
+    p = _problem(shop_copy)
+    assert p.field == field and p.line is not None
+    assert (shop_copy / "world.yaml").read_text().split("\n")[p.line - 1].strip().startswith(line_text)
