@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+import weakref
 from pathlib import Path
 from typing import Any, Callable
 
@@ -49,14 +50,17 @@ def tool_infos(tools: dict[str, ToolDef]) -> list[ToolInfo]:
     return out
 
 
-_VALIDATORS: dict[int, tuple[ToolDef, Draft202012Validator]] = {}
+_VALIDATORS: dict[int, tuple[weakref.ref[ToolDef], Draft202012Validator]] = {}
 
 
 def _validator(tool: ToolDef) -> Draft202012Validator:
-    """The tool's schema validator, built once per tool object (kept with it, so its id is not reused)."""
-    got = _VALIDATORS.get(id(tool))
-    if got is None or got[0] is not tool:
-        got = _VALIDATORS[id(tool)] = (tool, Draft202012Validator(tool.json_schema()))
+    """The tool's schema validator, built once per tool object; dropped when the tool is (a
+    process that loads worlds again and again keeps only the live ones)."""
+    key = id(tool)
+    got = _VALIDATORS.get(key)
+    if got is None or got[0]() is not tool:
+        got = _VALIDATORS[key] = (weakref.ref(tool), Draft202012Validator(tool.json_schema()))
+        weakref.finalize(tool, _VALIDATORS.pop, key, None)
     return got[1]
 
 

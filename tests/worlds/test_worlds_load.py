@@ -272,3 +272,31 @@ def test_a_missing_file_is_located_at_its_manifest_line(shop_copy, remove, field
     p = _problem(shop_copy)
     assert p.field == field and p.line is not None
     assert (shop_copy / "world.yaml").read_text().split("\n")[p.line - 1].strip().startswith(line_text)
+
+
+def test_loading_a_world_again_and_again_keeps_no_validators_of_closed_worlds():
+    # the tools' schema validators were cached in a module dict holding every ToolDef ever
+    # validated: each load of a world grew it for the life of the process
+    import gc
+
+    from groundeval.worlds import tools
+    from groundeval.worlds.episode import WorldEpisode
+
+    from pathlib import Path
+
+    SHOP = Path(__file__).resolve().parent / "shop"
+
+    def one_load():
+        w = load_world(SHOP)
+        ep = WorldEpisode(w, w.task("status-only"))
+        ep.call("get_order", {"order_id": "O-1003"})
+        ep.finish()
+        w.close()
+
+    one_load()
+    gc.collect()
+    before = len(getattr(tools, "_VALIDATORS", {}))
+    for _ in range(3):
+        one_load()
+    gc.collect()
+    assert len(getattr(tools, "_VALIDATORS", {})) == before
