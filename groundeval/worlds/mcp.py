@@ -120,7 +120,13 @@ class WorldHub:
             return {"error": "no open episode with that id"}, True
         args = {k: v for k, v in arguments.items() if k != "episode_id"}
         if name == "say":
-            reply = ep.say(str(args.get("text", "")), confirm=args.get("confirm"), done=bool(args.get("done", False)))
+            text = args.get("text")
+            if not isinstance(text, str):  # not a message: recorded as the invalid call it is (as WorldEnv does)
+                out = ep.call(name, args)
+                if ep.done:
+                    self._end(eid)
+                return {"error": out["error"] if ep.done else 'say takes {"text": string, "confirm"?, "done"?}'}, True
+            reply = ep.say(text, confirm=args.get("confirm"), done=args.get("done") is True)
             if reply.strip() == STOP or ep.done:
                 self._end(eid)
             return {"reply": reply, "done": ep.done}, False

@@ -519,3 +519,23 @@ def test_arguments_and_text_nested_too_deeply_are_recorded_not_raised(shop):
     tr = ep.finish()
     assert len(tr.calls) == 2 and "nested" in tr.messages[1].text
     assert WorldTrace.model_validate_json(dumps(tr)) == tr
+
+
+def test_mcp_hub_say_records_a_call_without_text_and_ends_only_on_done_true(shop, tmp_path):
+    # as the Python API and WorldEnv: a say without a text is the invalid call it is (was: an
+    # empty message to the user), and done: "false" does not end the agent's part (was: bool())
+    pytest.importorskip("mcp")
+    from groundeval.worlds.mcp import WorldHub
+    from groundeval.worlds.run import read_traces
+
+    hub = WorldHub(shop, tmp_path / "t.jsonl")
+    eid = hub.call("start_episode", {"task_id": "status-only"})[0]["episode_id"]
+    out, is_error = hub.call("say", {"episode_id": eid, "text": "What is your order id?", "done": "false"})
+    assert not is_error and "order_id" in out["reply"] and out["done"] is False
+    out, is_error = hub.call("say", {"episode_id": eid, "confirm": {"tool": "refund_order"}})
+    assert is_error and "text" in out["error"]
+    hub.call("end_episode", {"episode_id": eid})
+    hub.close()
+    (tr,) = read_traces(tmp_path / "t.jsonl")
+    assert [m.text for m in tr.messages if m.role == "assistant"] == ["What is your order id?"]
+    assert [(c.tool, c.status) for c in tr.calls] == [("say", "invalid")]
