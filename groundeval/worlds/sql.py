@@ -11,6 +11,7 @@ key. Loading a world's tables is here too (:func:`load_tables`).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import re
@@ -574,16 +575,42 @@ _UNSAFE = re.compile(
 _CATALOG = re.compile(r"(?<![\w\"])\"?(memory|lane\d+|system|temp)\"?\s*\.", re.IGNORECASE)
 
 
+_ALLOWED = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "EXPLAIN"})
+_PARSER: list[Any] = []  # one connection, used only to parse (DuckDB's own parser: comments, several statements)
+_PARSER_LOCK = threading.Lock()
+
+
+def _statement_types(sql: str) -> list[str] | None:
+    """The types of the statements DuckDB reads in ``sql`` (None: it cannot parse it, so it
+    cannot run it either; the bind check or the call reports that)."""
+    import duckdb
+
+    with _PARSER_LOCK:
+        if not _PARSER:
+            _PARSER.append(duckdb.connect(":memory:"))
+        try:
+            return [str(st.type).rsplit(".", 1)[-1] for st in _PARSER[0].extract_statements(sql)]
+        except duckdb.Error:
+            return None
+
+
+@functools.lru_cache(maxsize=4096)  # a pure function of the text; a world runs the same few statements
 def unsafe_statement(sql: str) -> str | None:
-    """Why a tool may not run this statement (None: it may): no transaction control, schema
-    change, attachment or setting, and no other catalog than the episode's own (the initial
-    state and the other episodes' lanes are out of reach)."""
+    """Why a tool may not run this statement (None: it may): one statement, a query or a DML
+    write as DuckDB parses it (no transaction control, schema change, attachment or setting,
+    even after a comment or another statement), and no other catalog than the episode's own
+    (the initial state and the other episodes' lanes are out of reach)."""
     m = _UNSAFE.match(sql)
     if m:
         return f"{m.group(1).upper()} statements are not allowed in a tool"
     m = _CATALOG.search(sql)
     if m:
         return f"a tool names only the world's tables (not the catalog {m.group(1)!r})"
+    types = _statement_types(sql)
+    if types is not None and len(types) != 1:
+        return f"a tool runs one statement per entry, not {len(types)} (a list of statements runs them in order)"
+    if types and types[0] not in _ALLOWED:
+        return f"{types[0]} statements are not allowed in a tool"
     return None
 
 

@@ -145,6 +145,11 @@ def test_task_line_order_does_not_change_outputs(shop_copy, tmp_path):
         "ATTACH ':memory:' AS other",
         "ROLLBACK",
         "DROP TABLE orders",
+        # hidden behind a first statement or a comment: USE memory made the episode's later writes
+        # land in the initial state (every later episode saw them)
+        "DELETE FROM tickets WHERE ticket_id = $ticket_id; USE memory",
+        "-- note\\nUSE memory",
+        "/* note */ SET threads = 2",
     ],
 )
 def test_tool_sql_that_escapes_its_episode_is_refused_at_load(shop_copy, sql):
