@@ -41,6 +41,7 @@ __all__ = [
     "WorldTool",
     "converse",
     "gated_tools",
+    "pack_call",
     "parse_arguments",
     "reply_text",
     "require",
@@ -153,11 +154,24 @@ def _say(episode: WorldEpisode, arguments: Any) -> dict[str, Any]:
 def world_call(episode: WorldEpisode, name: Any, arguments: Any = None) -> dict[str, Any]:
     """Any call a model made to a world episode, by name and with its arguments as sent (an
     object, JSON text, anything): ``say_to_user``, a world tool, or a name the world does not
-    have (recorded as an invalid call, like the Python API records it)."""
+    have (recorded as an invalid call, like the Python API records it). A pack question episode
+    goes to :func:`pack_call`."""
+    if isinstance(episode, Episode):
+        return pack_call(episode, name, arguments)
     arguments = parse_arguments(arguments)
     if name == SAY_TO_USER:
         return _say(episode, arguments)
     return episode.call(name if isinstance(name, str) else str(name), arguments)
+
+
+def pack_call(episode: Episode, name: Any, arguments: Any = None) -> dict[str, Any]:
+    """Any call a model made to a pack question episode, by name and with its arguments as sent:
+    one of its tools, or a name it does not have (recorded as an invalid call, as
+    :meth:`Episode.call` records it from the Python API). :func:`world_call` sends pack
+    episodes here, so each framework's hook for calls it would answer itself serves both."""
+    if name == GET_CONTEXT and episode.mode == "context":
+        return GatedTool(GET_CONTEXT, "", {}, episode)(arguments)
+    return episode.call(name, parse_arguments(arguments))
 
 
 @dataclass(frozen=True)

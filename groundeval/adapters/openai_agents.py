@@ -15,7 +15,10 @@ which runs ``Runner.run_sync`` once per user message, keeping the history
 a tool: :class:`WorldCalls` (run hooks keeping each response's calls by id) with the run
 configuration from :func:`world_run_config` (``tool_not_found_behavior="return_error_to_model"``
 and a ``tool_error_formatter``) sends such a call to the episode as it was sent, and the model
-reads the episode's reply.
+reads the episode's reply. The same hooks and run configuration serve a pack question episode
+(``Runner.run_sync(agent, text, hooks=calls, run_config=world_run_config(calls))`` with
+``calls = WorldCalls(episode)``): without them the SDK aborts the run on an unknown tool name
+and the call never reaches the trace.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ def world_tools(episode: Any, *, say_to_user: bool = True) -> list[FunctionTool]
 class WorldCalls(RunHooks):
     """Run hooks that keep every function call the model sent (by call id), so a call to a tool
     the agent does not have reaches the episode with its arguments (:meth:`not_found`, the
-    run's ``tool_error_formatter``)."""
+    run's ``tool_error_formatter``). ``episode``: a world episode or a pack question episode."""
 
     def __init__(self, episode: Any):
         self.episode = episode

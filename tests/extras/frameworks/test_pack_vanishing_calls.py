@@ -1,0 +1,71 @@
+"""Issue 30 item 8 for pack question episodes: a call to a tool the agent does not have, and
+arguments that are not JSON, reach the trace through each framework adapter as they were sent,
+and the trace scores as the same calls made through the Python API (``Episode.call``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import need
+from framework_scenarios import answered
+from llm_server import MODEL, LLMServer, call, say
+
+import groundeval
+from groundeval.runtime.episode import Episode
+
+UNKNOWN = ("lookup_owner", {"team": "storage"})
+UNPARSABLE = ("fetch_artifact", '{"artifact_id": "PM-4')
+
+
+def _calls(questions) -> tuple[Any, list[tuple[str, Any]]]:
+    """The answered scenario with an unknown tool and an unparsable argument text in front."""
+    scenario = answered(questions)
+    return scenario.question, [UNKNOWN, UNPARSABLE, *scenario.calls]
+
+
+def _direct(store, question, calls):
+    with Episode(store, question, agent="direct") as ep:
+        for name, arguments in calls:
+            ep.call(name, arguments)
+    return ep.trace
+
+
+def _recorded(trace) -> list[tuple[Any, ...]]:
+    return [(c.tool, c.arguments, c.status, c.result_ids, c.flags, c.error) for c in trace.calls]
+
+
+def _check(store, questions, run) -> None:
+    question, calls = _calls(questions)
+    script = [call(name, args) for name, args in calls] + [say("Submitted.")]
+    with LLMServer(script) as srv, Episode(store, question, agent="framework") as ep:
+        run(srv.base_url, ep)
+        assert not srv.llm.exhausted
+    direct = _direct(store, question, calls)
+    assert [(c.tool, c.status) for c in ep.trace.calls][:2] == [
+        ("lookup_owner", "invalid"),
+        ("fetch_artifact", "invalid"),
+    ]
+    assert ep.trace.calls[1].arguments == {"_arguments": UNPARSABLE[1]}
+    assert _recorded(ep.trace) == _recorded(direct)
+    assert ep.trace.status == direct.status == "completed"
+    framework, api = groundeval.score(questions, [ep.trace])[0], groundeval.score(questions, [direct])[0]
+    assert framework.model_dump(exclude={"agent"}) == api.model_dump(exclude={"agent"})
+
+
+def test_openai_agents(store, questions):
+    agents = need("agents", "openai-agents")
+    openai = need("openai", "openai-agents")
+    from groundeval.adapters.openai_agents import WorldCalls, gated_tools, world_run_config
+
+    def run(base_url: str, ep: Episode) -> None:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="local", max_retries=0)
+        agent = agents.Agent(
+            name="analyst",
+            model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+            tools=gated_tools(ep),
+        )
+        calls = WorldCalls(ep)
+        config = world_run_config(calls, agents.RunConfig(tracing_disabled=True))
+        agents.Runner.run_sync(agent, ep.question.text, hooks=calls, run_config=config, max_turns=12)
+
+    _check(store, questions, run)
