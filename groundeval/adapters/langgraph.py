@@ -11,7 +11,10 @@ Worlds: :func:`world_tools` (the world's tools and ``say_to_user``), :func:`worl
 JSON, with the text as sent; an unknown name is recorded too, where a ``ToolNode`` would answer
 it itself), :func:`world_condition` (routes to that node while there is a call of either
 kind), :func:`world_graph` (model node + that node) and :class:`WorldAgent` (one graph run per
-user message, the messages kept, the policy as the system message).
+user message, the messages kept, the policy as the system message). The node and the graph
+serve a pack question episode too (``world_graph(model, episode, gated_tools(episode))``),
+where a ``ToolNode`` answers an unknown name or unparsable arguments itself and the call never
+reaches the trace.
 """
 
 from __future__ import annotations

@@ -69,3 +69,16 @@ def test_openai_agents(store, questions):
         agents.Runner.run_sync(agent, ep.question.text, hooks=calls, run_config=config, max_turns=12)
 
     _check(store, questions, run)
+
+
+def test_langgraph(store, questions):
+    need("langgraph", "langgraph")
+    langchain_openai = need("langchain_openai", "langgraph")
+    from groundeval.adapters.langgraph import gated_tools, world_graph
+
+    def run(base_url: str, ep: Episode) -> None:
+        model = langchain_openai.ChatOpenAI(model=MODEL, base_url=base_url, api_key="local", max_retries=0)
+        graph = world_graph(model, ep, gated_tools(ep))
+        graph.invoke({"messages": [("user", ep.question.text)]}, {"recursion_limit": 20})
+
+    _check(store, questions, run)
