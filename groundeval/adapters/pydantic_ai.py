@@ -59,12 +59,15 @@ def world_tools(episode: Any, *, say_to_user: bool = True) -> list[Tool]:
 
 class WorldModel(WrapperModel):
     """The agent's model, recording what Pydantic AI answers without a tool: a call to a name
-    the request did not declare, or to a world tool with arguments that are not a JSON object."""
+    the request did not declare, or to a world tool with arguments that are not a JSON object.
+    ``episode``: a world episode, or a pack question episode (``Agent(model,
+    tools=gated_tools(episode))`` run with ``model=WorldModel(model, episode)``)."""
 
     def __init__(self, wrapped: Any, episode: Any):
         super().__init__(wrapped)
         self.episode = episode
-        self.world_names = {t.name for t in _core_world_tools(episode)}
+        tools = _core_tools(episode) if isinstance(episode, Episode) else _core_world_tools(episode)
+        self.world_names = {t.name for t in tools}
 
     async def request(self, messages: Any, model_settings: Any, model_request_parameters: Any) -> Any:
         response = await super().request(messages, model_settings, model_request_parameters)

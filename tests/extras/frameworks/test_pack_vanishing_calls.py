@@ -82,3 +82,18 @@ def test_langgraph(store, questions):
         graph.invoke({"messages": [("user", ep.question.text)]}, {"recursion_limit": 20})
 
     _check(store, questions, run)
+
+
+def test_pydantic_ai(store, questions):
+    pydantic_ai = need("pydantic_ai", "pydantic-ai")
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from groundeval.adapters.pydantic_ai import WorldModel, gated_tools
+
+    def run(base_url: str, ep: Episode) -> None:
+        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=base_url, api_key="local"))
+        agent = pydantic_ai.Agent(model, instructions="Answer through the tools.", tools=gated_tools(ep), retries=3)
+        agent.run_sync(ep.question.text, model=WorldModel(model, ep))
+
+    _check(store, questions, run)
