@@ -131,10 +131,11 @@ class _Unparsed:
 
 
 class WorldMiddleware(GatedMiddleware):
-    """:class:`GatedMiddleware` for a world episode's tools."""
+    """:class:`GatedMiddleware` for a world episode's tools (or a pack question episode's)."""
 
     def __init__(self, episode: Any, unparsed: _Unparsed):
-        self._tools = {t.name: t for t in _core_world_tools(episode)}
+        tools = _core_tools(episode) if isinstance(episode, Episode) else _core_world_tools(episode)
+        self._tools = {t.name: t for t in tools}
         self._unparsed = unparsed
 
     def _raw(self, name: str, arguments: Any) -> tuple[bool, Any]:
@@ -174,7 +175,9 @@ class WorldChatMiddleware(ChatMiddleware):
 
 def world_middleware(episode: Any) -> list[Any]:
     """``Agent(client, tools=world_tools(ep), middleware=world_middleware(ep))``: every call the
-    model makes reaches the episode as sent."""
+    model makes reaches the episode as sent. A pack question episode takes it too, with
+    ``tools=gated_tools(ep)`` (where :class:`GatedMiddleware` alone lets Agent Framework answer
+    an unknown name, and hand a non-JSON argument text on as ``{"raw": text}``)."""
     unparsed = _Unparsed()
     return [WorldChatMiddleware(episode, unparsed), WorldMiddleware(episode, unparsed)]
 

@@ -97,3 +97,25 @@ def test_pydantic_ai(store, questions):
         agent.run_sync(ep.question.text, model=WorldModel(model, ep))
 
     _check(store, questions, run)
+
+
+def test_agent_framework(store, questions):
+    import asyncio
+
+    agent_framework = need("agent_framework", "agent-framework")
+    need("agent_framework_openai", "agent-framework")
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    from groundeval.adapters.agent_framework import gated_tools, world_middleware
+
+    def run(base_url: str, ep: Episode) -> None:
+        client = OpenAIChatCompletionClient(model=MODEL, api_key="local", base_url=base_url)
+        agent = agent_framework.Agent(
+            client=client,
+            instructions="Answer through the tools.",
+            tools=gated_tools(ep),
+            middleware=world_middleware(ep),
+        )
+        asyncio.run(agent.run(ep.question.text))
+
+    _check(store, questions, run)
