@@ -120,7 +120,7 @@ class WorldCrewTool(GatedCrewTool):
 
     _sent: _Sent = PrivateAttr()
 
-    def __init__(self, tool: WorldTool, sent: _Sent):
+    def __init__(self, tool: WorldTool | GatedTool, sent: _Sent):
         super().__init__(tool)
         self._sent = sent
 
@@ -131,8 +131,12 @@ class WorldCrewTool(GatedCrewTool):
 
 
 def world_tools(episode: Any, *, say_to_user: bool = True) -> list[WorldCrewTool]:
-    """``Agent(..., tools=world_tools(episode))``; run the crew inside :func:`recording`."""
+    """``Agent(..., tools=world_tools(episode))``; run the crew inside :func:`recording`. A pack
+    question episode takes them too (its tools for its mode, as :func:`gated_tools`), so every
+    action its agent writes is recorded as written."""
     sent = _Sent()
+    if isinstance(episode, Episode):
+        return [WorldCrewTool(g, sent) for g in _core_tools(episode)]
     return [WorldCrewTool(t, sent) for t in _core_world_tools(episode, say_to_user=say_to_user)]
 
 

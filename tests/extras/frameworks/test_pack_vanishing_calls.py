@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import need
 from framework_scenarios import answered
 from llm_server import MODEL, LLMServer, call, say
@@ -34,9 +35,11 @@ def _recorded(trace) -> list[tuple[Any, ...]]:
     return [(c.tool, c.arguments, c.status, c.result_ids, c.flags, c.error) for c in trace.calls]
 
 
-def _check(store, questions, run) -> None:
+def _check(store, questions, run, script: list[Any] | None = None) -> None:
+    """``run(base_url, episode)`` plays ``script`` (default: the calls as native tool calls)."""
     question, calls = _calls(questions)
-    script = [call(name, args) for name, args in calls] + [say("Submitted.")]
+    if script is None:
+        script = [call(name, args) for name, args in calls] + [say("Submitted.")]
     with LLMServer(script) as srv, Episode(store, question, agent="framework") as ep:
         run(srv.base_url, ep)
         assert not srv.llm.exhausted
@@ -52,6 +55,7 @@ def _check(store, questions, run) -> None:
     assert framework.model_dump(exclude={"agent"}) == api.model_dump(exclude={"agent"})
 
 
+@pytest.mark.slow  # 7 s here, the SDK's import included
 def test_openai_agents(store, questions):
     agents = need("agents", "openai-agents")
     openai = need("openai", "openai-agents")
@@ -119,3 +123,38 @@ def test_agent_framework(store, questions):
         asyncio.run(agent.run(ep.question.text))
 
     _check(store, questions, run)
+
+
+def test_crewai(store, questions):
+    """CrewAI's agent writes ReAct text; the actions go to the episode as written."""
+    import json
+
+    crewai = need("crewai", "crewai")
+    from groundeval.adapters.crewai import recording, world_tools
+
+    question, calls = _calls(questions)
+    script = [
+        say(
+            f"Thought: I call {name}.\nAction: {name}\nAction Input: {args if isinstance(args, str) else json.dumps(args)}"
+        )
+        for name, args in calls
+    ] + [say("Thought: I now know the final answer\nFinal Answer: Submitted.")]
+
+    def run(base_url: str, ep: Episode) -> None:
+        llm = crewai.LLM(model=MODEL, provider="openai", base_url=base_url, api_key="local", max_retries=0)
+        tools = world_tools(ep)
+        agent = crewai.Agent(
+            role="analyst",
+            goal="Answer the question through the tools.",
+            backstory="An auditor.",
+            tools=tools,
+            llm=llm,
+            allow_delegation=False,
+            max_iter=10,
+            verbose=False,
+        )
+        task = crewai.Task(description=ep.question.text, expected_output="The answer, submitted.", agent=agent)
+        with recording(ep, agent, tools):
+            crewai.Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
+
+    _check(store, questions, run, script)
