@@ -398,6 +398,11 @@ class WorldVerdict(StrictModel):
         description="The trace's writes do not replay to its final digest (a forged or corrupted trace: agent_error).",
     )
     missing_outputs: list[str] = Field(default_factory=list)
+    user_errors: list[str] = Field(
+        default_factory=list,
+        description="What the user said that its task does not support, reported whether or not the episode is "
+        "classed user_error (it is only when the agent's record was clean up to the first of them).",
+    )
     flags: list[dict[str, Any]] = Field(default_factory=list, description="Flagged calls: {step, cls, message}.")
     n_calls: int
     n_flagged: int

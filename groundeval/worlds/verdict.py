@@ -7,8 +7,9 @@ nothing else; re-scoring a trace gives the same verdict. Formulas (``docs/worlds
   ``state_match`` = the trace's final digest equals the expected one;
 * components: ``state`` (1/0), ``actions`` (share of the gold writes, as a multiset of tool +
   canonical arguments, among the successful calls), ``outputs`` (share of the required outputs
-  found in the agent's messages), ``side_effects`` (1 when no successful write outside the gold
-  multiset and no successful forbidden call), ``order`` (share of the task's ordered pairs kept);
+  the agent said after they were there to read: ``_missing_outputs``), ``side_effects`` (1 when
+  no successful write outside the gold multiset and no successful forbidden call), ``order``
+  (share of the task's ordered pairs kept);
   ``score`` = their mean, 0 for an errored or empty episode;
 * ``reward`` = 1 when the state matches and every output was said (as tau2), else 0 (and 0 for
   an errored or empty episode, as its efficiency and alignment: it measured nothing);
@@ -25,6 +26,7 @@ from ..tasks.score import canonical_json
 from .load import World
 from .model import FAILURE_CLASSES, Action, WorldCall, WorldFlag, WorldTask, WorldTrace, WorldVerdict
 from .policy import trace_flags
+from .simulator import STOP, asked_confirmation, statement_errors
 from .state import WorldToolError, diff_changes
 from .tools import argument_errors
 
@@ -91,6 +93,7 @@ def _action_key(tool: str, args: dict[str, Any]) -> str:
 
 
 _ID = re.compile(r"\b[A-Za-z]{1,6}-\d+\b")
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
 
@@ -134,6 +137,90 @@ def _alignment(trace: WorldTrace) -> float:
             seen_numbers.update(_numbers_in(t))
     found = sum(1 for v in ids if v in seen_text) + sum(1 for n in numbers if n in seen_numbers)
     return found / total
+
+
+def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[str]:
+    """The required outputs not grounded in what the agent said: an output counts only when an
+    assistant message says it and it was already there to be read when that message was sent — in
+    a successful tool result obtained before it (a number also by value: "249.00" is 249), in the
+    rows a successful write made before it put in the state, in the user's words before it, or in
+    the policy. Naming every value the task might want without
+    reading it (an agent reciting status words) earns nothing."""
+    if not task.required_outputs:
+        return []
+    policy = normalise(world.policy)
+    out = []
+    for o in task.required_outputs:
+        want = normalise(o)
+        number = round(float(want), 6) if _PLAIN_NUMBER.fullmatch(want) else None
+        found = False
+        seen_text = policy
+        seen_numbers: set[float] = set()
+        n_calls = 0
+        for m in trace.messages:  # in order: what was there to read when each message was sent
+            if m.role == "user":
+                seen_text += " " + normalise(m.text)
+                if number is not None:
+                    seen_numbers.update(_numbers_in(m.text))
+                continue
+            for c in trace.calls[n_calls : m.step]:
+                if c.status == "ok":
+                    # what the call returned, and what its write put in the state (the agent did it)
+                    written = [r.after for d in c.diff.values() for r in d.changed] + [
+                        r for d in c.diff.values() for r in d.added
+                    ]
+                    seen_text += " " + normalise(canonical_json([c.result, written]))
+                    if number is not None:
+                        _walk_numbers([c.result, written], seen_numbers)
+            n_calls = max(n_calls, m.step)
+            if want in normalise(m.text) and (want in seen_text or (number is not None and number in seen_numbers)):
+                found = True
+                break
+        if not found:
+            out.append(o)
+    return out
+
+
+def _first_user_error_step(world: World, task: WorldTask, trace: WorldTrace) -> int:
+    """The calls made before the user's first statement its task does not support (recomputed
+    from the messages as the episode judged them); all the calls when none is found there."""
+    prev = None
+    for m in trace.messages:
+        if m.role == "assistant":
+            prev = m
+            continue
+        body = m.text.replace(STOP, "").strip()
+        if prev is None or not body:  # the opening is the task's own words
+            continue
+        if statement_errors(task, body, asked_confirmation(prev, world.write_tools)):
+            return m.step
+    return len(trace.calls)
+
+
+def _agent_clean_before(
+    world: World, task: WorldTask, trace: WorldTrace, flags: list[list[WorldFlag]], step: int
+) -> bool:
+    """True when the agent's own record is clean over its calls before ``step``: none flagged, none
+    failed, no successful write outside the gold multiset, no successful forbidden call. Only then
+    can the user's unsupported statement at ``step`` be what made the episode fail."""
+    tools = world.manifest.tools
+    gold = Counter(
+        _action_key(a.tool, a.arguments)
+        for a in task.gold_actions
+        if a.tool in tools and tools[a.tool].kind == "write" and not a.expect_error
+    )
+    forbidden = set(world.contract_for(task).forbidden_tools)
+    for c, fs in zip(trace.calls[:step], flags, strict=False):
+        if c.by != "agent":
+            continue
+        if fs or c.status != "ok" or c.tool in forbidden:
+            return False
+        if c.kind == "write":
+            k = _action_key(c.tool, c.arguments)
+            if gold[k] <= 0:
+                return False
+            gold[k] -= 1
+    return True
 
 
 def _efficiency(world: World, task: WorldTask, trace: WorldTrace) -> float:
@@ -224,8 +311,7 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
                     order_bad.append(f"call {c.step} ({after}) before any successful {before}")
                     break
 
-    said = normalise(" ".join(m.text for m in trace.messages if m.role == "assistant"))
-    missing_outputs = [o for o in task.required_outputs if normalise(o) not in said]
+    missing_outputs = _missing_outputs(world, task, trace)
 
     errored = trace.ended_by == "error" or bool(inconsistent)
     empty = n_calls == 0 and not any(m.role == "assistant" for m in trace.messages)
@@ -234,7 +320,7 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
     classes: list[str] = []
     if errored:
         classes.append("agent_error")
-    if trace.user_errors:
+    if trace.user_errors and _agent_clean_before(world, task, trace, flags, _first_user_error_step(world, task, trace)):
         classes.append("user_error")
     if not state_match:
         if not attempted_write:
@@ -288,6 +374,7 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
         order_violations=order_bad,
         replay_problems=inconsistent,
         missing_outputs=missing_outputs,
+        user_errors=list(trace.user_errors),
         flags=[{"step": i, "cls": f.cls, "message": f.message} for i, fs in enumerate(flags) for f in fs],
         n_calls=n_calls,
         n_flagged=n_flagged,

@@ -129,6 +129,49 @@ def test_unsupported_user_statement_is_a_user_error(shop):
     assert verdict(shop, shop.task("refund-damaged"), tr).failure_class == "user_error"
 
 
+class _LyingUser:
+    """Gives the wrong order id (O-1003 for a task about O-1001): a statement its task does not support."""
+
+    name = "liar"
+
+    def session(self, task, writes):
+        class S:
+            def reply(self, message):
+                return "order_id: O-1003"
+
+        return S()
+
+
+def test_a_user_error_does_not_hide_an_agent_failure_before_it(shop):
+    """The agent breaks a rule (a forbidden delete) before the user says anything unsupported: the
+    agent's class stands, the user's error is reported alongside."""
+    task = shop.task("refund-damaged")
+    ep = WorldEpisode(shop, task, simulator=_LyingUser())
+    ep.call("delete_customer", {"customer_id": "C-1"})
+    ep.say("your order id?")
+    ep.call("refund_order", {"order_id": "O-1003", "reason": "damaged"})
+    tr = ep.finish()
+    assert tr.user_errors
+    v = verdict(shop, task, tr)
+    assert v.failure_class != "user_error" and "user_error" not in v.classes, v.classes
+    assert v.user_errors == tr.user_errors and v.reward == 0.0
+
+
+def test_a_user_error_before_any_agent_failure_is_the_users(shop):
+    """Clean until the user's wrong id, then the agent acts on it: the user's error could have caused
+    the wrong end state, so the episode is a user_error (and the failures after it are listed too)."""
+    task = shop.task("refund-damaged")
+    ep = WorldEpisode(shop, task, simulator=_LyingUser())
+    ep.call("get_order", {"order_id": "O-1001"})
+    ep.say("your order id?")
+    ep.call("get_order", {"order_id": "O-1003"})
+    ep.call("refund_order", {"order_id": "O-1003", "reason": "damaged"})  # not delivered: fails
+    tr = ep.finish()
+    v = verdict(shop, task, tr)
+    assert v.failure_class == "user_error" and v.user_errors == tr.user_errors
+    assert v.classes[1:] and v.reward == 0.0, v.classes
+
+
 def test_agent_exception_is_agent_error_and_scores_zero(shop):
     class Crash:
         name = "crash"

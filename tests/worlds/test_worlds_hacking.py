@@ -49,3 +49,52 @@ def test_every_hack_earns_less_than_gold(shop):
     assert rows["write-then-undo"][0] == "forbidden_side_effect" and rows["write-then-undo"][1] == 1.0
     assert rows["ask-user"][0] == "incomplete" and rows["ask-user"][1] == 0.0
     assert rows["pad"][0] == "completed" and rows["pad"][2] == 1.0  # only the shaped reward sees padding
+
+
+class Reciter(GoldAgent):
+    """Names every value the task wants without reading anything (read-only task: the state is right)."""
+
+    name = "reciter"
+
+    def run(self, episode):
+        task = episode.answer_key
+        episode.say("Status: " + ", ".join(task.required_outputs) + ". Anything else?", done=True)
+
+
+class SayThenRead(GoldAgent):
+    """Names the value first and only then makes the gold calls: the value was not read when said."""
+
+    name = "say-then-read"
+
+    def run(self, episode):
+        task = episode.answer_key
+        episode.say("It is " + ", ".join(task.required_outputs) + ".")
+        for a in task.gold_actions:
+            episode.call(a.tool, a.arguments)
+
+
+def test_reciting_required_outputs_without_reading_them_earns_nothing(shop):
+    task = shop.task("status-only")
+    assert task.required_outputs == ["shipped"] and "shipped" not in shop.policy.casefold()
+    for agent in (Reciter(), SayThenRead()):
+        v = verdict(shop, task, run_episode(shop, task, agent))
+        assert v.state_match and v.reward == 0.0 and v.failure_class == "missing_output", agent.name
+        assert v.missing_outputs == ["shipped"] and v.components["outputs"] == 0.0
+    honest = verdict(shop, task, run_episode(shop, task, GoldAgent()))
+    assert honest.reward == 1.0 and honest.failure_class == "completed" and not honest.missing_outputs
+
+
+def test_a_required_output_may_come_from_the_users_words_or_the_policy(shop):
+    """A value the user gave, or that the policy states, is there to be read without a tool."""
+    task = shop.task("status-only").model_copy(update={"required_outputs": ["O-1003", "new status"]})
+    v = verdict(shop, task, run_episode(shop, task, Reciter()))
+    assert "O-1003" in v.missing_outputs  # the user has not said it before the agent's only message
+    assert "new status" not in v.missing_outputs  # the policy says it
+
+    class AskFirst(GoldAgent):
+        def run(self, episode):
+            episode.say("Could you tell me your order id?")
+            episode.say("Order O-1003: new status unknown.", done=True)
+
+    v = verdict(shop, task, run_episode(shop, task, AskFirst()))
+    assert v.missing_outputs == [], v.missing_outputs
