@@ -5,7 +5,8 @@ not yet served by default) and gives its id (128 random bits, a capability), the
 the policy and the tool names; every world tool takes that ``episode_id`` beside its own
 arguments; ``say`` talks to the simulated user; ``end_episode`` (or the user's stop) ends the
 episode and appends its trace to the traces file. Agent mistakes are tool results with
-``isError``, recorded in the trace like any other call. Tools carry MCP's annotations
+``isError``, recorded in the trace like any other call (a tool name the world does not have
+too). Tools carry MCP's annotations
 (read-only, destructive, idempotent hints) from their kind. Needs the ``mcp`` extra.
 """
 
@@ -109,6 +110,8 @@ class WorldHub:
         with self._lock:
             lock = self._locks.get(eid) if isinstance(eid, str) else None
         if lock is None:
+            if name not in self.world.manifest.tools and name not in RESERVED:
+                return {"error": f"unknown tool {name!r} (and no open episode with that id to record it in)"}, True
             return {"error": "no open episode with that id"}, True
         with lock:  # one call at a time per episode (its state is one DuckDB cursor)
             return self._call(eid, name, arguments)
@@ -133,9 +136,7 @@ class WorldHub:
         if name == "end_episode":
             self._end(eid)
             return {"status": "ended"}, False
-        if name not in self.world.manifest.tools:
-            raise KeyError(name)
-        out = ep.call(name, args)
+        out = ep.call(name, args)  # an unknown tool too: recorded as the invalid call it is, as the Python API does
         if ep.done:
             self._end(eid)
         return out, not out["ok"]
@@ -203,18 +204,14 @@ def build_server(hub: WorldHub):
         )
         for t in hub.tool_specs()
     ]
-    names = {t.name for t in tools}
 
     async def list_tools(ctx, params):
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx, params):
+        # every name reaches the hub: a tool the world does not have is the agent's mistake, recorded
+        # in its episode as an invalid call (the SDK would refuse it before any episode saw it)
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
-        if params.name not in names:
-            from mcp.shared.exceptions import MCPError
-            from mcp_types.jsonrpc import INVALID_PARAMS
-
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         reply, is_error = await anyio.to_thread.run_sync(hub.call, params.name, arguments)
         text = json.dumps(reply, sort_keys=True, ensure_ascii=True, default=str)
         return types.CallToolResult(

@@ -43,6 +43,8 @@ async def _drive(client) -> dict:
     assert facts == "order_id: O-1001"
     bad = await call("get_order", order_id=1001)  # a wrong type: an error result, recorded
     assert bad.is_error
+    ghost = await call("wipe_orders", order_id="O-1001")  # no such tool: an error result, recorded too
+    assert ghost.is_error and "unknown tool" in ghost.structured_content["error"]
     got = await call("get_order", order_id="O-1001")
     assert got.structured_content["result"]["status"] == "delivered"
     yes = await call("say", text="Shall I refund it?", confirm={"tool": "refund_order"})
@@ -63,9 +65,12 @@ def _check(traces: Path) -> None:
         v = verdict(w, w.task("refund-damaged"), trace)
     finally:
         w.close()
-    assert trace.agent == "mcp" and [c.status for c in trace.calls] == ["invalid", "ok", "ok"]
-    assert v.state_match and v.reward == 1.0 and v.failure_class == "policy_breach"  # the invalid call is flagged
-    assert v.violation_rate == pytest.approx(1 / 3, abs=1e-6)
+    assert trace.agent == "mcp" and [c.status for c in trace.calls] == ["invalid", "invalid", "ok", "ok"]
+    assert [(c.tool, c.kind) for c in trace.calls[:2]] == [("get_order", "read"), ("wipe_orders", "unknown")]
+    assert trace.calls[1].arguments == {"order_id": "O-1001"}  # the episode id is the server's, not the call's
+    assert v.state_match and v.reward == 1.0 and v.failure_class == "policy_breach"  # the invalid calls are flagged
+    assert v.violation_rate == pytest.approx(2 / 4, abs=1e-6)
+    assert [f["cls"] for f in v.flags if f["step"] == 1] == ["unknown_tool"]
 
 
 @pytest.mark.slow
