@@ -158,3 +158,23 @@ def test_crewai(store, questions):
             crewai.Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
 
     _check(store, questions, run, script)
+
+
+def test_the_hooks_route_answers_a_pack_episode_as_its_declared_tools_do(store, questions):
+    """``world_call`` (what every framework's hook calls) on a pack episode: ``get_context`` is the
+    window, not a call, where the mode declares it, and an unknown name everywhere else."""
+    from groundeval.adapters.core import gated_tools, world_call
+
+    question = answered(questions).question
+    with Episode(store, question, mode="context") as ep:
+        declared = {g.name: g for g in gated_tools(ep)}
+        assert ep.context()  # a window to hand back
+        assert world_call(ep, "get_context", "") == declared["get_context"]("") and not ep.trace.calls
+        assert world_call(ep, "search_artifacts", '{"query": "x"}')["status"] == "invalid"  # not in context mode
+    with Episode(store, question, mode="tool") as ep:
+        assert world_call(ep, "get_context", "{}")["status"] == "invalid"
+    with Episode(store, question, mode="tool") as direct:
+        direct.call("get_context", {})
+    assert [(c.tool, c.arguments, c.status, c.error) for c in ep.trace.calls] == [
+        (c.tool, c.arguments, c.status, c.error) for c in direct.trace.calls
+    ]
