@@ -147,6 +147,32 @@ def test_required_outputs_come_from_tool_results_or_the_policy(world):
             assert number or out.casefold() in text or out.casefold() in policy, (t.id, out)
 
 
+class _Reciter(GoldAgent):
+    """Asks for the facts, then names every value the task wants without calling a tool."""
+
+    name = "reciter"
+
+    def act(self, episode, task):
+        return None
+
+
+def test_reciting_the_outputs_without_a_call_fails_every_read_only_task(world):
+    """On a task that changes nothing the end state is right without any call: the outputs are what
+    is judged, and a value not in the policy or the user's words must have been read first."""
+    policy = " ".join(world.policy.casefold().split())
+    checked = 0
+    for t in world.tasks:
+        if _writes(world, t) or not t.required_outputs:
+            continue
+        if all(o.casefold() in policy for o in t.required_outputs):
+            continue  # the policy states it (a known limit: such a value may be said unread)
+        v = verdict(world, t, run_episode(world, t, _Reciter()))
+        assert v.state_match and v.n_calls == 0, t.id
+        assert (v.failure_class, v.reward) == ("missing_output", 0.0), (t.id, v.classes)
+        checked += 1
+    assert checked >= 5, checked
+
+
 def _rows(world: Path, table: str) -> list[dict[str, Any]]:
     path = world / "state" / f"{table}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
