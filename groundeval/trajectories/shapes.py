@@ -417,9 +417,12 @@ def _read_world_trace(v: Any, where: Location) -> Trajectory:
     if not isinstance(v, dict):
         raise FieldProblem("", "a world trace is an object")
     b = _Builder()
+    made_before: list[int] = []  # each message's step: the calls made before it
     for i, raw in enumerate(_messages(v.get("messages", []), "messages")):
         m = _msg(raw, f"messages[{i}]")
         b.messages.append(Message(m["role"], m.get("text") if isinstance(m.get("text"), str) else None))
+        step = m.get("step")
+        made_before.append(step if isinstance(step, int) and not isinstance(step, bool) else 0)
     calls = v.get("calls", [])
     if not isinstance(calls, list):
         raise FieldProblem("calls", "expected a list")
@@ -433,6 +436,15 @@ def _read_world_trace(v: Any, where: Location) -> Trajectory:
         call.has_output = True
         call.error = status != "ok"
         call.output = c.get("result") if status == "ok" else c.get("error")
+    # each call goes with the last message sent before it, so the calls and the messages keep
+    # their order (a reader counting the calls of earlier turns finds each message's step)
+    owner: dict[int, list[int]] = {}
+    for step in range(len(b.calls)):
+        j = max((k for k, made in enumerate(made_before) if made <= step), default=None)
+        if j is not None:
+            owner.setdefault(j, []).append(step)
+    for j, steps in owner.items():
+        b.messages[j].calls = tuple(steps)
     task_id = _str_id(v.get("task_id"))
     trial = v.get("trial", 0)
     return b.build(

@@ -18,6 +18,7 @@ nothing else; re-scoring a trace gives the same verdict. Formulas (``docs/worlds
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -139,16 +140,40 @@ def _alignment(trace: WorldTrace) -> float:
     return found / total
 
 
+def _written_after_each_write(world: World, task: WorldTask, trace: WorldTrace) -> list[tuple[int, str, set[float]]]:
+    """(step, text, numbers) of what the successful writes so far put in the state, after each
+    one: the recorded writes replayed on the task's initial state (never the trace's own diffs)."""
+    out: list[tuple[int, str, set[float]]] = []
+    writes = _successful_writes(world, trace.calls)
+    if not writes:
+        return out
+    ep = world.state_for(task).fork()
+    try:
+        for c in writes:
+            try:
+                ep.run(c.tool, world.manifest.tools[c.tool], c.arguments)
+            except WorldToolError:
+                continue  # a write that does not replay put nothing there (and is an agent_error anyway)
+            changes = ep.changes()
+            nums: set[float] = set()
+            _walk_numbers(json.loads(canonical_json(changes)), nums)
+            out.append((c.step, normalise(canonical_json(changes)), nums))
+    finally:
+        ep.close()
+    return out
+
+
 def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[str]:
     """The required outputs not grounded in what the agent said: an output counts only when an
     assistant message says it and it was already there to be read when that message was sent — in
     a successful tool result obtained before it (a number also by value: "249.00" is 249), in the
-    rows a successful write made before it put in the state, in the user's words before it, or in
-    the policy. Naming every value the task might want without
-    reading it (an agent reciting status words) earns nothing."""
+    rows the successful writes before it put in the state (replayed), in the user's words before
+    it, or in the policy. Naming every value the task might want without reading it (an agent
+    reciting status words) earns nothing."""
     if not task.required_outputs:
         return []
     policy = normalise(world.policy)
+    written: list[tuple[int, str, set[float]]] | None = None  # replayed only when needed
     out = []
     for o in task.required_outputs:
         want = normalise(o)
@@ -165,15 +190,19 @@ def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[s
                 continue
             for c in trace.calls[n_calls : m.step]:
                 if c.status == "ok":
-                    # what the call returned, and what its write put in the state (the agent did it)
-                    written = [r.after for d in c.diff.values() for r in d.changed] + [
-                        r for d in c.diff.values() for r in d.added
-                    ]
-                    seen_text += " " + normalise(canonical_json([c.result, written]))
+                    seen_text += " " + normalise(canonical_json(c.result))
                     if number is not None:
-                        _walk_numbers([c.result, written], seen_numbers)
+                        _walk_numbers(c.result, seen_numbers)
             n_calls = max(n_calls, m.step)
-            if want in normalise(m.text) and (want in seen_text or (number is not None and number in seen_numbers)):
+            if want not in normalise(m.text):
+                continue
+            if want in seen_text or (number is not None and number in seen_numbers):
+                found = True
+                break
+            if written is None:
+                written = _written_after_each_write(world, task, trace)
+            last = [(t, ns) for step, t, ns in written if step < m.step]
+            if last and (want in last[-1][0] or (number is not None and number in last[-1][1])):
                 found = True
                 break
         if not found:
