@@ -49,6 +49,8 @@ class World:
     task_lines: dict[str, int | None] = field(default_factory=dict, repr=False)
     """Task id -> its line in the tasks file (where a gold replay problem is located)."""
     _expected: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _gold_read: dict[str, tuple[str, frozenset[float]]] = field(default_factory=dict, repr=False)
+    """Task id -> what its gold calls' results show (text, numbers); cached by the verdict."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property

@@ -163,6 +163,38 @@ def _written_after_each_write(world: World, task: WorldTask, trace: WorldTrace) 
     return out
 
 
+def _gold_read(world: World, task: WorldTask) -> tuple[str, frozenset[float]]:
+    """What the task's own gold calls' results show (normalised text, numbers), with the policy
+    and the user's facts: where a required output can be read at all. Cached per task."""
+    with world._lock:
+        got = world._gold_read.get(task.id)
+    if got is not None:
+        return got
+    texts = [normalise(world.policy), normalise(canonical_json(task.user.facts))]
+    nums: set[float] = set()
+    _walk_numbers(task.user.facts, nums)
+    ep = world.state_for(task).fork()
+    try:
+        for a in task.gold_actions:
+            spec = world.manifest.tools.get(a.tool)
+            if spec is None:
+                continue
+            try:
+                result = ep.run(a.tool, spec, a.arguments)
+            except Exception:  # an expected error (the gold's own replay is checked at load)
+                continue
+            texts.append(normalise(canonical_json(result)))
+            _walk_numbers(json.loads(canonical_json(result)), nums)
+        texts.append(normalise(canonical_json(ep.changes())))
+        _walk_numbers(json.loads(canonical_json(ep.changes())), nums)
+    finally:
+        ep.close()
+    got = (" ".join(texts), frozenset(nums))
+    with world._lock:
+        world._gold_read[task.id] = got
+    return got
+
+
 def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[str]:
     """The required outputs not grounded in what the agent said: an output counts only when an
     assistant message says it and it was already there to be read when that message was sent — in
@@ -182,6 +214,7 @@ def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[s
         seen_text = policy
         seen_numbers: set[float] = set()
         n_calls = 0
+        said_at_all = False
         for m in trace.messages:  # in order: what was there to read when each message was sent
             if m.role == "user":
                 seen_text += " " + normalise(m.text)
@@ -196,6 +229,7 @@ def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[s
             n_calls = max(n_calls, m.step)
             if want not in normalise(m.text):
                 continue
+            said_at_all = True
             if want in seen_text or (number is not None and number in seen_numbers):
                 found = True
                 break
@@ -205,6 +239,11 @@ def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[s
             if last and (want in last[-1][0] or (number is not None and number in last[-1][1])):
                 found = True
                 break
+        if not found and said_at_all:
+            # said, but not read first: it fails only when it could have been read — a value the
+            # task's own gold calls cannot read either (a total the agent must add up) counts as said
+            text, nums = _gold_read(world, task)
+            found = not (want in text or (number is not None and number in nums))
         if not found:
             out.append(o)
     return out

@@ -98,3 +98,13 @@ def test_a_required_output_may_come_from_the_users_words_or_the_policy(shop):
 
     v = verdict(shop, task, run_episode(shop, task, AskFirst()))
     assert v.missing_outputs == [], v.missing_outputs
+
+
+def test_a_value_the_gold_cannot_read_either_counts_when_said(shop):
+    """A derived value (a total the agent adds up) is in no result: demanding it be read would fail
+    the gold too, so it counts as said; one the gold calls do read must have been read."""
+    task = shop.task("status-only").model_copy(update={"required_outputs": ["7777.77", "shipped"]})
+    v = verdict(shop, task, run_episode(shop, task, Reciter()))
+    assert v.missing_outputs == ["shipped"], v.missing_outputs
+    gold = verdict(shop, task, run_episode(shop, task, GoldAgent()))
+    assert gold.missing_outputs == [] and gold.reward == 1.0
