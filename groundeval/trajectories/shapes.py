@@ -23,6 +23,7 @@ verifier to judge, never a read problem.
 
 from __future__ import annotations
 
+import bisect
 import json
 from typing import Any
 
@@ -439,8 +440,13 @@ def _read_world_trace(v: Any, where: Location) -> Trajectory:
     # each call goes with the last message sent before it, so the calls and the messages keep
     # their order (a reader counting the calls of earlier turns finds each message's step)
     owner: dict[int, list[int]] = {}
+    ordered = all(a <= b2 for a, b2 in zip(made_before, made_before[1:], strict=False))
     for step in range(len(b.calls)):
-        j = max((k for k, made in enumerate(made_before) if made <= step), default=None)
+        if ordered:  # as every world trace has them: a binary search
+            k = bisect.bisect_right(made_before, step) - 1
+            j: int | None = k if k >= 0 else None
+        else:
+            j = max((k for k, made in enumerate(made_before) if made <= step), default=None)
         if j is not None:
             owner.setdefault(j, []).append(step)
     for j, steps in owner.items():
