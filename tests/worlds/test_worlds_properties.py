@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from groundeval.worlds import load_world
 from groundeval.worlds.episode import WorldEpisode
 from groundeval.worlds.model import WorldTrace
-from groundeval.worlds.verdict import recompute_flags, replay_writes, verdict
+from groundeval.tasks.score import canonical_json
+from groundeval.worlds.verdict import normalise, recompute_flags, replay_writes, verdict
 
 SHOP = Path(__file__).resolve().parent / "shop"
 ORDERS = ["O-1001", "O-1002", "O-1003", "O-1004", "O-9"]
@@ -205,3 +206,28 @@ def test_deterministic_user_never_says_what_its_task_does_not(world, task, messa
     for text, confirm, done in messages:
         ep.say(text, confirm={"tool": confirm} if confirm else None, done=done)
     assert ep.finish().user_errors == []
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_an_output_counts_once_its_read_came_before_it(shop, data):
+    """The outputs said after every gold call count; said before the call that reads them, not (the
+    same words, only their place in the episode moves): the verdict never credits an unread value."""
+    tasks = [t for t in shop.tasks if t.required_outputs]
+    task = data.draw(st.sampled_from(tasks))
+    k = data.draw(st.integers(0, len(task.gold_actions)))
+    ep = WorldEpisode(shop, task)
+    ep.say("Could you tell me your " + ", ".join(task.user.facts) + "?")
+    for a in task.gold_actions[:k]:
+        ep.call(a.tool, a.arguments)
+    ep.say("Status: " + "; ".join(task.required_outputs) + ".")
+    for a in task.gold_actions[k:]:
+        ep.call(a.tool, a.arguments)
+    v = verdict(shop, task, ep.finish())
+    if k == len(task.gold_actions):
+        assert v.missing_outputs == [], (task.id, k)
+    # an output counted must have been in a call result (or a write) before the message
+    before = ep.calls[:k]
+    for o in set(task.required_outputs) - set(v.missing_outputs):
+        seen = normalise(canonical_json([c.result for c in before if c.status == "ok"]) + shop.policy)
+        assert normalise(o) in seen or any(c.kind == "write" and c.status == "ok" for c in before), (task.id, k, o)
