@@ -335,18 +335,24 @@ def _label(rec: dict[str, Any]) -> float | None:
     return None
 
 
-def _read_openai(v: Any, where: Location) -> Trajectory:
-    rec, messages = _split_record(v, where)
-    b = _Builder()
-    _openai_messages(b, messages, "messages" if rec else "")
+def _message_record(b: _Builder, rec: dict[str, Any], where: Location, shape: str) -> Trajectory:
+    """A trajectory of a message-list record (OpenAI or Anthropic): its id, task, label and the
+    run facts it carries."""
     return b.build(
         id=_record_id(rec, where, "id", "trajectory_id"),
         task_id=_str_id(rec.get("task_id")),
-        shape="openai",
+        shape=shape,
         where=where,
         reward=_label(rec),
         meta={k: rec[k] for k in ("trial", "agent", "model") if rec.get(k) is not None},
     )
+
+
+def _read_openai(v: Any, where: Location) -> Trajectory:
+    rec, messages = _split_record(v, where)
+    b = _Builder()
+    _openai_messages(b, messages, "messages" if rec else "")
+    return _message_record(b, rec, where, "openai")
 
 
 def _read_tau_bench(v: Any, where: Location) -> Trajectory:
@@ -404,14 +410,7 @@ def _read_anthropic(v: Any, where: Location) -> Trajectory:
             b.messages.append(Message("tool", None))
         else:
             b.messages.append(Message(m["role"], text, tuple(steps)))
-    return b.build(
-        id=_record_id(rec, where, "id", "trajectory_id"),
-        task_id=_str_id(rec.get("task_id")),
-        shape="anthropic",
-        where=where,
-        reward=_label(rec),
-        meta={k: rec[k] for k in ("trial", "agent", "model") if rec.get(k) is not None},
-    )
+    return _message_record(b, rec, where, "anthropic")
 
 
 def _read_world_trace(v: Any, where: Location) -> Trajectory:
