@@ -20,7 +20,7 @@ from .options import PACK, force_option, open_pack
 @click.option("--db", type=click.Path(), help="Keep the DuckDB database in this file and reuse it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def info(pack: str, force: bool, db: str | None, as_json: bool) -> None:
-    """Summarise a pack: actors, roles, subsystems, events, artifacts, span, digest."""
+    """Summarise a pack: actors, roles, subsystems, events, artifacts, references, span, digest."""
     store = open_pack(pack, db=db, force=force)
     try:
         s = store.summary()
@@ -36,6 +36,11 @@ def info(pack: str, force: bool, db: str | None, as_json: bool) -> None:
     )
     console.print(f"roles: {', '.join(s['roles']) or '-'}")
     console.print(f"subsystems: {', '.join(s['subsystems']) or '-'}")
+    refs = s["references"]
+    console.print(
+        f"references: {refs['resolved']} to artifacts of the corpus, {refs['dangling']} dangling "
+        f"(the corpus lacks them), {refs['identifiers']} identifiers (keys that are no subsystem)"
+    )
     for title, counts in (
         ("events by type", s["events_by_type"]),
         ("artifacts by subsystem", s["artifacts_by_subsystem"]),

@@ -338,7 +338,22 @@ class Store:
             ),
             "start": iso(to_utc(span[0])),
             "end": iso(to_utc(span[1])),
+            "references": self._reference_counts(),
         }
+
+    def _reference_counts(self) -> dict[str, int]:
+        """Events' ``artifact_ids`` values: how many name an artifact of the corpus, how many
+        name none under a subsystem's key (dangling: the export lacks them), and how many name
+        none under a key that is no subsystem (identifiers kept beside the references)."""
+        row = self.query("""
+            WITH subsystems AS (SELECT DISTINCT subsystem FROM artifacts)
+            SELECT count(*) FILTER (WHERE a.id IS NOT NULL),
+                   count(*) FILTER (WHERE a.id IS NULL AND s.subsystem IS NOT NULL),
+                   count(*) FILTER (WHERE a.id IS NULL AND s.subsystem IS NULL)
+            FROM event_artifacts ea
+            LEFT JOIN artifacts a ON a.id = ea.artifact_id
+            LEFT JOIN subsystems s ON s.subsystem = ea.key""")[0]
+        return {"resolved": row[0], "dangling": row[1], "identifiers": row[2]}
 
     def close(self) -> None:
         self.con.close()

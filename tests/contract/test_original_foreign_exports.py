@@ -13,6 +13,7 @@ import shutil
 import pytest
 
 from groundeval import api, verifier
+from groundeval.cli.main import main
 from groundeval.errors import ContractError
 from groundeval.questions.generate import generate
 from groundeval.store.store import Store
@@ -75,6 +76,21 @@ def test_dangling_references_and_join_keys_are_counted_not_errors(tmp_path):
     assert "'CH-GONE'" in chat.message and chat.record == "e04" and chat.line == 4
     # eleven events reference a helpdesk ticket and carry its key: three incident numbers, none an artifact
     assert key.severity == "info" and "3 of its value(s) (11 reference(s)" in key.message
+
+
+def test_info_counts_dangling_references_and_identifiers(tmp_path, capsys):
+    root = foreign_pack(tmp_path / "orig")
+    store = api.open_pack(root)
+    try:
+        total = store.query("SELECT count(*) FROM event_artifacts")[0][0]
+    finally:
+        store.close()
+    main(["info", str(root), "--json"])
+    refs = json.loads(capsys.readouterr().out)["references"]
+    assert refs["dangling"] == 1 and refs["identifiers"] == 11  # CH-GONE; the eleven keys
+    assert refs["resolved"] == total - 12 > 0
+    main(["info", str(root)])
+    assert "1 dangling" in " ".join(capsys.readouterr().out.split())
 
 
 def test_a_native_pack_still_refuses_a_missing_artifact(tmp_path, tiny_pack):
