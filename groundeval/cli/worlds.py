@@ -16,6 +16,37 @@ def is_world_source(source: str | Path) -> bool:
     return is_world(source)
 
 
+# ``run``/``eval`` options that mean something for a pack's questions only: given with a world
+# they are refused (a silently ignored --track or --backend ray would misreport the run).
+_PACK_ONLY = frozenset(
+    ("mode", "timeout", "max_steps", "seed", "tracks", "buckets", "questions", "pack", "force", "db", "workers",
+     "ray_address", "ray_runtime_env", "backend")
+)  # fmt: skip
+# The LLM agent's options (``openai:<model>``), passed as they are to the world's agent.
+_LLM = ("base_url", "api_key_env", "temperature", "max_tokens", "retries", "request_timeout", "response_cache")
+
+
+def world_options(o: dict) -> tuple[dict, dict]:
+    """From ``run``/``eval``'s options: the world agent's options and the task selection
+    (``--question-id`` patterns match task ids, ``--limit`` keeps the first N); a usage error
+    names every given option a world does not take."""
+    ctx = click.get_current_context()
+    given = [
+        p.opts[0]
+        for p in ctx.command.params
+        if isinstance(p, click.Option)
+        and p.name in _PACK_ONLY
+        and ctx.get_parameter_source(p.name) not in (None, click.core.ParameterSource.DEFAULT)
+    ]
+    if given:
+        names = ", ".join(given)
+        raise click.UsageError(f"{names}: not options of a world run (docs/worlds.md lists what a world takes)")
+    agent = {k: o.get(k) for k in _LLM}
+    agent["timeout"] = agent.pop("request_timeout")
+    agent["cache"] = agent.pop("response_cache")
+    return agent, {"patterns": list(o.get("question_ids") or ()), "limit": o.get("limit")}
+
+
 def run_world_command(
     source,
     agent: str,
@@ -28,10 +59,13 @@ def run_world_command(
     quiet: bool = False,
     simulator=None,
     agent_options: dict | None = None,
+    select: dict | None = None,
 ) -> None:
-    """What ``run``/``eval`` do with a world: episodes, traces, verdicts, reports; a headline."""
+    """What ``run``/``eval`` do with a world: episodes, traces, verdicts, reports; a headline.
+    ``select``: ``patterns`` (shell patterns of task ids) and ``limit`` (the first N tasks)."""
     from ..worlds.run import run_world
 
+    task_ids = _selected_tasks(source, select) if select else None
     if out is None:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in agent)
         out = str(Path("out") / f"{Path(source).resolve().name}-{safe}")
@@ -45,6 +79,7 @@ def run_world_command(
         overwrite=overwrite,
         simulator=simulator,
         agent_options=agent_options,
+        task_ids=task_ids,
     )
     click.echo(headline(result.report, result.out_dir))
     errored = [t for t in result.traces if t.ended_by == "error"]
@@ -63,6 +98,26 @@ def run_world_command(
             f"{errored[0].error}); they score 0 (see {out}/traces.jsonl)",
             err=True,
         )
+
+
+def _selected_tasks(source, select: dict) -> list[str] | None:
+    """The task ids ``select`` keeps, in the world's order (None: every task)."""
+    from fnmatch import fnmatchcase
+
+    from ..errors import UsageError
+    from ..worlds.load import load_world
+
+    patterns, limit = select.get("patterns") or [], select.get("limit")
+    if not patterns and limit is None:
+        return None
+    w = load_world(source)
+    try:
+        ids = [t.id for t in w.tasks if not patterns or any(fnmatchcase(t.id, p) for p in patterns)]
+    finally:
+        w.close()
+    if not ids:
+        raise UsageError.single("--question-id", f"no task of the world matches {', '.join(patterns)}")
+    return ids[:limit] if limit is not None else ids
 
 
 def headline(report, out_dir: Path) -> str:

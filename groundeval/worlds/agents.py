@@ -246,16 +246,18 @@ EXPECTED: dict[str, tuple[str, ...]] = {
 """The failure class (one of) each baseline gets on a task where it :func:`applies`."""
 
 
-def make_agent(name: str, *, base_url: str | None = None, api_key_env: str | None = None) -> Any:
+def make_agent(name: str, *, base_url: str | None = None, api_key_env: str | None = None, **llm: Any) -> Any:
     """A baseline by name, ``openai:<model>`` (an OpenAI-compatible server at ``base_url``), or
-    ``module:factory`` returning an agent with ``run(episode)``."""
+    ``module:factory`` returning an agent with ``run(episode)``. ``llm``: the model agent's
+    ``temperature``, ``max_tokens``, ``retries``, ``timeout`` and ``cache`` (None: its default)."""
     if name in BASELINES:
         return BASELINES[name]()
     if name.startswith("openai:"):
         from .llm import LLMWorldAgent
 
         url = base_url or "https://api.openai.com/v1"
-        return LLMWorldAgent(name.split(":", 1)[1], url, api_key_env=api_key_env or "OPENAI_API_KEY")
+        given = {k: v for k, v in llm.items() if v is not None}
+        return LLMWorldAgent(name.split(":", 1)[1], url, api_key_env=api_key_env or "OPENAI_API_KEY", **given)
     if ":" in name:
         import importlib
 

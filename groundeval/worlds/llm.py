@@ -20,7 +20,8 @@ from .simulator import asked_confirmation, fact_text
 __all__ = ["LLMUser", "LLMWorldAgent"]
 
 
-def _client(base_url: str, api_key_env: str | None, timeout: float, retries: int):
+def _client(base_url: str, api_key_env: str | None, timeout: float, retries: int, cache: str | None = None):
+    from ..agents.cache import open_cache
     from ..agents.http import JsonClient, RetryPolicy
     from ..extras import require
 
@@ -29,7 +30,8 @@ def _client(base_url: str, api_key_env: str | None, timeout: float, retries: int
     key = os.environ.get(api_key_env) if api_key_env else None
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    return JsonClient(base_url=base_url, headers=headers, timeout=timeout, policy=RetryPolicy(retries=retries))
+    policy = RetryPolicy(retries=retries)
+    return JsonClient(base_url=base_url, headers=headers, timeout=timeout, policy=policy, cache=open_cache(cache))
 
 
 def _user_system(task: WorldTask, write_tools: Any) -> str:
@@ -67,7 +69,7 @@ class _LLMSession:
         if message.confirm is not None and asked:
             text += f"\n(The agent asks you to confirm: {asked})"
         self.messages.append({"role": "user", "content": text})
-        payload: dict[str, Any] = {"model": self.sim.model, "messages": self.messages, "temperature": 0}
+        payload: dict[str, Any] = {"model": self.sim.model, "messages": self.messages, **self.sim.sampling}
         body, _ = self.sim.client.post("chat/completions", payload)
         content = str(((body.get("choices") or [{}])[0].get("message") or {}).get("content") or "").strip()
         self.messages.append({"role": "assistant", "content": content})
@@ -89,11 +91,17 @@ class _OnModel:
         timeout: float = 60.0,
         retries: int = 2,
         max_turns: int | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        cache: str | None = None,
     ):
         self.name = f"{self.prefix}:{model}"
         self.model = model
         self.max_turns = self.default_turns if max_turns is None else max_turns
-        self.client = _client(base_url, api_key_env, timeout, retries)
+        self.client = _client(base_url, api_key_env, timeout, retries, cache)
+        self.sampling: dict[str, Any] = {"temperature": temperature}
+        if max_tokens is not None:
+            self.sampling["max_tokens"] = max_tokens
 
 
 class LLMUser(_OnModel):
@@ -131,7 +139,7 @@ class LLMWorldAgent(_OnModel):
         for _ in range(self.max_turns):
             if episode.done:
                 return
-            payload = {"model": self.model, "messages": messages, "tools": tools, "temperature": 0}
+            payload = {"model": self.model, "messages": messages, "tools": tools, **self.sampling}
             body, _ = self.client.post("chat/completions", payload)
             msg = (body.get("choices") or [{}])[0].get("message") or {}
             calls = msg.get("tool_calls") or []

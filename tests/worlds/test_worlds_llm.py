@@ -62,12 +62,13 @@ def _agent_model(messages):
 
 @pytest.fixture
 def model_server():
-    state = {"lie": False, "requests": 0}
+    state = {"lie": False, "requests": 0, "payloads": []}
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802 - http.server API
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
             state["requests"] += 1
+            state["payloads"].append(body)
             assert self.path.endswith("/chat/completions")
             if "tools" in body:
                 message = {"role": "assistant", "content": None, **_agent_model(body["messages"])}
@@ -142,3 +143,47 @@ def test_cli_world_run_with_llm_agent_and_user(model_server, tmp_path, capsys):
     assert {t["simulator"] for t in traces} == {"llm:user-model"} and {t["agent"] for t in traces} == {
         "openai:agent-model"
     }
+
+
+def test_run_world_passes_the_llm_options_and_selects_tasks(model_server, tmp_path, capsys):
+    """``groundeval run WORLD`` takes the LLM agent's options as it does for a pack (--base-url,
+    --max-tokens, --temperature, --cache) and selects tasks by --question-id / --limit."""
+    from groundeval.cli.main import main
+
+    url, state = model_server
+    cache = tmp_path / "cache"
+    args = ["run", str(SHOP), "--agent", "openai:agent-model", "--base-url", url, "--max-tokens", "64"]
+    args += ["--temperature", "0.5", "--cache", str(cache), "--question-id", "refund-*", "--limit", "1"]
+    main([*args, "--out", str(tmp_path / "a")])
+    first = (tmp_path / "a" / "traces.jsonl").read_text().splitlines()
+    assert [json.loads(t)["task_id"] for t in first] == ["refund-damaged"]
+    sent = [p for p in state["payloads"] if "tools" in p]
+    assert sent and all(p["max_tokens"] == 64 and p["temperature"] == 0.5 for p in sent)
+    asked = state["requests"]
+    main([*args, "--out", str(tmp_path / "b")])  # a replay: every request answered by the cache
+    assert state["requests"] == asked
+    again = (tmp_path / "b" / "traces.jsonl").read_text().splitlines()
+    strip = ("run_id", "started_at", "ended_at", "duration_s", "wall_s")
+    same = [{k: v for k, v in json.loads(t).items() if k not in strip} for t in again]
+    assert same == [{k: v for k, v in json.loads(t).items() if k not in strip} for t in first]
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [(["--track", "silence"], "--track"), (["--backend", "ray"], "--backend"), (["--mode", "context"], "--mode")],
+)
+def test_run_world_refuses_options_of_a_pack(tmp_path, capsys, extra, named):
+    from groundeval.cli.main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["run", str(SHOP), "--agent", "gold", "--out", str(tmp_path / "o"), *extra])
+    assert exc.value.code == 2 and named in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_run_world_question_id_matching_nothing_is_a_usage_error(tmp_path, capsys):
+    from groundeval.cli.main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", str(SHOP), "--agent", "gold", "--out", str(tmp_path / "o"), "--question-id", "nope*"])
+    assert exc.value.code == 2 and "no task of the world matches nope*" in capsys.readouterr().err
