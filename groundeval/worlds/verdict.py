@@ -293,7 +293,8 @@ def _agent_clean_before(
 
 def _efficiency(world: World, task: WorldTask, trace: WorldTrace) -> float:
     """(C_T - C_F) / (C_T + C_F): C_T successful calls matching a gold action (each gold action
-    once), C_F failed calls and repeats of an identical earlier successful call."""
+    once), C_F failed calls, repeats of an identical earlier successful call, and successful
+    writes matching no gold action (a wrong write is waste, a read off the gold path is not)."""
     gold = Counter(_action_key(a.tool, a.arguments) for a in task.gold_actions)
     failing = Counter(_action_key(a.tool, a.arguments) for a in task.gold_actions if a.expect_error)
     ok_seen: set[str] = set()
@@ -316,6 +317,8 @@ def _efficiency(world: World, task: WorldTask, trace: WorldTrace) -> float:
         if gold[key] > 0:
             gold[key] -= 1
             c_t += 1
+        elif c.kind == "write":
+            c_f += 1
     return 1.0 if c_t + c_f == 0 else (c_t - c_f) / (c_t + c_f)
 
 

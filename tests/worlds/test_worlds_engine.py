@@ -33,6 +33,21 @@ def test_padding_lowers_efficiency_but_not_reward(shop):
     assert pad.efficiency < gold.efficiency
 
 
+def test_a_wrong_write_that_succeeds_costs_efficiency_a_read_off_the_path_does_not(shop):
+    task = shop.task("refund-damaged")
+
+    def efficiency(calls):
+        ep = WorldEpisode(shop, task)
+        for tool, args in calls:
+            assert ep.call(tool, args)["ok"], tool
+        return verdict(shop, task, ep.finish()).efficiency
+
+    read = ("get_order", {"order_id": "O-1001"})
+    assert efficiency([read, ("refund_order", {"order_id": "O-1001", "reason": "damaged"})]) == 1.0
+    assert efficiency([read, ("find_customer", {"email": "ben@example.com"})]) == 1.0  # C_T 1, C_F 0
+    assert efficiency([read, ("refund_order", {"order_id": "O-1001", "reason": "not_received"})]) == 0.0
+
+
 def _episode(shop, task_id="refund-damaged"):
     return WorldEpisode(shop, shop.task(task_id))
 
