@@ -208,22 +208,11 @@ def run(source, agents, out, **o):
     episodes run on Ray workers (docs/ray.md); the traces are the same. A world (a folder with
     world.yaml, docs/worlds.md) runs its tasks as multi-turn episodes. Several --agent: each
     runs in OUT/<agent>/."""
-    from .worlds import is_world_source, run_world_command, world_options
+    from .worlds import is_world_source, run_world_from_options
 
     folders = agent_folders(_required(agents))
     if is_world_source(source):
-        agent_opts, select = world_options(o)
-        return run_world_command(
-            source,
-            _one(agents),
-            out,
-            trials=o["trials"],
-            concurrency=o["concurrency"],
-            resume=o["resume"],
-            overwrite=o["overwrite"],
-            agent_options=agent_opts,
-            select=select,
-        )
+        return run_world_from_options(source, _one(agents), out, o)
     from pathlib import Path
 
     from .. import api
@@ -410,7 +399,7 @@ def eval_(pack, agents, out, config, **o):
     episode, report."""
     from pathlib import Path
 
-    from .worlds import is_world_source, run_world_command, world_options
+    from .worlds import is_world_source, run_world_from_options
 
     if pack is None:
         return eval_from_file(config, agents, out, o)
@@ -418,17 +407,7 @@ def eval_(pack, agents, out, config, **o):
         raise UsageError.single("--config", "is read only when no PACK is given")
     folders = agent_folders(_required(agents))
     if is_world_source(pack):
-        agent_opts, select = world_options(o)
-        return run_world_command(
-            pack,
-            _one(agents),
-            out,
-            trials=o["trials"],
-            concurrency=o["concurrency"],
-            resume=o["resume"],
-            agent_options=agent_opts,
-            select=select,
-        )
+        return run_world_from_options(pack, _one(agents), out, o)
     if out is None:
         name = folders[agents[0]] if len(agents) == 1 else "compare"
         out = str(Path("out") / f"{Path(pack).resolve().name}-{name}")

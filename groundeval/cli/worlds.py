@@ -47,6 +47,22 @@ def world_options(o: dict) -> tuple[dict, dict]:
     return agent, {"patterns": list(o.get("question_ids") or ()), "limit": o.get("limit")}
 
 
+def run_world_from_options(source, agent: str, out: str | None, o: dict) -> None:
+    """``run``/``eval`` given a world: their options checked and passed (:func:`world_options`)."""
+    agent_opts, select = world_options(o)
+    run_world_command(
+        source,
+        agent,
+        out,
+        trials=o["trials"],
+        concurrency=o["concurrency"],
+        resume=o["resume"],
+        overwrite=o.get("overwrite", False),
+        agent_options=agent_opts,
+        select=select,
+    )
+
+
 def run_world_command(
     source,
     agent: str,
