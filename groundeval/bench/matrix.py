@@ -14,7 +14,10 @@ start. Each stage sits next to a *floor* measured in the same run on the same fi
 * eval       — ``groundeval eval --agent oracle`` (verify L4, generate, run, score, report);
 * search     — gated ``search_artifacts`` p50 / p99;  floor: plain ``match_bm25`` without gates;
 * rescore    — ``groundeval score`` of N traces (throughput); floor: ``json.loads`` of the
-  same traces file.
+  same traces file;
+* original generate — with ``original_python`` (a Python where the original GroundEval release
+  is importable, :mod:`groundeval.bench.original`), its question generator on the same
+  original-format pack, beside ``generate``, and the ratio of the two.
 
 Nothing here feeds any output of the pipeline: wall-clock figures live only in the
 benchmark's own report.
@@ -54,8 +57,8 @@ with open(sys.argv[2], "w") as fh:
 """
 
 
-def measure(cmd: list[str], *, timeout: float | None = None) -> dict[str, Any]:
-    """Run ``cmd`` to completion; its wall time, CPU time and peak RSS (of that process alone)."""
+def measure(cmd: list[str], *, timeout: float | None = None, cwd: Path | None = None) -> dict[str, Any]:
+    """Run ``cmd`` to completion (in ``cwd``); its wall time, CPU time and peak RSS (of that process alone)."""
     load = os.getloadavg()[0]
     with (
         tempfile.TemporaryFile() as out,
@@ -70,6 +73,7 @@ def measure(cmd: list[str], *, timeout: float | None = None) -> dict[str, Any]:
             stderr=err,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            cwd=cwd,
         )
         try:
             proc.wait(timeout=timeout)
@@ -299,6 +303,59 @@ def _generate_stage(
         res["generate"]["questions"] = len(json.loads(questions.read_text())["questions"])
 
 
+def _original_stage(
+    stage: Callable[..., dict[str, Any]],
+    res: dict[str, Any],
+    fmt: str,
+    pack: Path,
+    run_dir: Path,
+    python: str | None,
+    unavailable: str | None,
+) -> None:
+    """On an original-format pack, the original release's generator (``original_generate``) and
+    the ratio of our ``generate`` to it (``original_ratio``); both ``unavailable`` without a usable
+    ``python``. Nothing on a native pack, which the original cannot read."""
+    from ..contract.manifest import load_manifest
+    from .original import original_generate_cmd
+
+    if fmt != "original":
+        return
+    if unavailable or not python:
+        res["original_generate"] = {"status": "unavailable", "note": unavailable or "no --original-python given"}
+    else:
+        out = run_dir / "original"
+        cmd = original_generate_cmd(python, pack, load_manifest(pack).events_path, out)
+        r = stage("original_generate", cmd, cwd=out)
+        cell = res["original_generate"]
+        if r["exit"] != 0:  # the original exits 1 on an exception: a failure, not a finding
+            cell["status"] = "error"
+            cell["note"] = (r["stderr"].strip().splitlines() or [""])[-1][:300]
+        made = out / "eval_output" / "eval_questions.json"
+        if made.is_file():
+            cell["questions"] = len(json.loads(made.read_text(encoding="utf-8")).get("questions", []))
+    res["original_ratio"] = original_ratio(res.get("generate"), res["original_generate"])
+
+
+def original_ratio(ours: dict[str, Any] | None, original: dict[str, Any] | None) -> dict[str, Any]:
+    """Our ``generate`` against the original's, on the same pack: ``speed_x`` = its wall time / ours,
+    ``cpu_x`` = its CPU time / ours, ``memory_x`` = our peak RSS / its peak RSS."""
+    for name, cell in (("generate", ours), ("original generate", original)):
+        if not cell or cell.get("status") != "ok":
+            why = (cell or {}).get("status", "not run")
+            return {"status": "unavailable", "note": f"{name}: {why}"}
+    assert ours is not None and original is not None  # both checked above
+
+    def div(a: float, b: float) -> float | None:
+        return round(a / b, 2) if b else None
+
+    return {
+        "status": "ok",
+        "speed_x": div(original["seconds"], ours["seconds"]),
+        "cpu_x": div(original["cpu_seconds"], ours["cpu_seconds"]),
+        "memory_x": div(ours["peak_rss_mb"], original["peak_rss_mb"]),
+    }
+
+
 def _search_stage(
     stage: Callable[[str, list[str]], dict[str, Any]],
     res: dict[str, Any],
@@ -382,10 +439,14 @@ def run_matrix(
     timeout: float = 3600.0,
     repeat: int = 1,
     progress: Callable[[str], None] | None = None,
+    original_python: str | None = None,
 ) -> dict[str, Any]:
     """Every stage × format × scale as a fresh process, with its floor; returns a JSON-able dict.
     With ``repeat`` > 1 each stage runs that many times and the median run (by wall time) is
-    reported, with every run's wall and CPU time beside it."""
+    reported, with every run's wall and CPU time beside it. With ``generate`` on the original
+    format, the original release's generator runs beside it under ``original_python`` (else its
+    rows say ``unavailable``)."""
+    from .original import original_unavailable
     from .run import machine
 
     stages = list(stages or MATRIX_STAGES)
@@ -396,6 +457,8 @@ def run_matrix(
         workdir = Path(tmp.name)
     workdir.mkdir(parents=True, exist_ok=True)
     cells = []
+    with_original = "generate" in stages and "original" in formats
+    original_note = original_unavailable(original_python) if with_original else None
     try:
         for events in scales:
             for fmt in formats:
@@ -406,9 +469,9 @@ def run_matrix(
                 shutil.rmtree(run_dir, ignore_errors=True)
                 run_dir.mkdir(parents=True)
 
-                def stage(name: str, cmd: list[str]) -> dict[str, Any]:
+                def stage(name: str, cmd: list[str], cwd: Path | None = None) -> dict[str, Any]:
                     say(f"[{label}] {name} ...")
-                    runs = [measure(cmd, timeout=timeout) for _ in range(repeat)]
+                    runs = [measure(cmd, timeout=timeout, cwd=cwd) for _ in range(repeat)]
                     r = sorted(runs, key=lambda x: x["seconds"])[len(runs) // 2]  # the median run by wall time
                     res[name] = _cell(r, events)
                     if repeat > 1:
@@ -436,6 +499,7 @@ def run_matrix(
                 questions = run_dir / "questions.json"
                 if "generate" in stages:
                     _generate_stage(stage, res, pack, questions)
+                    _original_stage(stage, res, fmt, pack, run_dir, original_python, original_note)
                 eval_dir = run_dir / "eval"
                 if "eval" in stages or "rescore" in stages:
                     stage(
@@ -466,8 +530,8 @@ def run_matrix(
 
 def _stage_name(label: str, key: str) -> str:
     """What a row's cells show: its stage key, except the floors (one key serves search and its floor)."""
-    if label == "search floor":
-        return "search floor"
+    if label in ("search floor", "ours vs original"):
+        return label
     return {"load_floor": "load floor", "rescore_floor": "rescore floor"}.get(key, key)
 
 
@@ -475,13 +539,22 @@ def _shared_cell(name: str, r: dict[str, Any] | None, empty: str) -> str | None:
     """The cells the terminal table and the Markdown table write alike (None: the caller's own)."""
     if not r:
         return empty
-    if r.get("status") == "error":
-        return "error"
+    if r.get("status") in ("error", "unavailable"):
+        return r["status"]
+    if name == "ours vs original":
+        return (
+            f"speed {_x(r.get('speed_x'))} · CPU {_x(r.get('cpu_x'))} · memory {_x(r.get('memory_x'))}"
+            " (theirs / ours; memory: ours / theirs)"
+        )
     if name == "search":
         return f"{r.get('p50_ms', 0):.2f} / {r.get('p99_ms', 0):.2f} ms"
     if name == "search floor":
         return f"{r.get('floor_p50_ms', 0):.2f} / {r.get('floor_p99_ms', 0):.2f} ms"
     return None
+
+
+def _x(v: float | None) -> str:
+    return "–" if v is None else f"{v:.2f}×"
 
 
 def _fmt_stage(name: str, r: dict[str, Any] | None) -> str:
@@ -511,6 +584,8 @@ ROWS = (
     ("verify L3", "verify3"),
     ("verify L4", "verify4"),
     ("generate", "generate"),
+    ("original generate", "original_generate"),
+    ("ours vs original", "original_ratio"),
     ("eval oracle", "eval"),
     ("search p50 / p99", "search"),
     ("search floor", "search"),
@@ -544,8 +619,8 @@ def render_matrix(result: dict[str, Any]) -> None:
     console.print(table)
     for c in result["matrix"]:
         for k, r in c["stages"].items():
-            if isinstance(r, dict) and r.get("status") == "error":
-                console.print(f"[yellow]{c['format']} {c['events']:,} {k}: error[/yellow] {r.get('note', '')}")
+            if isinstance(r, dict) and r.get("status") in ("error", "unavailable") and k != "original_ratio":
+                console.print(f"[yellow]{c['format']} {c['events']:,} {k}: {r['status']}[/yellow] {r.get('note', '')}")
 
 
 def _md_cell(name: str, r: dict[str, Any] | None) -> str:

@@ -138,6 +138,13 @@ def synth(out: str, events: int, seed: int, fmt: str, days: int, style: str, job
     help="--matrix: runs per stage; the median run is reported.",
 )
 @click.option(
+    "--original-python",
+    default=None,
+    help="--matrix: a Python in whose environment the original GroundEval release is importable; its "
+    "question generator runs beside `generate` on the original-format packs (rows 'original generate' and "
+    "'ours vs original'; 'unavailable' without it).",
+)
+@click.option(
     "--worlds",
     "worlds_bench",
     is_flag=True,
@@ -180,6 +187,7 @@ def bench(
     style: str,
     rescore_traces: int,
     repeat: int,
+    original_python: str | None,
     worlds_bench: bool,
     world_mb: tuple[float, ...],
     episodes: int,
@@ -231,6 +239,7 @@ def bench(
             repeat=repeat,
             workdir=Path(workdir) if workdir else None,
             progress=lambda m: click.echo(m, err=True),
+            original_python=original_python,
         )
         render_matrix(result)
         if json_out:
