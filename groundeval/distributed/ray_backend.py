@@ -24,23 +24,20 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
 from ..errors import ContractError, GroundevalError, ProviderError, UsageError
 from .backend import Episodes, pairs_in_order
+from .jobs import JobFailure, JobWorker, WorkerFailure
 from .worker import AgentSpec, EpisodeWorker, ScoreWorker, StoreSpec, line_chunks, merge_lines, prepare_store_file
 
 START_TIMEOUT_S = 300.0  # workers must be up by then (a cluster short of CPUs never starts them)
 CHUNK_LINES = 1000  # trace lines (or traces) per scoring task
 CONNECT_TIMEOUT_S = 10.0  # a --ray-address that does not answer within this is refused
 POLL_S = 0.25  # how often a waiting episode checks the run's stop flag (Ctrl-C)
-
-
-class WorkerFailure(Exception):
-    """A Ray worker could not run an episode (it died, or failed outside the agent's code)."""
 
 
 class _Fails:
@@ -213,13 +210,18 @@ class RayBackend:
     def _agent_spec(self, agent: Any, spec: str | None, options: dict[str, Any] | None) -> AgentSpec:
         if spec is not None:
             return AgentSpec(name=spec, options={k: v for k, v in (options or {}).items() if v is not None})
+        return AgentSpec(pickled=self.pickled(agent))
+
+    def pickled(self, obj: Any, flag: str = "--agent", what: str = "agent") -> bytes:
+        """``obj`` as Ray's cloudpickle writes it (a worker reads it back with ``pickle.loads``); one
+        that cannot be pickled is a :class:`UsageError` at ``flag`` saying to give it by name."""
         try:
-            return AgentSpec(pickled=ray.cloudpickle.dumps(agent))
+            return ray.cloudpickle.dumps(obj)
         except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the answer is the same
-            name = getattr(agent, "name", type(agent).__name__)
+            name = getattr(obj, "name", type(obj).__name__)
             raise UsageError.single(
-                "--agent",
-                f"agent {name!r} cannot be sent to Ray workers ({type(exc).__name__}: "
+                flag,
+                f"{what} {name!r} cannot be sent to Ray workers ({type(exc).__name__}: "
                 f"{_first_line(exc)}); give it by name (a built-in, provider:model or "
                 "module:factory) so each worker builds its own",
             ) from None
@@ -237,6 +239,34 @@ class RayBackend:
             raise ContractError.single("ray", f"the workers did not start within {START_TIMEOUT_S:.0f}s") from None
         except RayError as exc:
             raise ContractError.single("ray", f"a worker could not start: {_first_line(exc)}") from None
+
+    # ------------------------------------------------------------------ jobs
+
+    @contextmanager
+    def worker_jobs(
+        self,
+        setup: Callable[..., Any],
+        args: tuple[Any, ...],
+        job: Callable[[Any, Any], Any],
+        *,
+        concurrency: int = 1,
+    ) -> Iterator["JobDispatch"]:
+        """One :class:`~groundeval.distributed.jobs.JobWorker` actor per worker (``setup(*args)``
+        once in each, ``concurrency`` jobs at once in it), every one started before this yields
+        (else the first one's error, a located one as it is); killed on exit."""
+        self._connect()
+        actor_class = ray.remote(JobWorker).options(
+            num_cpus=1, max_concurrency=concurrency, max_restarts=-1, max_task_retries=0
+        )
+        actors = [actor_class.remote(setup, args, job) for _ in range(self.workers)]
+        dispatch = JobDispatch(actors, concurrency)
+        try:
+            self._ready(actors)
+            yield dispatch
+        finally:
+            dispatch.stop.set()
+            for a in actors:
+                ray.kill(a)
 
     # ------------------------------------------------------------------ scoring
 
@@ -348,6 +378,76 @@ class _EpisodeDispatch:
         return run_episode(
             store, question, _Fails(self.agent_name, failure), mode=mode, max_steps=max_steps, trial=trial, seed=seed
         )
+
+
+class JobDispatch:
+    """Items through :class:`JobWorker` actors, results in the items' order. ``concurrency`` driver
+    threads per actor, each bound to one actor and waiting on one job at a time, so a worker that
+    dies costs only the jobs running in it (one with ``concurrency`` 1); the thread then waits for
+    the worker's restart before its next job."""
+
+    def __init__(self, actors: list[Any], concurrency: int = 1):
+        self.actors = actors
+        self.workers = len(actors)
+        self.slots = len(actors) * max(1, concurrency)
+        self.stop = threading.Event()
+        self._local = threading.local()
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def _actor(self) -> Any:
+        actor = getattr(self._local, "actor", None)
+        if actor is None:
+            with self._lock:
+                actor = self._local.actor = self.actors[self._next % len(self.actors)]
+                self._next += 1
+        return actor
+
+    def map(self, items: Iterable[Any], on_failure: Callable[[Any, JobFailure], Any]) -> Iterator[Any]:
+        """``job(held, item)`` of each item, in order, at most two per slot read ahead (a long input
+        is never held whole). A job that could not run — its worker died, or raised — gives
+        ``on_failure(item, failure)`` instead: a result, or raise to stop."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=self.slots, thread_name_prefix="groundeval-ray")
+        pending: deque[Any] = deque()
+        try:
+            for item in items:
+                pending.append(pool.submit(self._one, item, on_failure))
+                if len(pending) >= 2 * self.slots:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            if pending:  # stopped early (an error, Ctrl-C): threads still waiting give up
+                self.stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _one(self, item: Any, on_failure: Callable[[Any, JobFailure], Any]) -> Any:
+        if self.stop.is_set():
+            raise JobStopped()
+        actor = self._actor()
+        ref = actor.run.remote(item)
+        while not ray.wait([ref], timeout=POLL_S)[0]:
+            if self.stop.is_set():
+                raise JobStopped()
+        try:
+            return ray.get(ref)
+        except RayTaskError as exc:
+            cause = getattr(exc, "cause", None) or exc
+            failure = JobFailure(
+                died=False, error=cause, message=f"the Ray worker failed: {type(cause).__name__}: {_first_line(cause)}"
+            )
+        except RayError as exc:
+            failure = JobFailure(
+                died=True, error=exc, message=f"the Ray worker died: {type(exc).__name__}: {_first_line(exc)}"
+            )
+            _await_restart(actor)  # this thread's next job must not land on the worker while it restarts
+        return on_failure(item, failure)
+
+
+class JobStopped(Exception):
+    """A job not run because the dispatch stopped (the caller stopped reading its results)."""
 
 
 def _await_restart(actor: Any) -> None:

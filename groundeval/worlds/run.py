@@ -9,10 +9,14 @@ whatever the concurrency, resumption or ``PYTHONHASHSEED``. Wall-clock time goes
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import socket
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -22,8 +26,8 @@ from pydantic import ValidationError
 from ..errors import ContractError, UsageError
 from .agents import make_agent
 from .episode import run_episode
-from .load import World, load_world
-from .model import WorldTrace, WorldVerdict
+from .load import NAMED_WORLDS, World, load_world
+from .model import WorldTask, WorldTrace, WorldVerdict
 from .scorecard import WorldReport, render_html, render_markdown, scorecard
 from .simulator import DeterministicUser, UserSimulator
 from .verdict import verdict
@@ -90,20 +94,32 @@ def run_world(
     task_ids: list[str] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     agent_options: dict[str, Any] | None = None,
+    backend: Any = None,
 ) -> WorldRunResult:
     """Run ``agent`` (a baseline name, ``module:factory``, or an object with ``run(episode)``)
-    on every task (or ``task_ids``) ``trials`` times; write traces, verdicts and reports in ``out``."""
+    on every task (or ``task_ids``) ``trials`` times; write traces, verdicts and reports in ``out``.
+    ``backend="ray"`` (or a backend from :func:`groundeval.distributed.get_backend`) runs the
+    episodes on Ray workers, ``concurrency`` at once in each: the same traces, verdicts and
+    reports (docs/ray.md)."""
+    from ..distributed import get_backend
+
+    be = get_backend(backend)
     own = not isinstance(world, World)
     w = load_world(world) if own else world
     try:
         opts = agent_options or {}
-        return _run(w, agent, Path(out), trials, concurrency, resume, overwrite, simulator, task_ids, on_progress, opts)
+        remote = None if be.name == "local" else _RemoteEpisodes(be, world, w)
+        return _run(
+            w, agent, Path(out), trials, concurrency, resume, overwrite, simulator, task_ids, on_progress, opts, remote
+        )
     finally:
+        if be is not backend:  # made here from a name: this call owns it
+            be.close()
         if own:
             w.close()
 
 
-def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_ids, on_progress, opts):
+def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_ids, on_progress, opts, remote=None):
     sim = simulator or DeterministicUser()
     if isinstance(agent, str):
         make_agent(agent, **opts)  # a bad name is a usage error before anything is written
@@ -138,7 +154,10 @@ def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_
                 if on_progress:
                     on_progress(finished, len(jobs))
 
-        if concurrency > 1 and len(todo) > 1:
+        if remote is not None and todo:  # Ray workers run the episodes; traces come back in job order
+            with remote.start(agent, opts, simulator, concurrency) as episodes:
+                keep(episodes(todo, factory, sim))
+        elif concurrency > 1 and len(todo) > 1:
             warm = getattr(w.state, "warm", None)  # DuckDB: make the lanes before the clock matters
             if warm is not None:
                 warm(min(concurrency, len(todo)))
@@ -158,8 +177,121 @@ def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_
         "wall_clock_s": round(time.perf_counter() - started, 3),
         "status": "failed" if traces and all(t.ended_by == "error" for t in traces) else "completed",
     }
+    if remote is not None:  # a run on another backend says so (as a pack's run.json does)
+        info.update(remote.settings)
     _write_atomic(out / "run.json", json.dumps(info, indent=2, sort_keys=True) + "\n")
     return result
+
+
+def fingerprint(w: World) -> str:
+    """What makes two loadings of a world the same world: its manifest, policy, tasks and initial
+    state (a Ray worker holding another refuses to start)."""
+    data = {
+        "manifest": w.manifest.model_dump(mode="json"),
+        "policy": w.policy,
+        "tasks": [t.model_dump(mode="json") for t in w.tasks],
+        "digest": w.digest,
+    }
+    return hashlib.sha256(dumps(data).encode()).hexdigest()
+
+
+class _RemoteEpisodes:
+    """Episodes on a backend's workers (``worker_jobs``): each worker loads the world once (by its
+    folder's path, a bundled name or ``tau2:<domain>``), builds the agent — by name on the worker,
+    else unpickled — and runs ``(task id, trial)`` jobs; a job whose worker died or failed outside
+    the agent is recorded here as an errored episode, as an agent that raised is."""
+
+    def __init__(self, be: Any, world: Any, w: World):
+        if not hasattr(be, "worker_jobs"):
+            raise UsageError.single("--backend", f"the {be.name!r} backend cannot run world episodes")
+        self.be, self.w = be, w
+        if isinstance(world, World):
+            self.source = str(w.folder.resolve())
+        elif str(world).startswith(tuple(NAMED_WORLDS)) or not Path(world).exists():
+            self.source = str(world)  # tau2:<domain>, or a bundled world: each worker finds its own copy
+        else:
+            self.source = str(Path(world).resolve())
+        self.settings: dict[str, Any] = {"backend": be.name}
+
+    @contextmanager
+    def start(self, agent: Any, opts: dict[str, Any], simulator: Any, concurrency: int) -> Iterator[Callable]:
+        if isinstance(agent, str):
+            spec: tuple[Any, ...] = (agent, opts, None)
+        else:
+            spec = (None, {}, self.be.pickled(agent))
+        sim = None if simulator is None else self.be.pickled(simulator, "--simulator", "simulator")
+        args = (self.source, fingerprint(self.w), spec, sim, concurrency)
+        with self.be.worker_jobs(_worker_setup, args, _worker_episode, concurrency=concurrency) as dispatch:
+            self.settings.update({"workers": dispatch.workers, "concurrency": concurrency})
+
+            def episodes(todo: list, factory: Callable[[], Any], sim: UserSimulator) -> Iterator[WorldTrace]:
+                one = factory()
+                name = getattr(one, "name", type(one).__name__)  # the name a trace of it carries
+
+                def lost(job: tuple[str, int], failure: Any) -> WorldTrace:
+                    why = failure.message
+                    if not failure.died:
+                        err = failure.error
+                        why = f"the Ray worker failed outside the agent: {type(err).__name__}: {err}"
+                    return run_episode(self.w, self.w.task(job[0]), _Fails(name, why), simulator=sim, trial=job[1])
+
+                return dispatch.map([(t.id, k) for t, k in todo], lost)
+
+            yield episodes
+
+
+class _Fails:
+    """Stands in for the agent here to record a job the workers could not run as an errored episode."""
+
+    def __init__(self, name: str, why: str):
+        self.name = name
+        self.why = why
+
+    def run(self, episode: Any) -> None:
+        from ..distributed.jobs import WorkerFailure
+
+        raise WorkerFailure(self.why)
+
+
+@dataclass
+class _Held:
+    world: World
+    tasks: dict[str, WorldTask]
+    factory: Callable[[], Any]
+    simulator: UserSimulator
+
+
+def _worker_setup(source: str, digest: str, spec: tuple, simulator: bytes | None, concurrency: int) -> _Held:
+    """On a Ray worker, once: the world loaded and checked to be the driver's, the agent's factory."""
+    import pickle
+
+    w = load_world(source, check_gold=False)  # the driver checked the gold replays
+    try:
+        if fingerprint(w) != digest:
+            raise ContractError.single(
+                source, f"the world on worker {socket.gethostname()} differs from the run's (another version?)"
+            )
+        name, opts, pickled = spec
+        if name is not None:
+            make_agent(name, **opts)  # a module the worker cannot import: its error before any episode
+            factory = lambda: make_agent(name, **opts)  # noqa: E731 - a fresh agent per episode, as locally
+        else:
+            obj = pickle.loads(pickled)
+            factory = lambda: obj  # noqa: E731 - one object for every episode, as locally
+        sim = pickle.loads(simulator) if simulator is not None else DeterministicUser()
+        warm = getattr(w.state, "warm", None)
+        if concurrency > 1 and warm is not None:
+            warm(concurrency)
+    except BaseException:
+        w.close()
+        raise
+    return _Held(w, {t.id: t for t in w.tasks}, factory, sim)
+
+
+def _worker_episode(held: _Held, job: tuple[str, int]) -> WorldTrace:
+    """On a Ray worker: one episode, its trace back (an agent that raises is recorded in it)."""
+    task_id, trial = job
+    return run_episode(held.world, held.tasks[task_id], held.factory(), simulator=held.simulator, trial=trial)
 
 
 def _kept(w: World, path: Path, agent_name: str, jobs, resume: bool, overwrite: bool) -> dict:
