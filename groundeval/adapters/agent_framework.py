@@ -1,24 +1,25 @@
 """Microsoft Agent Framework: the episode's tools as ``agent_framework.FunctionTool`` objects,
-plus the function middleware that runs them through the episode.
+plus the middleware that records every call the model makes.
 
-Agent Framework checks a call against a dict schema before the tool runs (required names,
-unknown names, primitive types) and answers a failed check itself, so the call would never
-reach the episode. Its supported hook for seeing such calls is function middleware:
-:class:`GatedMiddleware` lets each call to a gated tool run as usual (the tool goes through
-the episode, and the framework's own telemetry records the call), and when the framework
-refuses the arguments before the tool starts, runs the call through the episode itself with
-the arguments as the model sent them (the episode records and judges it) and sets the
-result. Pass both: ``Agent(client, tools=gated_tools(ep), middleware=[GatedMiddleware(ep)])``.
-Without the middleware, well-formed calls still go through the episode, but calls Agent
-Framework refuses are not recorded.
+Agent Framework answers some calls itself, so they would never reach the episode: a call to a
+name the agent lacks (answered before any function middleware), and arguments that fail its
+check against the tool's schema (required names, unknown names, primitive types; text that is
+not a JSON object arrives as ``{"raw": text}``). Its hooks for seeing them are middleware, which
+tools cannot install, so pass :class:`GatedMiddleware` with the tools:
+``Agent(client, tools=gated_tools(ep), middleware=[GatedMiddleware(ep)])``. It is agent
+middleware that adds, for each run, a chat middleware (:class:`WorldChatMiddleware`: reads each
+model response; a call to a name the request did not declare goes to the episode as sent, and
+argument texts that are not a JSON object are noted) and a function middleware
+(:class:`WorldMiddleware`: each call to one of the episode's tools runs through the episode,
+valid or not, with the text the model sent where Agent Framework has ``{"raw": text}``; other
+tools' calls pass on untouched). :func:`world_middleware` gives those two directly, for a chat
+client's own middleware. Either serves a pack question episode (:func:`gated_tools`) or a world
+episode (:func:`world_tools`). Without any of them, well-formed calls still go through the
+episode, but the calls Agent Framework answers itself are not recorded.
 
-Worlds: :func:`world_tools` (the world's tools and ``say_to_user``), :func:`world_middleware`
-and :class:`WorldAgent` (one ``agent.run`` per user message in one session; the response text
-is said to the user). Agent Framework answers a call to a name the agent lacks itself, before
-any middleware of functions, so a chat middleware (:class:`WorldChatMiddleware`) reads each
-model response and sends such calls to the episode as they were sent; arguments that are not a
-JSON object reach the function middleware as Agent Framework's ``{"raw": text}``, and go to
-the episode as the text the model sent.
+Worlds: :class:`WorldAgent` (one ``agent.run`` per user message in one session; the response
+text is said to the user) adds :class:`GatedMiddleware` to the agent ``build`` returns, unless
+it already records the episode.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ from .core import (
 require("agent-framework", "agent_framework")
 
 from agent_framework import (  # noqa: E402
+    AgentContext,
+    AgentMiddleware,
     ChatContext,
     ChatMiddleware,
     FunctionInvocationContext,
@@ -61,7 +64,7 @@ __all__ = [
 ]
 
 
-# set by GatedMiddleware for one call; the tool marks it when its body starts
+# set by the function middleware for one call; the tool marks it when its body starts
 _STARTED: ContextVar[list[bool] | None] = ContextVar("groundeval_gated_call_started", default=None)
 
 
@@ -80,12 +83,11 @@ def gated_tools(episode: Episode) -> list[FunctionTool]:
     return [_function_tool(g) for g in _core_tools(episode)]
 
 
-class GatedMiddleware(FunctionMiddleware):
-    """Runs every call to one of ``episode``'s tools through the episode, valid or not; other
+class _FunctionMiddleware(FunctionMiddleware):
+    """Runs every call to one of the episode's tools through the episode, valid or not; other
     tools' calls pass on untouched."""
 
-    def __init__(self, episode: Episode):
-        self._tools: dict[str, GatedTool | WorldTool] = {g.name: g for g in _core_tools(episode)}
+    _tools: dict[str, GatedTool | WorldTool]
 
     def _raw(self, name: str, arguments: Any) -> tuple[bool, Any]:  # worlds: see WorldMiddleware
         return False, None
@@ -119,7 +121,8 @@ class GatedMiddleware(FunctionMiddleware):
 
 
 def world_tools(episode: Any, *, say_to_user: bool = True) -> list[FunctionTool]:
-    """A world episode's tools (and ``say_to_user``); use with :func:`world_middleware`."""
+    """A world episode's tools (and ``say_to_user``); use with :class:`GatedMiddleware` (or
+    :class:`WorldAgent`, which adds it)."""
     return [_function_tool(t) for t in _core_world_tools(episode, say_to_user=say_to_user)]
 
 
@@ -130,10 +133,13 @@ class _Unparsed:
         self.texts: dict[str, list[str]] = {}
 
 
-class WorldMiddleware(GatedMiddleware):
-    """:class:`GatedMiddleware` for a world episode's tools (or a pack question episode's)."""
+class WorldMiddleware(_FunctionMiddleware):
+    """The function middleware of :func:`world_middleware`: every call to one of the episode's
+    tools (a world episode's or a pack question episode's) runs through the episode, with the
+    argument text the model sent where Agent Framework has ``{"raw": text}``."""
 
     def __init__(self, episode: Any, unparsed: _Unparsed):
+        self.episode = episode
         tools = _core_tools(episode) if isinstance(episode, Episode) else _core_world_tools(episode)
         self._tools = {t.name: t for t in tools}
         self._unparsed = unparsed
@@ -174,18 +180,46 @@ class WorldChatMiddleware(ChatMiddleware):
 
 
 def world_middleware(episode: Any) -> list[Any]:
-    """``Agent(client, tools=world_tools(ep), middleware=world_middleware(ep))``: every call the
-    model makes reaches the episode as sent. A pack question episode takes it too, with
-    ``tools=gated_tools(ep)`` (where :class:`GatedMiddleware` alone lets Agent Framework answer
-    an unknown name, and hand a non-JSON argument text on as ``{"raw": text}``)."""
+    """The chat and the function middleware that record every call the model makes to
+    ``episode`` (a world episode, or a pack question episode with ``tools=gated_tools(ep)``), as
+    a list for ``middleware=``; :class:`GatedMiddleware` adds them itself."""
     unparsed = _Unparsed()
     return [WorldChatMiddleware(episode, unparsed), WorldMiddleware(episode, unparsed)]
 
 
+def _records(middleware: Any, episode: Any) -> bool:
+    """Whether ``middleware`` (an agent's or a run's) already records ``episode``'s calls."""
+    items = middleware if isinstance(middleware, (list, tuple)) else [middleware] if middleware else []
+    return any(
+        isinstance(m, (GatedMiddleware, WorldChatMiddleware)) and getattr(m, "episode", None) is episode for m in items
+    )
+
+
+class GatedMiddleware(AgentMiddleware):
+    """``Agent(client, tools=gated_tools(ep), middleware=[GatedMiddleware(ep)])``: for each run of
+    the agent, adds :func:`world_middleware` (a chat and a function middleware) for ``episode``,
+    so every call the model makes reaches the episode as sent: calls to the episode's tools,
+    valid or not, names the agent lacks, and argument texts that are not a JSON object.
+    ``episode``: a pack question episode or a world episode. (Until this release it was function
+    middleware, which Agent Framework's own answers to unknown names bypassed.)"""
+
+    def __init__(self, episode: Any):
+        self.episode = episode
+        self._middleware = world_middleware(episode)
+
+    async def process(self, context: AgentContext, call_next: Callable[[], Awaitable[None]]) -> None:
+        present = context.client_kwargs.get("middleware")
+        if not _records(present, self.episode):
+            items = list(present) if isinstance(present, (list, tuple)) else [present] if present else []
+            context.client_kwargs["middleware"] = [*items, *self._middleware]
+        await call_next()
+
+
 class WorldAgent(FrameworkWorldAgent):
     """A world agent from ``build(tools, episode) -> agent_framework.Agent`` (give it
-    ``instructions=episode.policy`` and ``middleware=world_middleware(episode)``): one
-    ``agent.run`` per user message in one session; the response text is said to the user.
+    ``instructions=episode.policy``): one ``agent.run`` per user message in one session; the
+    response text is said to the user. The agent gets a :class:`GatedMiddleware` for the
+    episode unless its middleware already records it.
 
     Every run of this agent, of every episode and thread, runs on one event loop of its own (a
     daemon thread; :meth:`close` stops it): a chat client is bound to the loop it first ran on,
@@ -204,6 +238,8 @@ class WorldAgent(FrameworkWorldAgent):
 
     def turns(self, episode: Any) -> Callable[[str], Any]:
         agent = self.build(world_tools(episode, say_to_user=self.say_to_user), episode)
+        if not _records(getattr(agent, "middleware", None), episode):
+            agent.middleware = [*(agent.middleware or []), GatedMiddleware(episode)]
         session = agent.create_session()
         loop = self._event_loop()
 

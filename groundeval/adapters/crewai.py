@@ -1,25 +1,30 @@
-"""CrewAI: the episode's tools as ``crewai.tools.BaseTool`` objects.
+"""CrewAI: the episode's tools as ``crewai.tools.BaseTool`` objects, every action recorded as written.
 
 CrewAI validates a tool's arguments with its ``args_schema`` model before the tool runs; here
-that model accepts any object (and reports groundeval's JSON Schema as its own), so the
-episode sees what the model sent and records a bad call instead of CrewAI refusing it. The
-agent is told each tool's name, groundeval's description and the JSON Schema of its
-arguments. Results are never cached: a repeated call goes to the episode again, as it would
-through any other path. The reply goes back to the agent as the observation text (JSON).
+that model accepts any object (and reports groundeval's JSON Schema as its own). The agent is
+told each tool's name, groundeval's description and the JSON Schema of its arguments. Results
+are never cached. The reply goes back to the agent as the observation text (JSON).
 
-Worlds: :func:`world_tools` (the world's tools and ``say_to_user``), :func:`recording` and
-:class:`WorldAgent` (one crew kickoff per user message, the conversation so far in the task;
-the final answer is said to the user). CrewAI reads a call out of the model's text and then
-rewrites or refuses it itself: a name close to a tool's becomes that tool, an ``Action Input``
-that is not JSON is repaired, an unknown name or a repeated call never reaches a tool. So while
-:func:`recording` is active, an ``after_llm_call`` hook reads each ``Action`` / ``Action Input``
-as the model wrote it (CrewAI's own pattern) and sends it to the episode; the tool CrewAI then
-runs, if any, answers with that call's reply instead of calling again.
+CrewAI reads a call out of the model's text and then rewrites or refuses it itself: a name
+close to a tool's becomes that tool, an ``Action Input`` that is not JSON is repaired, an
+unknown name or a repeated call never reaches a tool. So the tools built here come with an
+``after_llm_call`` hook (CrewAI's own, registered once, on the first :func:`gated_tools` or
+:func:`world_tools`): after each model response of an agent that holds such tools, it reads the
+``Action`` / ``Action Input`` as the model wrote it (CrewAI's own pattern) and sends it to the
+tools' episode; the tool CrewAI then runs, if any, answers with that call's reply instead of
+calling again. Agents without these tools are left alone. Nothing to opt into:
+``Agent(..., tools=gated_tools(episode))`` and a crew kickoff record every action.
+
+Worlds: :func:`world_tools` (the world's tools and ``say_to_user``) and :class:`WorldAgent`
+(one crew kickoff per user message, the conversation so far in the task; the final answer is
+said to the user). :func:`recording` is kept for code written against the first release: the
+hook is always on now, so it does nothing more.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -42,7 +47,7 @@ require("crewai", "crewai")
 
 from crewai.agents.constants import ACTION_INPUT_REGEX  # noqa: E402
 from crewai.agents.parser import AgentAction, parse  # noqa: E402
-from crewai.hooks.llm_hooks import register_after_llm_call_hook, unregister_after_llm_call_hook  # noqa: E402
+from crewai.hooks.llm_hooks import get_after_llm_call_hooks, register_after_llm_call_hook  # noqa: E402
 from crewai.tools import BaseTool  # noqa: E402
 
 __all__ = ["CREWAI_METADATA", "GatedCrewTool", "WorldAgent", "WorldCrewTool", "gated_tools", "recording", "world_tools"]
@@ -97,17 +102,17 @@ class GatedCrewTool(BaseTool):
 
 
 def gated_tools(episode: Episode) -> list[GatedCrewTool]:
-    """``Agent(..., tools=gated_tools(episode))``: the episode's tools for its mode."""
-    return [GatedCrewTool(g) for g in _core_tools(episode)]
-
-
-# ---------------------------------------------------------------------------------------- worlds
+    """``Agent(..., tools=gated_tools(episode))``: the episode's tools for its mode; every action
+    the agent's model writes is recorded as written."""
+    return world_tools(episode)
 
 
 class _Sent:
-    """The reply to the model's last action, recorded as sent, until a tool hands it back."""
+    """The tools' episode, and the reply to the model's last action, recorded as sent, until a
+    tool hands it back."""
 
-    def __init__(self) -> None:
+    def __init__(self, episode: Any) -> None:
+        self.episode = episode
         self.reply: str | None = None
 
     def take(self) -> str | None:
@@ -131,39 +136,62 @@ class WorldCrewTool(GatedCrewTool):
 
 
 def world_tools(episode: Any, *, say_to_user: bool = True) -> list[WorldCrewTool]:
-    """``Agent(..., tools=world_tools(episode))``; run the crew inside :func:`recording`. A pack
-    question episode takes them too (its tools for its mode, as :func:`gated_tools`), so every
-    action its agent writes is recorded as written."""
-    sent = _Sent()
+    """``Agent(..., tools=world_tools(episode))``: a world episode's tools (and ``say_to_user``);
+    a pack question episode gets its tools for its mode, as :func:`gated_tools`. Every action
+    the agent's model writes is recorded as written."""
+    _install()
+    sent = _Sent(episode)
     if isinstance(episode, Episode):
         return [WorldCrewTool(g, sent) for g in _core_tools(episode)]
     return [WorldCrewTool(t, sent) for t in _core_world_tools(episode, say_to_user=say_to_user)]
 
 
+def _held(context: Any) -> _Sent | None:
+    """The recording of the groundeval tools the responding agent holds (for this task), if any."""
+    executor = getattr(context, "executor", None)
+    pools = [getattr(executor, "original_tools", None), getattr(executor, "tools", None)]
+    pools += [getattr(getattr(context, "agent", None), "tools", None)]
+    for pool in pools:
+        for tool in pool or []:
+            tool = getattr(tool, "_original_tool", None) or tool
+            if isinstance(tool, WorldCrewTool):
+                return tool._sent
+    return None
+
+
+def _after_llm_call(context: Any) -> None:
+    """CrewAI's after_llm_call hook: the action the model wrote goes to the episode as written."""
+    sent = _held(context)
+    if sent is None:
+        return None
+    sent.reply = None
+    text = context.response if isinstance(context.response, str) else ""
+    try:
+        action = parse(text)
+    except Exception:  # CrewAI answers text it cannot read with its own format reminder
+        return None
+    match = ACTION_INPUT_REGEX.search(text)
+    if isinstance(action, AgentAction) and match is not None:
+        sent.reply = reply_text(world_call(sent.episode, action.tool, match.group(2).strip()))
+    return None
+
+
+def _install() -> None:
+    """Register the hook once (again, if someone cleared CrewAI's hooks meanwhile)."""
+    if _after_llm_call not in get_after_llm_call_hooks():
+        register_after_llm_call_hook(_after_llm_call)
+
+
 @contextmanager
 def recording(episode: Any, agent: Any, tools: list[WorldCrewTool]) -> Iterator[None]:
-    """While active, every action ``agent``'s model writes goes to ``episode`` as written."""
-    sent = tools[0]._sent if tools else _Sent()
-
-    def after_llm_call(context: Any) -> None:
-        if context.agent is not agent:
-            return None
-        sent.reply = None
-        text = context.response if isinstance(context.response, str) else ""
-        try:
-            action = parse(text)
-        except Exception:  # CrewAI answers text it cannot read with its own format reminder
-            return None
-        match = ACTION_INPUT_REGEX.search(text)
-        if isinstance(action, AgentAction) and match is not None:
-            sent.reply = reply_text(world_call(episode, action.tool, match.group(2).strip()))
-        return None
-
-    register_after_llm_call_hook(after_llm_call)
-    try:
-        yield
-    finally:
-        unregister_after_llm_call_hook(after_llm_call)
+    """Deprecated: the tools record every action without it. Kept so older code runs unchanged."""
+    warnings.warn(
+        "groundeval.adapters.crewai.recording is no longer needed: the tools record every action",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    _install()
+    yield
 
 
 TASK = "{policy}\n\nThe conversation so far:\n{conversation}\n\nAct on the user's last message, then reply to them."
@@ -171,8 +199,8 @@ TASK = "{policy}\n\nThe conversation so far:\n{conversation}\n\nAct on the user'
 
 class WorldAgent(FrameworkWorldAgent):
     """A world agent from ``build(tools, episode) -> crewai.Agent``: one crew kickoff per user
-    message (a task holding the world's policy and the conversation so far), inside
-    :func:`recording`; the crew's final answer is said to the user."""
+    message (a task holding the world's policy and the conversation so far); the crew's final
+    answer is said to the user."""
 
     def turns(self, episode: Any) -> Callable[[str], Any]:
         from crewai import Crew, Task
@@ -188,8 +216,7 @@ class WorldAgent(FrameworkWorldAgent):
                 expected_output="Your reply to the user.",
                 agent=agent,
             )
-            with recording(episode, agent, tools):
-                out = Crew(agents=[agent], tasks=[task], verbose=False).kickoff().raw
+            out = Crew(agents=[agent], tasks=[task], verbose=False).kickoff().raw
             conversation.append(f"Agent: {out}")
             return out
 

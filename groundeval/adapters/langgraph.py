@@ -1,20 +1,23 @@
-"""LangGraph (LangChain tools): the episode's tools as ``langchain_core`` ``StructuredTool`` objects.
+"""LangGraph (LangChain tools): the episode's tools as ``langchain_core`` ``StructuredTool`` objects,
+and the agent graph that records every call the model makes.
 
 Each tool declares groundeval's JSON Schema as its ``args_schema`` (a dict), which LangChain
-passes through without validating, so whatever arguments the model sent reach the episode
-and are recorded. Use them with any LangGraph agent: a ``ToolNode``, ``create_react_agent`` or
-a chat model's ``bind_tools``. The reply goes back as the tool message's text (JSON).
+passes through without validating, so whatever object the model sent reaches the episode. The
+reply goes back as the tool message's text (JSON).
 
-Worlds: :func:`world_tools` (the world's tools and ``say_to_user``), :func:`world_tool_node`
-(a graph node that runs every call of the last AI message through the episode: the parsed
-``tool_calls``, and the ``invalid_tool_calls`` LangChain set aside when the arguments were not
-JSON, with the text as sent; an unknown name is recorded too, where a ``ToolNode`` would answer
-it itself), :func:`world_condition` (routes to that node while there is a call of either
-kind), :func:`world_graph` (model node + that node) and :class:`WorldAgent` (one graph run per
-user message, the messages kept, the policy as the system message). The node and the graph
-serve a pack question episode too (``world_graph(model, episode, gated_tools(episode))``),
-where a ``ToolNode`` answers an unknown name or unparsable arguments itself and the call never
-reaches the trace.
+LangGraph's prebuilt ``ToolNode`` answers a tool name it does not have itself, and a call whose
+arguments are not JSON never reaches it (LangChain keeps it in the message's
+``invalid_tool_calls``, which ``tools_condition`` ignores, so the graph ends): such calls would
+vanish. So the agent loop to use is :func:`agent_graph` (a chat model bound to the episode's
+tools, and :func:`tool_node`); a graph of your own takes :func:`tool_node` as its tool node and
+:func:`tool_condition` as the edge after the model: the node runs every call of the last AI
+message through the episode (the parsed ``tool_calls``, and the ``invalid_tool_calls`` with the
+text as sent; an unknown name too), in the order the provider sent them.
+
+These serve a pack question episode (:func:`gated_tools`) and a world episode
+(:func:`world_tools`) alike; ``world_graph``, ``world_tool_node`` and ``world_condition`` are the
+same functions under their first names. :class:`WorldAgent` runs a world agent (one graph run per
+user message, the messages kept, the policy as the system message).
 """
 
 from __future__ import annotations
@@ -40,7 +43,17 @@ from langchain_core.messages import SystemMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import StructuredTool  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
 
-__all__ = ["WorldAgent", "gated_tools", "world_condition", "world_graph", "world_tool_node", "world_tools"]
+__all__ = [
+    "WorldAgent",
+    "agent_graph",
+    "gated_tools",
+    "tool_condition",
+    "tool_node",
+    "world_condition",
+    "world_graph",
+    "world_tool_node",
+    "world_tools",
+]
 
 
 def _structured_tool(gated: GatedTool | WorldTool) -> StructuredTool:
@@ -51,7 +64,8 @@ def _structured_tool(gated: GatedTool | WorldTool) -> StructuredTool:
 
 
 def gated_tools(episode: Episode) -> list[StructuredTool]:
-    """``ToolNode(gated_tools(episode))`` / ``model.bind_tools(...)``: the episode's tools for its mode."""
+    """The episode's tools for its mode, for :func:`agent_graph` (its default) or ``model.bind_tools``
+    with :func:`tool_node` (a ``ToolNode`` would let some calls vanish)."""
     return [_structured_tool(g) for g in _core_tools(episode)]
 
 
@@ -74,7 +88,7 @@ def _sent_calls(message: Any) -> list[tuple[str, Any, str]]:
     return sorted(calls, key=lambda c: order.get(c[2], len(order)))  # stable: unknown ids keep their place
 
 
-def world_tool_node(episode: Any) -> Callable[[Any], dict[str, Any]]:
+def tool_node(episode: Any) -> Callable[[Any], dict[str, Any]]:
     """A node running each call of the last message through the episode (any name, any arguments)."""
 
     def tools(state: Any) -> dict[str, Any]:
@@ -87,31 +101,42 @@ def world_tool_node(episode: Any) -> Callable[[Any], dict[str, Any]]:
     return tools
 
 
-def world_condition(state: Any) -> str:
+def tool_condition(state: Any) -> str:
     """``"tools"`` while the last message has a call (parsed or not), else ``END``."""
     return "tools" if _sent_calls(_messages(state)[-1]) else END
 
 
-def world_graph(model: Any, episode: Any, tools: list[StructuredTool] | None = None) -> Any:
+def _default_tools(episode: Any) -> list[StructuredTool]:
+    return gated_tools(episode) if isinstance(episode, Episode) else world_tools(episode)
+
+
+def agent_graph(model: Any, episode: Any, tools: list[StructuredTool] | None = None) -> Any:
     """The usual loop, compiled: ``model`` (a chat model) bound to ``tools`` (default: the
-    world's tools and ``say_to_user``), and :func:`world_tool_node`."""
-    bound = model.bind_tools(tools if tools is not None else world_tools(episode))
+    episode's own, :func:`gated_tools` or :func:`world_tools`), and :func:`tool_node`; run it
+    with ``graph.invoke({"messages": [...]})``."""
+    bound = model.bind_tools(tools if tools is not None else _default_tools(episode))
 
     def think(state: MessagesState) -> dict[str, Any]:
         return {"messages": [bound.invoke(state["messages"])]}
 
     graph = StateGraph(MessagesState)
     graph.add_node("model", think)
-    graph.add_node("tools", world_tool_node(episode))
+    graph.add_node("tools", tool_node(episode))
     graph.add_edge(START, "model")
-    graph.add_conditional_edges("model", world_condition, ["tools", END])
+    graph.add_conditional_edges("model", tool_condition, ["tools", END])
     graph.add_edge("tools", "model")
     return graph.compile()
 
 
+# the first names of the same functions (worlds came first)
+world_tool_node = tool_node
+world_condition = tool_condition
+world_graph = agent_graph
+
+
 class WorldAgent(FrameworkWorldAgent):
     """A world agent from ``build(tools, episode) -> compiled graph`` over ``{"messages": [...]}``
-    (e.g. ``lambda tools, ep: world_graph(ChatOpenAI(...), ep, tools)``):
+    (e.g. ``lambda tools, ep: agent_graph(ChatOpenAI(...), ep, tools)``):
     one graph run per user message, the messages kept, the world's policy as the system message."""
 
     def turns(self, episode: Any) -> Callable[[str], Any]:

@@ -1,24 +1,28 @@
-"""OpenAI Agents SDK: the episode's tools as ``agents.FunctionTool`` objects.
+"""OpenAI Agents SDK: the episode's tools as ``agents.FunctionTool`` objects, and the run that
+records every call the model makes.
 
 The SDK hands a tool the model's arguments as JSON text; they go to the episode unparsed by
 the SDK, so a malformed call is recorded rather than refused before the episode sees it.
 Schemas are declared non-strict: strict mode would rewrite them (every argument required),
 and the model must see what groundeval serves.
 
+A tool name the agent does not have is answered by the SDK, not by a tool: by default it
+aborts the run (``ModelBehaviorError``) and the call never reaches the episode. No tool can
+change that; the run's configuration can. So run the agent with :func:`run_sync` (or
+:func:`run`), which take ``Runner.run_sync``'s arguments and install the recording itself:
+:class:`WorldCalls` (run hooks keeping each response's calls by id, after any hooks of your
+own) and :func:`world_run_config` (``tool_not_found_behavior="return_error_to_model"`` and a
+``tool_error_formatter`` that sends such a call to the episode as it was sent; the model reads
+the episode's reply). The episode is the one whose tools the agent holds, a pack question
+episode (:func:`gated_tools`) or a world episode (:func:`world_tools`).
+
 :class:`RunRecorder` is the other direction: a processor for the SDK's own tracing hook that
 keeps each run's function-tool calls as an observed run (``groundeval.observe``), which
 :func:`groundeval.adapters.observed.trace_from_run` replays into a trace.
 
 Worlds: :func:`world_tools` (the world's tools and ``say_to_user``) and :class:`WorldAgent`,
-which runs ``Runner.run_sync`` once per user message, keeping the history
-(``result.to_input_list()``). A tool name the agent does not have is answered by the SDK, not
-a tool: :class:`WorldCalls` (run hooks keeping each response's calls by id) with the run
-configuration from :func:`world_run_config` (``tool_not_found_behavior="return_error_to_model"``
-and a ``tool_error_formatter``) sends such a call to the episode as it was sent, and the model
-reads the episode's reply. The same hooks and run configuration serve a pack question episode
-(``Runner.run_sync(agent, text, hooks=calls, run_config=world_run_config(calls))`` with
-``calls = WorldCalls(episode)``): without them the SDK aborts the run on an unknown tool name
-and the call never reaches the trace.
+which runs the agent once per user message through the same recording, keeping the history
+(``result.to_input_list()``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import UsageError
 from ..observe.model import ObservedCall, ObservedRun
 from ..runtime.episode import Episode
 from .core import (
@@ -54,32 +59,45 @@ from agents import (  # noqa: E402
     TracingProcessor,
 )
 
-__all__ = ["RunRecorder", "WorldAgent", "WorldCalls", "gated_tools", "world_run_config", "world_tools"]
+__all__ = [
+    "RunRecorder",
+    "WorldAgent",
+    "WorldCalls",
+    "gated_tools",
+    "run",
+    "run_sync",
+    "world_run_config",
+    "world_tools",
+]
 RAW_KEY = "_raw"  # groundeval.observe's key for arguments that are not a JSON object
+EPISODE_ATTRIBUTE = "_groundeval_episode"  # set on each FunctionTool built here: the episode it serves
 
 
 def _function_tool(gated: GatedTool | WorldTool) -> FunctionTool:
     async def invoke(_context: Any, arguments: str) -> str:
         return gated.text(arguments)
 
-    return FunctionTool(
+    out = FunctionTool(
         name=gated.name,
         description=gated.description,
         params_json_schema=gated.parameters,
         on_invoke_tool=invoke,
         strict_json_schema=False,
     )
+    setattr(out, EPISODE_ATTRIBUTE, gated.episode)
+    return out
 
 
 def gated_tools(episode: Episode) -> list[FunctionTool]:
-    """``Agent(tools=gated_tools(episode), ...)``: the episode's tools for its mode."""
+    """``Agent(tools=gated_tools(episode), ...)``: the episode's tools for its mode; run the agent
+    with :func:`run_sync` / :func:`run` so unknown tool names are recorded too."""
     return [_function_tool(g) for g in _core_tools(episode)]
 
 
 def world_tools(episode: Any, *, say_to_user: bool = True) -> list[FunctionTool]:
     """``Agent(tools=world_tools(episode), instructions=episode.policy, ...)``: a world
-    episode's tools (and ``say_to_user``); run with :func:`world_run_config` so unknown tool
-    names are recorded too."""
+    episode's tools (and ``say_to_user``); run the agent with :func:`run_sync` / :func:`run` (or
+    :class:`WorldAgent`) so unknown tool names are recorded too."""
     return [_function_tool(t) for t in _core_world_tools(episode, say_to_user=say_to_user)]
 
 
@@ -104,18 +122,88 @@ class WorldCalls(RunHooks):
         return reply_text(world_call(self.episode, name, arguments))
 
 
-def world_run_config(calls: WorldCalls, run_config: RunConfig | None = None) -> RunConfig:
-    """``run_config`` (or a default one) answering unknown tool names through the episode."""
-    return dataclasses.replace(
-        run_config if run_config is not None else RunConfig(),
-        tool_not_found_behavior="return_error_to_model",
-        tool_error_formatter=calls.not_found,
-    )
+def world_run_config(calls: WorldCalls, run_config: RunConfig | dict[str, Any] | None = None) -> RunConfig:
+    """``run_config`` (or a default one) answering unknown tool names through the episode; a
+    ``tool_error_formatter`` of its own still formats every other kind of tool error."""
+    if isinstance(run_config, dict):
+        run_config = RunConfig(**run_config)
+    base = run_config if run_config is not None else RunConfig()
+    own = base.tool_error_formatter
+
+    def formatter(error: Any) -> Any:
+        if error.kind == "tool_not_found" or own is None:
+            return calls.not_found(error)
+        return own(error)
+
+    return dataclasses.replace(base, tool_not_found_behavior="return_error_to_model", tool_error_formatter=formatter)
+
+
+class _ChainedCalls(WorldCalls):
+    """:class:`WorldCalls` that also runs the caller's own run hooks (theirs first)."""
+
+    def __init__(self, episode: Any, hooks: RunHooks):
+        super().__init__(episode)
+        self.hooks = hooks
+
+
+def _chain(name: str) -> Callable[..., Any]:
+    async def method(self: _ChainedCalls, *args: Any, **kwargs: Any) -> None:
+        await getattr(self.hooks, name)(*args, **kwargs)
+        await getattr(WorldCalls, name)(self, *args, **kwargs)
+
+    return method
+
+
+for _name in [n for n in dir(RunHooks) if n.startswith("on_")]:
+    setattr(_ChainedCalls, _name, _chain(_name))
+
+
+def _episode_of(agent: Any) -> Any:
+    """The one episode whose tools ``agent`` (or an agent it can hand off to) holds, else None."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    todo = [agent]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for tool in getattr(current, "tools", None) or []:
+            episode = getattr(tool, EPISODE_ATTRIBUTE, None)
+            if episode is not None and not any(episode is e for e in found):
+                found.append(episode)
+        for handoff in getattr(current, "handoffs", None) or []:
+            todo.append(getattr(handoff, "agent", handoff))  # an Agent, or a Handoff naming none
+    if len(found) > 1:
+        raise UsageError.single("agent", "the agent holds the tools of more than one groundeval episode")
+    return found[0] if found else None
+
+
+def _recorded(agent: Any, kwargs: dict[str, Any], episode: Any) -> dict[str, Any]:
+    episode = episode if episode is not None else _episode_of(agent)
+    if episode is None:
+        return kwargs
+    hooks = kwargs.get("hooks")
+    calls = WorldCalls(episode) if hooks is None else _ChainedCalls(episode, hooks)
+    return {**kwargs, "hooks": calls, "run_config": world_run_config(calls, kwargs.get("run_config"))}
+
+
+def run_sync(agent: Any, input: Any, *, episode: Any = None, **kwargs: Any) -> Any:
+    """``Runner.run_sync(agent, input, **kwargs)`` with every call the model makes recorded in the
+    episode whose tools the agent holds (or ``episode``), an unknown tool name included: the
+    run's ``hooks`` and ``run_config`` (yours, if given) are extended as :func:`world_run_config`
+    says. Returns the SDK's ``RunResult``."""
+    return Runner.run_sync(agent, input, **_recorded(agent, kwargs, episode))
+
+
+async def run(agent: Any, input: Any, *, episode: Any = None, **kwargs: Any) -> Any:
+    """:func:`run_sync` for a running event loop (``await Runner.run(...)``)."""
+    return await Runner.run(agent, input, **_recorded(agent, kwargs, episode))
 
 
 class WorldAgent(FrameworkWorldAgent):
     """A world agent from ``build(tools, episode) -> agents.Agent`` (give it
-    ``instructions=episode.policy``): one ``Runner.run_sync`` per user message, the history
+    ``instructions=episode.policy``): one :func:`run_sync` per user message, the history
     kept; its final output is said to the user (``groundeval.adapters.core.converse``)."""
 
     def __init__(

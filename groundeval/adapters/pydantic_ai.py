@@ -1,16 +1,19 @@
-"""Pydantic AI: the episode's tools as ``pydantic_ai.Tool`` objects built from groundeval's schemas.
+"""Pydantic AI: the episode's tools as ``pydantic_ai.Tool`` objects built from groundeval's
+schemas, and the agent that records every call the model makes.
 
 ``Tool.from_schema`` declares the JSON Schema as it is and skips Pydantic AI's own argument
-validation, so the episode sees whatever object the model sent and records a bad call.
-(Arguments that are not JSON at all are answered by Pydantic AI itself with a retry prompt,
-before any tool runs.) The reply goes back as the tool return (a JSON text).
+validation, so the episode sees whatever object the model sent. The reply goes back as the tool
+return (a JSON text). But Pydantic AI answers two kinds of call itself, with its own retry
+prompt, before any tool runs: a name the request did not declare, and arguments that are not a
+JSON object. No tool can see those; the model can: :class:`WorldModel` wraps the agent's model
+and sends each such call of a response to the episode as it was sent (the model then reads
+Pydantic AI's retry prompt). So build the agent with :func:`gated_agent`, which takes
+``pydantic_ai.Agent``'s arguments and installs both: ``gated_agent(model, episode,
+instructions=...)``. It serves a pack question episode (:func:`gated_tools`) and a world
+episode (:func:`world_tools`).
 
-Worlds: :func:`world_tools` (the world's tools and ``say_to_user``) and :class:`WorldAgent`
-(one ``run_sync`` per user message, ``message_history`` kept, the output said to the user).
-Pydantic AI answers a call to a name it does not know, or with arguments that are not a JSON
-object, with its own retry prompt before any tool runs; :class:`WorldModel` wraps the agent's
-model and sends each such call of a response to the episode as it was sent, so the trace
-records it as the Python API does (the model reads Pydantic AI's retry prompt).
+Worlds: :class:`WorldAgent` (one ``run_sync`` per user message, ``message_history`` kept, the
+output said to the user), which runs the agent ``build`` returns through :class:`WorldModel`.
 """
 
 from __future__ import annotations
@@ -32,10 +35,10 @@ from .core import (
 
 require("pydantic-ai", "pydantic_ai")
 
-from pydantic_ai import Tool  # noqa: E402
+from pydantic_ai import Agent, Tool  # noqa: E402
 from pydantic_ai.models.wrapper import WrapperModel  # noqa: E402
 
-__all__ = ["WorldAgent", "WorldModel", "gated_tools", "world_tools"]
+__all__ = ["WorldAgent", "WorldModel", "gated_agent", "gated_tools", "world_tools"]
 
 
 def _tool(gated: GatedTool | WorldTool) -> Tool:
@@ -46,14 +49,15 @@ def _tool(gated: GatedTool | WorldTool) -> Tool:
 
 
 def gated_tools(episode: Episode) -> list[Tool]:
-    """``Agent(model, tools=gated_tools(episode))``: the episode's tools for its mode."""
+    """The episode's tools for its mode (what :func:`gated_agent` gives the agent; an agent of your
+    own records every call only with ``model=WorldModel(model, episode)``)."""
     return [_tool(g) for g in _core_tools(episode)]
 
 
 def world_tools(episode: Any, *, say_to_user: bool = True) -> list[Tool]:
     """``Agent(model, tools=world_tools(episode), instructions=episode.policy)``: a world
-    episode's tools (and ``say_to_user``); run with :class:`WorldModel` so the calls Pydantic AI
-    refuses itself are recorded too."""
+    episode's tools (and ``say_to_user``); run with :class:`WorldModel` (as :func:`gated_agent`
+    and :class:`WorldAgent` do) so the calls Pydantic AI refuses itself are recorded too."""
     return [_tool(t) for t in _core_world_tools(episode, say_to_user=say_to_user)]
 
 
@@ -83,6 +87,22 @@ class WorldModel(WrapperModel):
         return response
 
 
+def _recording(model: Any, episode: Any) -> Any:
+    """``model`` wrapped in a :class:`WorldModel` for ``episode``, unless it already is one."""
+    if isinstance(model, WorldModel) and model.episode is episode:
+        return model
+    return WorldModel(model, episode)
+
+
+def gated_agent(model: Any, episode: Any, *, tools: Any = (), say_to_user: bool = True, **kwargs: Any) -> Agent:
+    """``pydantic_ai.Agent(model, tools=..., **kwargs)`` holding the episode's tools (before any
+    ``tools`` of your own) and running through :class:`WorldModel`, so every call the model
+    makes reaches the episode as sent. ``episode``: a pack question episode (its tools for its
+    mode) or a world episode (its tools, and ``say_to_user`` unless ``say_to_user=False``)."""
+    own = gated_tools(episode) if isinstance(episode, Episode) else world_tools(episode, say_to_user=say_to_user)
+    return Agent(_recording(model, episode), tools=[*own, *tools], **kwargs)
+
+
 class WorldAgent(FrameworkWorldAgent):
     """A world agent from ``build(tools, episode) -> pydantic_ai.Agent`` (give it
     ``instructions=episode.policy``): one ``run_sync`` per user message through
@@ -90,7 +110,7 @@ class WorldAgent(FrameworkWorldAgent):
 
     def turns(self, episode: Any) -> Callable[[str], Any]:
         agent = self.build(world_tools(episode, say_to_user=self.say_to_user), episode)
-        model = WorldModel(agent.model, episode)
+        model = _recording(agent.model, episode)
         history: list[Any] | None = None
 
         def turn(text: str) -> Any:

@@ -1,9 +1,16 @@
 """Issue 30 item 8 for pack question episodes: a call to a tool the agent does not have, and
 arguments that are not JSON, reach the trace through each framework adapter as they were sent,
-and the trace scores as the same calls made through the Python API (``Episode.call``)."""
+and the trace scores as the same calls made through the Python API (``Episode.call``).
+
+Each framework is driven through its plain documented route (docs/integration.md, "Agent
+frameworks"), where recording needs nothing to opt into, and through the route of the first
+release that named the hook itself (``legacy``): both leave the Python API's trace, so the hook
+the plain route installs never records a call twice.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -55,11 +62,15 @@ def _check(store, questions, run, script: list[Any] | None = None) -> None:
     assert framework.model_dump(exclude={"agent"}) == api.model_dump(exclude={"agent"})
 
 
+ROUTES = ["plain", "legacy"]
+
+
 @pytest.mark.slow  # 7 s here, the SDK's import included
-def test_openai_agents(store, questions):
+@pytest.mark.parametrize("route", ROUTES)
+def test_openai_agents(store, questions, route):
     agents = need("agents", "openai-agents")
     openai = need("openai", "openai-agents")
-    from groundeval.adapters.openai_agents import WorldCalls, gated_tools, world_run_config
+    from groundeval.adapters.openai_agents import WorldCalls, gated_tools, run_sync, world_run_config
 
     def run(base_url: str, ep: Episode) -> None:
         client = openai.AsyncOpenAI(base_url=base_url, api_key="local", max_retries=0)
@@ -68,69 +79,115 @@ def test_openai_agents(store, questions):
             model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
             tools=gated_tools(ep),
         )
-        calls = WorldCalls(ep)
-        config = world_run_config(calls, agents.RunConfig(tracing_disabled=True))
-        agents.Runner.run_sync(agent, ep.question.text, hooks=calls, run_config=config, max_turns=12)
+        if route == "plain":
+            run_sync(agent, ep.question.text, run_config=agents.RunConfig(tracing_disabled=True), max_turns=12)
+        else:
+            calls = WorldCalls(ep)
+            config = world_run_config(calls, agents.RunConfig(tracing_disabled=True))
+            agents.Runner.run_sync(agent, ep.question.text, hooks=calls, run_config=config, max_turns=12)
 
     _check(store, questions, run)
 
 
-def test_langgraph(store, questions):
+@pytest.mark.slow
+def test_openai_agents_run_keeps_the_callers_hooks_and_formatter(store, questions):
+    """``run_sync`` adds its recording to the caller's own run hooks and tool error formatter:
+    theirs still see every call and format every other kind of tool error."""
+    agents = need("agents", "openai-agents")
+    openai = need("openai", "openai-agents")
+    from groundeval.adapters.openai_agents import gated_tools, run_sync
+
+    class Seen(agents.RunHooks):
+        def __init__(self) -> None:
+            self.responses = 0
+
+        async def on_llm_end(self, context, agent, response) -> None:
+            self.responses += 1
+
+    kinds: list[str] = []
+
+    def formatter(error):
+        kinds.append(error.kind)
+        return None
+
+    seen = Seen()
+    with LLMServer([call(*UNKNOWN), say("Gave up.")]) as srv, Episode(store, _calls(questions)[0]) as ep:
+        client = openai.AsyncOpenAI(base_url=srv.base_url, api_key="local", max_retries=0)
+        agent = agents.Agent(
+            name="analyst",
+            model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+            tools=gated_tools(ep),
+        )
+        config = agents.RunConfig(tracing_disabled=True, tool_error_formatter=formatter)
+        result = run_sync(agent, ep.question.text, hooks=seen, run_config=config)
+    assert result.final_output == "Gave up."
+    assert seen.responses == 2 and kinds == []  # a missing tool is the episode's to answer
+    assert [(c.tool, c.status) for c in ep.trace.calls] == [("lookup_owner", "invalid")]
+    reply = json.loads(srv.llm.tool_messages()[0]["content"])  # the episode's reply, not the SDK's
+    assert reply["status"] == "invalid" and reply["error"] == ep.trace.calls[0].error
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_langgraph(store, questions, route):
     need("langgraph", "langgraph")
     langchain_openai = need("langchain_openai", "langgraph")
-    from groundeval.adapters.langgraph import gated_tools, world_graph
+    from groundeval.adapters.langgraph import agent_graph, gated_tools, world_graph
 
     def run(base_url: str, ep: Episode) -> None:
         model = langchain_openai.ChatOpenAI(model=MODEL, base_url=base_url, api_key="local", max_retries=0)
-        graph = world_graph(model, ep, gated_tools(ep))
+        graph = agent_graph(model, ep) if route == "plain" else world_graph(model, ep, gated_tools(ep))
         graph.invoke({"messages": [("user", ep.question.text)]}, {"recursion_limit": 20})
 
     _check(store, questions, run)
 
 
-def test_pydantic_ai(store, questions):
+@pytest.mark.parametrize("route", ROUTES)
+def test_pydantic_ai(store, questions, route):
     pydantic_ai = need("pydantic_ai", "pydantic-ai")
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    from groundeval.adapters.pydantic_ai import WorldModel, gated_tools
+    from groundeval.adapters.pydantic_ai import WorldModel, gated_agent, gated_tools
 
     def run(base_url: str, ep: Episode) -> None:
         model = OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=base_url, api_key="local"))
-        agent = pydantic_ai.Agent(model, instructions="Answer through the tools.", tools=gated_tools(ep), retries=3)
-        agent.run_sync(ep.question.text, model=WorldModel(model, ep))
+        if route == "plain":
+            gated_agent(model, ep, instructions="Answer through the tools.", retries=3).run_sync(ep.question.text)
+        else:
+            agent = pydantic_ai.Agent(model, instructions="Answer through the tools.", tools=gated_tools(ep), retries=3)
+            agent.run_sync(ep.question.text, model=WorldModel(model, ep))
 
     _check(store, questions, run)
 
 
-def test_agent_framework(store, questions):
+@pytest.mark.parametrize("route", ROUTES)
+def test_agent_framework(store, questions, route):
     import asyncio
 
     agent_framework = need("agent_framework", "agent-framework")
     need("agent_framework_openai", "agent-framework")
     from agent_framework.openai import OpenAIChatCompletionClient
 
-    from groundeval.adapters.agent_framework import gated_tools, world_middleware
+    from groundeval.adapters.agent_framework import GatedMiddleware, gated_tools, world_middleware
 
     def run(base_url: str, ep: Episode) -> None:
         client = OpenAIChatCompletionClient(model=MODEL, api_key="local", base_url=base_url)
+        middleware = [GatedMiddleware(ep)] if route == "plain" else world_middleware(ep)
         agent = agent_framework.Agent(
-            client=client,
-            instructions="Answer through the tools.",
-            tools=gated_tools(ep),
-            middleware=world_middleware(ep),
+            client=client, instructions="Answer through the tools.", tools=gated_tools(ep), middleware=middleware
         )
         asyncio.run(agent.run(ep.question.text))
 
     _check(store, questions, run)
 
 
-def test_crewai(store, questions):
+@pytest.mark.parametrize("route", ROUTES)
+def test_crewai(store, questions, route):
     """CrewAI's agent writes ReAct text; the actions go to the episode as written."""
-    import json
+    import warnings
 
     crewai = need("crewai", "crewai")
-    from groundeval.adapters.crewai import recording, world_tools
+    from groundeval.adapters.crewai import gated_tools, recording, world_tools
 
     question, calls = _calls(questions)
     script = [
@@ -142,7 +199,7 @@ def test_crewai(store, questions):
 
     def run(base_url: str, ep: Episode) -> None:
         llm = crewai.LLM(model=MODEL, provider="openai", base_url=base_url, api_key="local", max_retries=0)
-        tools = world_tools(ep)
+        tools = gated_tools(ep) if route == "plain" else world_tools(ep)
         agent = crewai.Agent(
             role="analyst",
             goal="Answer the question through the tools.",
@@ -154,10 +211,35 @@ def test_crewai(store, questions):
             verbose=False,
         )
         task = crewai.Task(description=ep.question.text, expected_output="The answer, submitted.", agent=agent)
-        with recording(ep, agent, tools):
+        if route == "plain":
             crewai.Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
+            return
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with recording(ep, agent, tools):
+                crewai.Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
+        assert any(issubclass(w.category, DeprecationWarning) for w in caught)
 
     _check(store, questions, run, script)
+
+
+def test_crewai_hook_leaves_agents_without_groundeval_tools_alone(store, questions):
+    """The hook the tools install is CrewAI-wide; an agent that holds none of them writes actions
+    the episode never sees."""
+    crewai = need("crewai", "crewai")
+    from groundeval.adapters.crewai import gated_tools
+
+    question, _ = _calls(questions)
+    script = [say('Thought: I call lookup_owner.\nAction: lookup_owner\nAction Input: {"team": "storage"}')]
+    script += [say("Thought: I now know the final answer\nFinal Answer: None.")]
+    with LLMServer(script) as srv, Episode(store, question) as ep:
+        gated_tools(ep)  # built, the hook registered, but handed to no agent
+        llm = crewai.LLM(model=MODEL, provider="openai", base_url=srv.base_url, api_key="local", max_retries=0)
+        other = crewai.Agent(role="other", goal="Answer.", backstory="Another agent.", llm=llm, verbose=False)
+        task = crewai.Task(description="Say none.", expected_output="A word.", agent=other)
+        crewai.Crew(agents=[other], tasks=[task], verbose=False).kickoff()
+        assert len(srv.llm.requests) >= 2
+    assert ep.trace.calls == []
 
 
 def test_the_hooks_route_answers_a_pack_episode_as_its_declared_tools_do(store, questions):
