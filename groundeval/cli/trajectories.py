@@ -33,12 +33,29 @@ def trajectories() -> None:
 )
 @click.option("--workers", "-j", type=click.IntRange(1), default=None, help="Worker processes (default: every core).")
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr (default: when it is a terminal).")
-def verify(file: Path, world: str, out: Path, labels: Path | None, shape: str, workers: int | None, progress) -> None:
+@click.option(
+    "--judge",
+    default=None,
+    metavar="PROVIDER:MODEL",
+    help="An LLM judge (openai:<model>, anthropic:<model>) for tau2's natural-language assertions "
+    "(default: none; they are reported as needing a judge).",
+)
+@click.option("--judge-base-url", default=None, help="The judge's server (an OpenAI- or Anthropic-compatible URL).")
+@click.option("--judge-api-key-env", default=None, metavar="VAR", help="The variable holding the judge's API key.")
+@click.option(
+    "--judge-cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The judge's response cache (default: <groundeval cache dir>/trajectory-judge).",
+)
+def verify(
+    file: Path, world: str, out: Path, labels: Path | None, shape: str, workers: int | None, progress, **judging
+) -> None:
     """Replay each trajectory of FILE on WORLD: recorded outputs vs replayed, the verdict, policy;
     writes kept.jsonl, rejected.jsonl, summary.json and report.md into OUT."""
     from ..trajectories.run import verify_file
 
-    s = verify_file(file, world, out, labels=labels, workers=workers, shape=shape, progress=progress)
+    s = verify_file(file, world, out, labels=labels, workers=workers, shape=shape, progress=progress, **judging)
     click.echo(f"{s.total} records · kept {s.kept} · rejected {s.rejected} (unreadable {s.unreadable}) -> {out}")
     if s.reasons:
         click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in sorted(s.reasons.items())))

@@ -158,9 +158,9 @@ def _label_value(v: Any, p: Path, n: int) -> float:
 # --------------------------------------------------------------------------- workers
 
 
-def _init_worker(world_name: str | None, shape: str) -> None:
+def _init_worker(world_name: str | None, shape: str, judge: Any = None) -> None:
     if world_name is not None:  # a spawned worker loads the world itself
-        _WORKER["verifier"] = Verifier(load_world_named(world_name))
+        _WORKER["verifier"] = Verifier(load_world_named(world_name), judge)
     _WORKER["shape"] = shape
 
 
@@ -222,9 +222,11 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _results(path: Path, world: Any, world_name: str, workers: int, shape: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _results(
+    path: Path, world: Any, world_name: str, workers: int, shape: str, judge: Any = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
     if workers <= 1:
-        _WORKER["verifier"] = Verifier(world)
+        _WORKER["verifier"] = Verifier(world, judge)
         _WORKER["shape"] = shape
         for batch in _batches(path):
             yield from _verify_batch(batch)
@@ -232,11 +234,11 @@ def _results(path: Path, world: Any, world_name: str, workers: int, shape: str) 
     preload = hasattr(world, "criteria") and "fork" in mp.get_all_start_methods()
     if preload:  # τ² worlds are plain Python objects: forked workers share the loaded world
         ctx = mp.get_context("fork")
-        _WORKER["verifier"] = Verifier(world)
+        _WORKER["verifier"] = Verifier(world, judge)
         init_args: tuple[Any, ...] = (None, shape)
     else:  # a DuckDB world is opened by each worker itself
         ctx = mp.get_context("spawn")
-        init_args = (world_name, shape)
+        init_args = (world_name, shape, judge)
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=init_args) as pool:
@@ -258,13 +260,24 @@ def verify_file(
     workers: int | None = None,
     shape: str = "auto",
     progress: bool | None = None,
+    judge: Any = None,
+    judge_base_url: str | None = None,
+    judge_api_key_env: str | None = None,
+    judge_cache: str | Path | None = None,
 ) -> VerifySummary:
     """Verify every trajectory of ``path`` against ``world`` (a folder, a bundled world, or
-    ``tau2:<domain>``) and write the outputs into ``out``."""
+    ``tau2:<domain>``) and write the outputs into ``out``.
+
+    ``judge`` (``provider:model`` with the ``judge_*`` options, a
+    :class:`~groundeval.trajectories.judge.JudgeSpec` or a model object) decides τ²'s
+    natural-language assertions (:mod:`.judge`); without one they need a judge, as before."""
     p = Path(path)
     if not p.is_file():
         raise UsageError.single("FILE", f"{p}: no such file")
     label_map = load_labels(labels) if labels is not None else None
+    from .judge import make_judge
+
+    judging = make_judge(judge, base_url=judge_base_url, api_key_env=judge_api_key_env, cache_dir=judge_cache)
     w = load_world_named(world)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -276,7 +289,7 @@ def verify_file(
         open(out_dir / "rejected.jsonl", "w", encoding="utf-8") as rejected,
         open(out_dir / "disagreements.jsonl", "w", encoding="utf-8") as dis,
     ):
-        for line, brief in _results(p, w, world, max(1, n), shape):
+        for line, brief in _results(p, w, world, max(1, n), shape, judging):
             summary.total += 1
             if brief["shape"] is None:
                 summary.unreadable += 1

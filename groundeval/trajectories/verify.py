@@ -97,8 +97,11 @@ def _looks_like_error(output: Any) -> bool:
 class Verifier:
     """Verifies trajectories against one world (loaded once, used for many)."""
 
-    def __init__(self, world: Any):
+    def __init__(self, world: Any, judge: Any = None):
         self.world = world
+        self.judge = judge
+        """An :class:`~groundeval.trajectories.judge.AssertionJudge` for τ²'s natural-language
+        assertions (None: they are listed as needing a judge)."""
         self.tools = world.manifest.tools
         self.tasks = {t.id: t for t in world.tasks}
         # τ²'s criteria: on a tau2:<domain> world, or on a folder `worlds import tau2` wrote
@@ -310,18 +313,28 @@ class Verifier:
                 v = verdict(self.world, task, trace)
                 out["verdict"] = _verdict_summary(v)
                 reward = v.reward
+                judged = counted = None
                 if self.criteria is not None:
-                    from ..worlds.tau2.criteria import tau2_checks
+                    from ..worlds.tau2.criteria import STOPS, tau2_checks
 
+                    crit = self.criteria[task.id]
+                    if self.judge is not None and crit.nl_assertions and (term is None or term in STOPS):
+                        judged = out["judge"] = self.judge.judge(t, list(crit.nl_assertions))
+                        if judged["status"] != "ok" and "NL_ASSERTION" not in crit.reward_basis:
+                            notes.append(f"the judge gave no usable verdict: {judged['error']}")
                     checks = tau2_checks(
-                        self.criteria[task.id],
+                        crit,
                         state_match=v.state_match,
                         episode=ep,
                         calls=[(c.tool, c.arguments) for c in calls],
                         assistant_texts=[m.text for m in t.messages if m.role == "assistant" and m.text],
                         termination=term,
+                        nl_met=all(a["met"] for a in judged["assertions"])
+                        if judged is not None and judged["status"] == "ok"
+                        else None,
                     )
                     out["tau2"] = checks
+                    counted = judged if "NL_ASSERTION" in crit.reward_basis else None
                     reward = checks["reward"]
                     if checks["needs_judge"]:
                         notes.append(f"{len(checks['needs_judge'])} natural-language assertion(s) need a judge")
@@ -331,7 +344,7 @@ class Verifier:
                             f"({', '.join(sorted(v.state_diff)) or 'state'})"
                         )
                 out["reward"] = reward
-                reasons.extend(_verdict_reasons(t, v, reward))
+                reasons.extend(_verdict_reasons(t, v, reward, counted))
         finally:
             ep.close()
         out["kept"] = not reasons
@@ -360,11 +373,23 @@ def _verdict_summary(v: Any) -> dict[str, Any]:
     }
 
 
-def _verdict_reasons(t: Trajectory, v: Any, reward: float | None) -> list[dict[str, Any]]:
+def _verdict_reasons(
+    t: Trajectory, v: Any, reward: float | None, judged: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     out = []
     for f in v.flags:
         out.append(_reason("policy_breach", t, f["step"], f"calls[{f['step']}]", f"{f['cls']}: {f['message']}"))
-    if reward is None:
+    if reward is None and judged is not None and judged["status"] != "ok":
+        out.append(
+            _reason(
+                "judge_error",
+                t,
+                None,
+                "nl_assertions",
+                f"the judge ({judged['model']}) gave no usable verdict: {judged['error']}",
+            )
+        )
+    elif reward is None:
         out.append(
             _reason("needs_judge", t, None, "nl_assertions", "the reward needs a judge (natural-language assertions)")
         )
@@ -379,6 +404,10 @@ def _verdict_reasons(t: Trajectory, v: Any, reward: float | None) -> list[dict[s
             details.append("missing writes: " + ", ".join(a.tool for a in v.missing_actions))
         if v.missing_outputs:
             details.append("not said: " + ", ".join(repr(o) for o in v.missing_outputs))
+        if judged is not None and judged["status"] == "ok":
+            unmet = [a["assertion"] for a in judged["assertions"] if not a["met"]]
+            if unmet:
+                details.append(f"not met ({judged['model']}): " + ", ".join(repr(a) for a in unmet))
         out.append(
             _reason("reward_0", t, None, None, f"{v.failure_class}" + (f": {'; '.join(details)}" if details else ""))
         )

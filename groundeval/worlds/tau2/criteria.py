@@ -8,8 +8,9 @@ arguments it names), ``COMMUNICATE`` (each string said by the agent) and ``NL_AS
 (statements a language model judges). :func:`tau2_checks` evaluates each of them the way τ²
 defines it — the assertions by calling τ²'s own functions on the episode's state — and gives
 τ²'s reward (the product over the basis). A natural-language assertion is never decided here:
-it is listed under ``needs_judge`` and, when the basis holds one, the reward is ``None`` (not
-decided) rather than silently 0 or 1.
+without a judge's answer (``nl_met``, from :mod:`groundeval.trajectories.judge`) it is listed
+under ``needs_judge`` and, when the basis holds one, the reward is ``None`` (not decided) rather
+than silently 0 or 1.
 """
 
 from __future__ import annotations
@@ -53,9 +54,14 @@ def tau2_checks(
     calls: list[tuple[str, dict[str, Any]]],
     assistant_texts: list[str],
     termination: str | None = None,
+    nl_met: bool | None = None,
 ) -> dict[str, Any]:
     """τ²'s checks of one episode: ``{reward, basis, db, env_assertions, actions, communicate,
     needs_judge, skipped_gold}``.
+
+    ``nl_met``: whether a judge found every natural-language assertion met (``None``: not judged;
+    they are then listed under ``needs_judge``). When the basis counts them, the factor is 1 if
+    so, else 0 — τ²'s rule.
 
     ``calls`` are every tool call made (by the agent and the user, in order, whatever their
     result: τ² counts a call as made even when it failed), named as world tools; ``episode`` is the
@@ -83,9 +89,12 @@ def tau2_checks(
         if b == "NL_ASSERTION":
             continue
         reward *= parts.get(b, 1.0)
-    needs_judge = list(criteria.nl_assertions)
-    if "NL_ASSERTION" in basis and needs_judge and reward:
-        reward = None  # decided only by a judge
+    needs_judge = list(criteria.nl_assertions) if nl_met is None else []
+    if "NL_ASSERTION" in basis and criteria.nl_assertions:
+        if nl_met is None:
+            reward = None if reward else reward  # decided only by a judge
+        else:
+            reward *= 1.0 if nl_met else 0.0
     if termination is not None and termination not in STOPS:
         reward = 0.0
     return {
