@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from .options import backend_options, make_backend
+
 
 def is_world_source(source: str | Path) -> bool:
     from ..worlds.load import is_world
@@ -17,10 +19,10 @@ def is_world_source(source: str | Path) -> bool:
 
 
 # ``run``/``eval`` options that mean something for a pack's questions only: given with a world
-# they are refused (a silently ignored --track or --backend ray would misreport the run).
+# they are refused (a silently ignored --track would misreport the run). --backend ray and its
+# options run a world's episodes on Ray workers (docs/ray.md).
 _PACK_ONLY = frozenset(
-    ("mode", "timeout", "max_steps", "seed", "tracks", "buckets", "questions", "pack", "force", "db", "workers",
-     "ray_address", "ray_runtime_env", "backend")
+    ("mode", "timeout", "max_steps", "seed", "tracks", "buckets", "questions", "pack", "force", "db")
 )  # fmt: skip
 # The LLM agent's options (``openai:<model>``), passed as they are to the world's agent.
 _LLM = ("base_url", "api_key_env", "temperature", "max_tokens", "retries", "request_timeout", "response_cache")
@@ -50,17 +52,22 @@ def world_options(o: dict) -> tuple[dict, dict]:
 def run_world_from_options(source, agent: str, out: str | None, o: dict) -> None:
     """``run``/``eval`` given a world: their options checked and passed (:func:`world_options`)."""
     agent_opts, select = world_options(o)
-    run_world_command(
-        source,
-        agent,
-        out,
-        trials=o["trials"],
-        concurrency=o["concurrency"],
-        resume=o["resume"],
-        overwrite=o.get("overwrite", False),
-        agent_options=agent_opts,
-        select=select,
-    )
+    be = make_backend(o["backend"], o["ray_address"], o["workers"], o["ray_runtime_env"])
+    try:
+        run_world_command(
+            source,
+            agent,
+            out,
+            trials=o["trials"],
+            concurrency=o["concurrency"],
+            resume=o["resume"],
+            overwrite=o.get("overwrite", False),
+            agent_options=agent_opts,
+            select=select,
+            backend=be,
+        )
+    finally:
+        be.close()
 
 
 def run_world_command(
@@ -76,6 +83,7 @@ def run_world_command(
     simulator=None,
     agent_options: dict | None = None,
     select: dict | None = None,
+    backend=None,
 ) -> None:
     """What ``run``/``eval`` do with a world: episodes, traces, verdicts, reports; a headline.
     ``select``: ``patterns`` (shell patterns of task ids) and ``limit`` (the first N tasks)."""
@@ -96,6 +104,7 @@ def run_world_command(
         simulator=simulator,
         agent_options=agent_options,
         task_ids=task_ids,
+        backend=backend,
     )
     click.echo(headline(result.report, result.out_dir))
     errored = [t for t in result.traces if t.ended_by == "error"]
@@ -278,10 +287,26 @@ def score(world: str, traces: Path, out: Path | None) -> None:
     help="deterministic | llm:<model> (a model plays the user; --user-base-url)",
 )
 @click.option("--user-base-url", default=None, help="llm:<model> simulator: the OpenAI-compatible server.")
+@backend_options(db=False)
 def run(
-    world, agent, out, trials, concurrency, resume, overwrite, base_url, api_key_env, simulator, user_base_url
+    world,
+    agent,
+    out,
+    trials,
+    concurrency,
+    resume,
+    overwrite,
+    base_url,
+    api_key_env,
+    simulator,
+    user_base_url,
+    backend,
+    ray_address,
+    workers,
+    ray_runtime_env,
 ) -> None:
-    """Run an agent on every task of WORLD (same as ``groundeval run WORLD``), with LLM options."""
+    """Run an agent on every task of WORLD (same as ``groundeval run WORLD``), with LLM options.
+    With --backend ray the episodes run on Ray workers (docs/ray.md); the outputs are the same."""
     sim = None
     if simulator.startswith("llm:"):
         from ..worlds.llm import LLMUser
@@ -289,17 +314,22 @@ def run(
         sim = LLMUser(simulator[4:], user_base_url or base_url or "https://api.openai.com/v1", api_key_env=api_key_env)
     elif simulator != "deterministic":
         raise click.BadParameter("deterministic or llm:<model>", param_hint="--simulator")
-    run_world_command(
-        world,
-        agent,
-        out,
-        trials=trials,
-        concurrency=concurrency,
-        resume=resume,
-        overwrite=overwrite,
-        simulator=sim,
-        agent_options={"base_url": base_url, "api_key_env": api_key_env},
-    )
+    be = make_backend(backend, ray_address, workers, ray_runtime_env)
+    try:
+        run_world_command(
+            world,
+            agent,
+            out,
+            trials=trials,
+            concurrency=concurrency,
+            resume=resume,
+            overwrite=overwrite,
+            simulator=sim,
+            agent_options={"base_url": base_url, "api_key_env": api_key_env},
+            backend=be,
+        )
+    finally:
+        be.close()
 
 
 @worlds.command("serve")

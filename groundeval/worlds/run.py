@@ -32,7 +32,7 @@ from .scorecard import WorldReport, render_html, render_markdown, scorecard
 from .simulator import DeterministicUser, UserSimulator
 from .verdict import verdict
 
-__all__ = ["WorldRunResult", "dumps", "read_traces", "run_world", "score_world"]
+__all__ = ["WorldRunResult", "dumps", "fingerprint", "read_traces", "run_world", "score_world", "worker_source"]
 
 
 def dumps(model: Any) -> str:
@@ -125,6 +125,8 @@ def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_
         make_agent(agent, **opts)  # a bad name is a usage error before anything is written
     factory = (lambda: make_agent(agent, **opts)) if isinstance(agent, str) else (lambda: agent)
     agent_name = agent if isinstance(agent, str) else getattr(agent, "name", type(agent).__name__)
+    if remote is not None:
+        remote.prepare(agent, opts, simulator)
     tasks = w.tasks if task_ids is None else [w.task(t) for t in task_ids]
     jobs = [(t, k) for t in tasks for k in range(trials)]
     out.mkdir(parents=True, exist_ok=True)
@@ -155,7 +157,7 @@ def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_
                     on_progress(finished, len(jobs))
 
         if remote is not None and todo:  # Ray workers run the episodes; traces come back in job order
-            with remote.start(agent, opts, simulator, concurrency) as episodes:
+            with remote.start(concurrency) as episodes:
                 keep(episodes(todo, factory, sim))
         elif concurrency > 1 and len(todo) > 1:
             warm = getattr(w.state, "warm", None)  # DuckDB: make the lanes before the clock matters
@@ -183,6 +185,16 @@ def _run(w, agent, out, trials, concurrency, resume, overwrite, simulator, task_
     return result
 
 
+def worker_source(world: str | Path) -> str:
+    """How a worker names the world the driver loaded from ``world``: ``tau2:<domain>`` and a
+    bundled world's name as they are (each worker finds its own copy), a folder by its absolute
+    path (a worker's working folder is not the driver's; on a cluster, the same path on every node)."""
+    text = str(world)
+    if text.startswith(tuple(NAMED_WORLDS)) or not Path(world).exists():
+        return text
+    return str(Path(world).resolve())
+
+
 def fingerprint(w: World) -> str:
     """What makes two loadings of a world the same world: its manifest, policy, tasks and initial
     state (a Ray worker holding another refuses to start)."""
@@ -205,22 +217,21 @@ class _RemoteEpisodes:
         if not hasattr(be, "worker_jobs"):
             raise UsageError.single("--backend", f"the {be.name!r} backend cannot run world episodes")
         self.be, self.w = be, w
-        if isinstance(world, World):
-            self.source = str(w.folder.resolve())
-        elif str(world).startswith(tuple(NAMED_WORLDS)) or not Path(world).exists():
-            self.source = str(world)  # tau2:<domain>, or a bundled world: each worker finds its own copy
-        else:
-            self.source = str(Path(world).resolve())
+        self.source = worker_source(w.folder if isinstance(world, World) else world)
         self.settings: dict[str, Any] = {"backend": be.name}
 
-    @contextmanager
-    def start(self, agent: Any, opts: dict[str, Any], simulator: Any, concurrency: int) -> Iterator[Callable]:
+    def prepare(self, agent: Any, opts: dict[str, Any], simulator: Any) -> None:
+        """What workers are sent, made before anything is written: an agent or simulator object
+        that cannot be pickled is a usage error here."""
         if isinstance(agent, str):
-            spec: tuple[Any, ...] = (agent, opts, None)
+            self.spec: tuple[Any, ...] = (agent, opts, None)
         else:
-            spec = (None, {}, self.be.pickled(agent))
-        sim = None if simulator is None else self.be.pickled(simulator, "--simulator", "simulator")
-        args = (self.source, fingerprint(self.w), spec, sim, concurrency)
+            self.spec = (None, {}, self.be.pickled(agent))
+        self.sim = None if simulator is None else self.be.pickled(simulator, "--simulator", "simulator")
+
+    @contextmanager
+    def start(self, concurrency: int) -> Iterator[Callable]:
+        args = (self.source, fingerprint(self.w), self.spec, self.sim, concurrency)
         with self.be.worker_jobs(_worker_setup, args, _worker_episode, concurrency=concurrency) as dispatch:
             self.settings.update({"workers": dispatch.workers, "concurrency": concurrency})
 

@@ -170,7 +170,7 @@ def test_run_world_passes_the_llm_options_and_selects_tasks(model_server, tmp_pa
 
 @pytest.mark.parametrize(
     ("extra", "named"),
-    [(["--track", "silence"], "--track"), (["--backend", "ray"], "--backend"), (["--mode", "context"], "--mode")],
+    [(["--track", "silence"], "--track"), (["--db", "w.duckdb"], "--db"), (["--mode", "context"], "--mode")],
 )
 def test_run_world_refuses_options_of_a_pack(tmp_path, capsys, extra, named):
     from groundeval.cli.main import main

@@ -1,0 +1,112 @@
+"""Worlds on the Ray backend give the local backend's bytes: ``traces.jsonl`` (task order, every
+field: a world trace has no wall-clock field), ``verdicts.jsonl`` and the reports, through the
+Python API, ``groundeval run``/``eval WORLD`` and ``groundeval worlds run``; an agent's exception
+is recorded as locally, a worker that dies costs its episode only, an agent that cannot be
+pickled is refused before anything runs. Trajectory verification: ``test_ray_trajectories.py``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ray_agents import WorldCrashOn, WorldUnpicklable
+from test_ray_identity import cli
+
+from groundeval.errors import UsageError
+from groundeval.worlds.agents import make_agent
+from groundeval.worlds.run import read_traces, run_world
+
+SHOP = Path(__file__).resolve().parents[2] / "worlds" / "shop"
+OUTPUTS = ("traces.jsonl", "verdicts.jsonl", "report.json", "report.md", "report.html")
+BASELINES = ("gold", "skip-confirm", "wrong-arg", "forbidden", "early-stop", "padding")
+
+
+def outputs(out: Path) -> dict[str, bytes]:
+    return {name: (out / name).read_bytes() for name in OUTPUTS}
+
+
+def test_every_baseline_gives_the_local_bytes(ray_backend, tmp_path):
+    """Each baseline on the test world, two trials, two episodes at once per worker."""
+    classes = set()
+    for agent in BASELINES:
+        local = run_world(SHOP, agent, tmp_path / f"local-{agent}", trials=2, concurrency=2)
+        remote = run_world(SHOP, agent, tmp_path / f"ray-{agent}", trials=2, concurrency=2, backend=ray_backend)
+        assert outputs(remote.out_dir) == outputs(local.out_dir), agent
+        assert [(t.task_id, t.trial) for t in remote.traces] == [(t.task_id, t.trial) for t in local.traces]
+        info = json.loads((remote.out_dir / "run.json").read_text())
+        assert (info["backend"], info["workers"], info["concurrency"]) == ("ray", 2, 2)
+        assert info["status"] == "completed" and info["episodes_run"] == 10
+        assert "backend" not in json.loads((local.out_dir / "run.json").read_text())
+        classes |= {v.failure_class for v in remote.verdicts}
+    assert {"completed", "policy_breach", "wrong_end_state", "incomplete"} <= classes  # they differ: a real check
+
+
+def test_cli_run_eval_and_worlds_run_on_a_bundled_world(ray_backend, tmp_path, capsys):
+    """support_desk through the three commands (joining the session's Ray instance), as locally."""
+    common = ("--agent", "gold", "--trials", "2")
+    code, local_out, err = cli(capsys, "run", "support_desk", *common, "--out", tmp_path / "local")
+    assert code == 0, err
+    for command in (("run",), ("eval",), ("worlds", "run")):
+        out = tmp_path / "-".join(command)
+        code, text, err = cli(
+            capsys, *command, "support_desk", *common, "--out", out, "--backend", "ray", "--workers", "2"
+        )
+        assert code == 0, (command, err)
+        assert outputs(out) == outputs(tmp_path / "local"), command
+        assert text.splitlines()[:3] == local_out.splitlines()[:3]  # the same headline figures
+    assert json.loads((tmp_path / "local" / "run.json").read_text())["episodes_total"] == 104  # 52 tasks x 2
+
+
+def test_ray_options_without_backend_ray_and_pack_options_are_refused(ray_backend, tmp_path, capsys):
+    for extra, named in ((["--workers", "2"], "--workers: needs --backend ray"), (["--db", "w.duckdb"], "--db")):
+        code, _o, err = cli(capsys, "run", str(SHOP), "--agent", "gold", "--out", tmp_path / "o", *extra)
+        assert code == 2 and named in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_agent_exceptions_are_recorded_as_locally(ray_backend, tmp_path):
+    local = run_world(SHOP, "ray_agents:world_boom", tmp_path / "local", trials=2)
+    remote = run_world(SHOP, "ray_agents:world_boom", tmp_path / "ray", trials=2, backend=ray_backend)
+    assert outputs(remote.out_dir) == outputs(local.out_dir)
+    errored = [t for t in remote.traces if t.ended_by == "error"]
+    assert errored and len(errored) < len(remote.traces)
+    assert all(t.error.startswith("ValueError: boom on ") for t in errored)
+    assert {v.failure_class for v in remote.verdicts if v.task_id in {t.task_id for t in errored}} == {"agent_error"}
+
+
+def test_a_worker_dying_costs_one_episode(ray_backend, tmp_path):
+    gold = run_world(SHOP, "gold", tmp_path / "gold")
+    doomed = "status-only"
+    remote = run_world(SHOP, WorldCrashOn([doomed]), tmp_path / "ray", backend=ray_backend)
+    assert [t.task_id for t in remote.traces] == [t.task_id for t in gold.traces]
+    by_task = {t.task_id: t for t in remote.traces}
+    dead = by_task[doomed]
+    assert dead.ended_by == "error" and dead.error.startswith("WorkerFailure: the Ray worker died")
+    assert dead.calls == [] and dead.agent == "world-crash-on"
+    verdicts = {v.task_id: v for v in remote.verdicts}
+    assert verdicts[doomed].failure_class == "agent_error" and verdicts[doomed].reward == 0
+    for t in gold.traces:  # every other episode is the gold one, under the agent's name
+        if t.task_id != doomed:
+            assert by_task[t.task_id] == t.model_copy(update={"agent": "world-crash-on"})
+    assert json.loads((tmp_path / "ray" / "run.json").read_text())["status"] == "completed"
+
+
+def test_unpicklable_agent_is_refused_before_running(ray_backend, tmp_path):
+    with pytest.raises(UsageError, match="agent 'world-unpicklable' cannot be sent to Ray workers .*lock"):
+        run_world(SHOP, WorldUnpicklable(), tmp_path / "ray", backend=ray_backend)
+    assert not (tmp_path / "ray").exists()
+
+
+def test_resume_across_backends(ray_backend, tmp_path):
+    """A run started locally and resumed on Ray (and the reverse) ends as the all-local run."""
+    full = run_world(SHOP, "padding", tmp_path / "full", trials=2)
+    for first, then in (("local", ray_backend), (ray_backend, "local")):
+        out = tmp_path / f"mixed-{first if isinstance(first, str) else 'ray'}"
+        run_world(SHOP, "padding", out, trials=2, backend=first)
+        kept = (out / "traces.jsonl").read_text().splitlines(keepends=True)[:3]
+        (out / "traces.jsonl").write_text("".join(kept))
+        again = run_world(SHOP, "padding", out, trials=2, resume=True, backend=then)
+        assert json.loads((out / "run.json").read_text())["episodes_run"] == 7
+        assert outputs(again.out_dir) == outputs(full.out_dir)
+    assert read_traces(tmp_path / "full" / "traces.jsonl")[0].agent == make_agent("padding").name
