@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# verifiers extra: a full verifiers (0.4, verifiers.v1) rollout of groundeval's environment — a
+# verifiers extra: full verifiers (0.4, verifiers.v1) rollouts of groundeval's environment — a
 # scripted policy served by a local OpenAI-compatible HTTP server, the gated runtime as the MCP
-# tool server, groundeval's score components as the rewards. verifiers 0.4 pins mcp==2.0.0 while
+# tool server (every call recorded, bad ones too), the RL reward as the reward and groundeval's
+# score components as metrics. verifiers 0.4 pins mcp==2.0.0 while
 # groundeval's mcp and dev extras need mcp>=2.3, so this venv installs '.[verifiers]' (plus pytest
 # and hypothesis) and never '.[dev]'.
 set -euo pipefail
@@ -10,4 +11,4 @@ rm -rf .venv-verifiers
 python3 -m venv .venv-verifiers
 .venv-verifiers/bin/pip install -q uv  # uv resolves like pip but fetches in parallel (pip: minutes)
 .venv-verifiers/bin/uv pip install -q --python .venv-verifiers/bin/python -e '.[verifiers]' pytest hypothesis
-GROUNDEVAL_REQUIRE_EXTRAS=1 .venv-verifiers/bin/python -m pytest tests/extras/verifiers -q
+GROUNDEVAL_REQUIRE_EXTRAS=1 .venv-verifiers/bin/python -m pytest tests/extras/verifiers -q -m ""  # the slow rollouts too

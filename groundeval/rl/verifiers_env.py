@@ -10,15 +10,24 @@ id ``groundeval_verifiers`` names both the taskset and the harness):
 * :class:`GroundevalToolset` — an MCP tool server per rollout (``python -m`` this module)
   whose tools ``search_artifacts``, ``fetch_artifact`` and ``submit_answer`` are calls of a
   gated runtime :class:`~groundeval.runtime.episode.Episode`; after every call the episode's
-  trace is written to the rollout state (``state.ge_trace``);
-* :class:`GroundevalTask` — its rewards are the scorer's: ``s_adj`` (weight 1, the reward
-  trainers optimise) and, as metrics, ``s_answer``, ``s_traj``, ``penalty``,
-  ``violation_rate``, every answer and trajectory component and the process score; all read
-  from the recorded trace with :func:`groundeval.rl.reward.reward` — the numbers
-  ``groundeval score`` gives the same trace;
+  trace is written to the rollout state (``state.ge_trace``). **Every** ``tools/call`` reaches
+  the episode as sent — a name it does not have, arguments of the wrong types (the MCP
+  layer's own validation is bypassed) — and is recorded as :meth:`Episode.call` records it
+  from the Python API (an ``invalid`` call); a client may put the model's raw arguments text
+  in the request's ``_meta`` under :data:`ARGUMENTS_META`, so text that is not JSON is
+  recorded as the text it was;
+* :class:`GroundevalTask` — its reward (weight 1, what trainers optimise) is the RL reward
+  ``rl_reward`` of :func:`groundeval.rl.reward.reward` (``v_rl = bad / (bad + 1)``: padding a
+  path with harmless calls cannot raise it; the scorer's ``S_adj`` when no call is flagged);
+  the metrics (unweighted) are ``s_adj``, ``rl_penalty``, ``s_answer``, ``s_traj``,
+  ``s_combined``, ``penalty``, ``violation_rate``, every answer and trajectory component and
+  the process score — all read from the recorded trace, the numbers ``groundeval score``
+  gives the same trace;
 * :class:`GroundevalChatHarness` — a minimal in-process chat loop (OpenAI-compatible
   chat completions through the rollout's interception endpoint, tools over MCP), so a
   rollout needs no program to download (the bundled harnesses install theirs with ``uv``).
+  It sends every tool call the model makes to the tool server, by the name and with the
+  arguments text the model wrote.
 """
 
 from __future__ import annotations
@@ -30,13 +39,17 @@ from typing import Any
 import verifiers.v1 as vf
 from verifiers.v1.runtimes import ProgramResult
 
-__all__ = ["GroundevalChatHarness", "GroundevalTask", "GroundevalTaskset", "GroundevalToolset"]
+__all__ = ["ARGUMENTS_META", "GroundevalChatHarness", "GroundevalTask", "GroundevalTaskset", "GroundevalToolset"]
 
 # verifiers loads a plugin by a bare module name (a dotted id is looked up under its own
 # packages first, which fails): importing this module makes it loadable as PLUGIN_ID.
 PLUGIN_ID = "groundeval_verifiers"
 sys.modules.setdefault(PLUGIN_ID, sys.modules[__name__])
 MAX_TURNS = 64
+# The request ``_meta`` key under which a client passes the model's arguments text as written:
+# the tool server gives the episode that text (parsed when it is JSON), not the ``arguments``
+# object, so text that is not JSON reaches the trace as it was sent.
+ARGUMENTS_META = "groundeval/arguments"
 INSTRUCTIONS = (
     "Answer the question using only the tools. search_artifacts finds artifacts (metadata only); "
     "fetch_artifact reads one; submit_answer ends the episode with an answer object matching the "
@@ -96,11 +109,44 @@ class GroundevalToolset(vf.Toolset[GroundevalToolsetConfig, GroundevalState]):
         self.store = store
         self.episode = Episode(store, question, "tool", agent="verifiers", max_steps=task.max_steps)
 
-    def _call(self, name: str, arguments: dict[str, Any]) -> str:
+    def _call(self, name: Any, arguments: Any) -> str:
         reply = self.episode.call(name, arguments)
         self.state.ge_trace = self.episode.trace.model_dump(mode="json")
         return json.dumps(reply, sort_keys=True, ensure_ascii=False)
 
+    def register(self, mcp: Any) -> None:
+        """The tools below are listed as declared (names, descriptions, argument schemas), but
+        every ``tools/call`` — any name, any arguments — goes to :meth:`_serve_call`: the MCP
+        server's own path would refuse an unknown name and arguments that fail the schema
+        before the episode could record them."""
+        super().register(mcp)
+        mcp.call_tool = self._with_state(self._serve_call)
+
+    async def _serve_call(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """One ``tools/call`` as the episode's call, recorded as sent (the raw arguments text
+        of :data:`ARGUMENTS_META` when the request carries it, else its ``arguments``)."""
+        from mcp.types import CallToolResult, TextContent
+
+        from ..adapters.core import parse_arguments
+
+        if self.episode is None:
+            text = "no groundeval episode: the tool server was started without a task"
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        meta = _request_meta(context)
+        raw = meta.get(ARGUMENTS_META) if isinstance(meta, dict) else None
+        text = self._call(name, parse_arguments(raw) if isinstance(raw, str) else arguments)
+        # A listed tool's reply fits its output schema ({"result": text}); a name the server
+        # does not list has no schema, and its reply is an error result (MCP's unknown-tool
+        # error would make the client retry, recording the call again).
+        listed = name in _TOOL_NAMES
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content={"result": text} if listed else None,
+            is_error=not listed,
+        )
+
+    # The three tools' signatures and docstrings are what ``tools/list`` tells the model; over MCP
+    # their calls are served by ``_serve_call`` (the bodies serve direct Python calls only).
     @vf.tool
     async def search_artifacts(self, query: str, subsystem: str | None = None, limit: int = 10) -> str:
         """Full-text search over the artifacts you may see at the question's moment (metadata only)."""
@@ -118,6 +164,17 @@ class GroundevalToolset(vf.Toolset[GroundevalToolsetConfig, GroundevalState]):
     async def submit_answer(self, answer: dict[str, Any]) -> str:
         """Submit the final answer: an object matching the question's answer schema."""
         return self._call("submit_answer", {"answer": answer})
+
+
+_TOOL_NAMES = ("search_artifacts", "fetch_artifact", "submit_answer")
+
+
+def _request_meta(context: Any) -> Any:
+    """The ``_meta`` of the ``tools/call`` request being served (None outside a request)."""
+    try:
+        return context.request_context.meta
+    except (AttributeError, ValueError):  # no context, or a context with no request
+        return None
 
 
 class GroundevalTaskConfig(vf.TaskConfig):
@@ -149,19 +206,21 @@ class GroundevalTask(vf.Task[GroundevalData, GroundevalState, GroundevalTaskConf
         return [GroundevalToolset(config.toolset)]
 
     @vf.reward(weight=1.0)
-    async def s_adj(self, task: GroundevalData, trace: Any) -> float:
-        """The scorer's S_adj (0.0 when the rollout made no call)."""
+    async def rl_reward(self, task: GroundevalData, trace: Any) -> float:
+        """The RL reward of :func:`groundeval.rl.reward.reward` (``v_rl = bad / (bad + 1)``, so
+        padding cannot raise it; ``S_adj`` when no call is flagged; 0.0 when no call was made)."""
         detail = _score(task, trace)
-        return 0.0 if detail is None else float(detail["s_adj"])
+        return 0.0 if detail is None else float(detail["reward"])
 
     @vf.metric
     async def groundeval(self, task: GroundevalData, trace: Any) -> dict[str, float]:
-        """Every score component as a metric: the answer and trajectory terms, the
-        penalty, v and the process score."""
+        """Every score component as a metric (unweighted): the scorer's ``S_adj``, the RL
+        penalty, the answer and trajectory terms, the penalty, v and the process score."""
         detail = _score(task, trace)
         if detail is None:
             return {}
-        out = {k: float(detail[k]) for k in ("s_answer", "s_traj", "s_combined", "penalty", "violation_rate")}
+        keys = ("s_adj", "rl_penalty", "s_answer", "s_traj", "s_combined", "penalty", "violation_rate")
+        out = {k: float(detail[k]) for k in keys}
         out.update({f"answer.{k}": float(v) for k, v in detail["answer_components"].items()})
         out.update({f"traj.{k}": float(v) for k, v in detail["traj_components"].items()})
         out["process_score"] = float(detail["diagnostics"]["process_score"])
@@ -199,6 +258,23 @@ class GroundevalTaskset(vf.Taskset[GroundevalTask, GroundevalTasksetConfig]):
             yield GroundevalTask(data, self.config.task)
 
 
+async def _send(servers: dict[str, Any], dispatch: dict[str, tuple[str, str]], name: str, text: Any) -> Any:
+    """One tool call of the model, by the name and with the arguments text it wrote: to the
+    server of that tool, and any name no server lists to groundeval's (the one serving
+    ``submit_answer``), whose episode records it. The text travels in the request's ``_meta``
+    (:data:`ARGUMENTS_META`); ``arguments`` carries it parsed when it is a JSON object."""
+    from verifiers.v1.harnesses.utils.mcp import mcp_content_to_chat_content
+
+    from ..adapters.core import parse_arguments
+
+    parsed = parse_arguments(text)
+    arguments = parsed if isinstance(parsed, dict) else {}
+    server, tool = dispatch.get(name) or (dispatch["submit_answer"][0], name)
+    meta = {ARGUMENTS_META: text} if isinstance(text, str) else None
+    result = await servers[server].run(lambda client: client.call_tool(tool, arguments, meta=meta))
+    return mcp_content_to_chat_content(result.content)
+
+
 class GroundevalChatHarnessConfig(vf.HarnessConfig):
     max_turns: int = MAX_TURNS
 
@@ -225,7 +301,7 @@ class GroundevalChatHarness(vf.Harness[GroundevalChatHarnessConfig]):
         from contextlib import AsyncExitStack
 
         from openai import AsyncOpenAI
-        from verifiers.v1.harnesses.utils.mcp import call_mcp, connect_mcp
+        from verifiers.v1.harnesses.utils.mcp import connect_mcp
 
         system, prompt = self.resolve_prompt(data)
         messages: list[dict[str, Any]] = ([{"role": "system", "content": system}] if system else []) + [
@@ -249,14 +325,7 @@ class GroundevalChatHarness(vf.Harness[GroundevalChatHarnessConfig]):
                 if not calls:
                     break
                 for call in calls:
-                    try:
-                        arguments = json.loads(call.function.arguments or "{}")
-                    except ValueError:
-                        arguments = {}
-                    if call.function.name in dispatch and isinstance(arguments, dict):
-                        content = await call_mcp(servers, dispatch, call.function.name, arguments)
-                    else:
-                        content = json.dumps({"status": "invalid", "error": "unknown tool or bad arguments"})
+                    content = await _send(servers, dispatch, call.function.name, call.function.arguments)
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
         await client.close()
         return ProgramResult(exit_code=0, stdout="", stderr="")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib.util
 import os
 
+import pytest
+
 INSTALL = (
     "bash .ci/extras/verifiers.sh, or: python3 -m venv .venv-verifiers && "
     ".venv-verifiers/bin/pip install -e '.[verifiers]' pytest hypothesis — a venv of its own: "
@@ -15,3 +17,14 @@ INSTALL = (
 
 if os.environ.get("GROUNDEVAL_REQUIRE_EXTRAS") == "1" and importlib.util.find_spec("verifiers") is None:
     raise ImportError(f"GROUNDEVAL_REQUIRE_EXTRAS=1 but 'verifiers' is not installed: {INSTALL}")
+
+
+@pytest.fixture(scope="module")
+def tiny_questions():
+    """``(store, questions)`` of the tiny pack (default seed)."""
+    import groundeval
+
+    store = groundeval.load("tiny")
+    qs = groundeval.generate(store)
+    yield store, qs
+    store.close()
