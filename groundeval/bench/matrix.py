@@ -542,10 +542,8 @@ def _shared_cell(name: str, r: dict[str, Any] | None, empty: str) -> str | None:
     if r.get("status") in ("error", "unavailable"):
         return r["status"]
     if name == "ours vs original":
-        return (
-            f"speed {_x(r.get('speed_x'))} · CPU {_x(r.get('cpu_x'))} · memory {_x(r.get('memory_x'))}"
-            " (theirs / ours; memory: ours / theirs)"
-        )
+        # speed and CPU: the original's time / ours (higher is better); memory: our peak RSS / its
+        return f"speed {_x(r.get('speed_x'))} · CPU {_x(r.get('cpu_x'))} · memory {_x(r.get('memory_x'))}"
     if name == "search":
         return f"{r.get('p50_ms', 0):.2f} / {r.get('p99_ms', 0):.2f} ms"
     if name == "search floor":
@@ -594,6 +592,15 @@ ROWS = (
 )
 
 
+def _column_load(cell: dict[str, Any], empty: str = "-") -> Any:
+    """The load average at the start of a column: its first measured stage's (``load`` when run)."""
+    stages = cell["stages"]
+    for key in ("load", *stages):
+        if isinstance(stages.get(key), dict) and "load_avg" in stages[key]:
+            return stages[key]["load_avg"]
+    return empty
+
+
 def render_matrix(result: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -613,9 +620,7 @@ def render_matrix(result: dict[str, Any]) -> None:
             continue
         name = _stage_name(label, key)
         table.add_row(label, *[_fmt_stage(name, c["stages"].get(key)) for c in result["matrix"]])
-    table.add_row(
-        "load avg (start of load)", *[str(c["stages"].get("load", {}).get("load_avg", "-")) for c in result["matrix"]]
-    )
+    table.add_row("load avg (start of column)", *[str(_column_load(c)) for c in result["matrix"]])
     console.print(table)
     for c in result["matrix"]:
         for k, r in c["stages"].items():
@@ -653,7 +658,7 @@ def matrix_markdown(result: dict[str, Any]) -> str:
             continue
         name = _stage_name(label, key)
         lines.append(f"| {label} | " + " | ".join(_md_cell(name, c["stages"].get(key)) for c in cells) + " |")
-    loads = [c["stages"].get("load", {}).get("load_avg") for c in cells]
+    loads = [_column_load(c, "–") for c in cells]
     lines.append("| load average at start | " + " | ".join(str(x) for x in loads) + " |")
     return "\n".join(lines) + "\n"
 
