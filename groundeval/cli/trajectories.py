@@ -31,7 +31,27 @@ def trajectories() -> None:
     show_default=True,
     help="Read every record as this shape instead of telling it from the content.",
 )
-@click.option("--workers", "-j", type=click.IntRange(1), default=None, help="Worker processes (default: every core).")
+@click.option(
+    "--workers",
+    "-j",
+    type=click.IntRange(1),
+    default=None,
+    help="Worker processes (default: every core); with --backend ray, Ray workers (default: the cluster's CPUs).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where trajectories are verified: worker processes here, or a Ray cluster (pip install "
+    "'groundeval[ray]'; outputs are the same bytes; docs/ray.md).",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    help="--backend ray: the cluster to join (default: $RAY_ADDRESS, else a local Ray instance).",
+)
+@click.option("--ray-runtime-env", default=None, help="--backend ray: Ray runtime_env as a JSON object.")
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr (default: when it is a terminal).")
 @click.option(
     "--judge",
@@ -49,13 +69,39 @@ def trajectories() -> None:
     help="The judge's response cache (default: <groundeval cache dir>/trajectory-judge).",
 )
 def verify(
-    file: Path, world: str, out: Path, labels: Path | None, shape: str, workers: int | None, progress, **judging
+    file: Path,
+    world: str,
+    out: Path,
+    labels: Path | None,
+    shape: str,
+    workers: int | None,
+    progress,
+    backend: str,
+    ray_address: str | None,
+    ray_runtime_env: str | None,
+    **judging,
 ) -> None:
     """Replay each trajectory of FILE on WORLD: recorded outputs vs replayed, the verdict, policy;
     writes kept.jsonl, rejected.jsonl, summary.json and report.md into OUT."""
     from ..trajectories.run import verify_file
+    from .options import make_backend
 
-    s = verify_file(file, world, out, labels=labels, workers=workers, shape=shape, progress=progress, **judging)
+    ray = backend == "ray"  # --workers is the local backend's processes, or Ray's workers
+    be = make_backend(backend, ray_address, workers if ray else None, ray_runtime_env)
+    try:
+        s = verify_file(
+            file,
+            world,
+            out,
+            labels=labels,
+            workers=None if ray else workers,
+            shape=shape,
+            progress=progress,
+            backend=be,
+            **judging,
+        )
+    finally:
+        be.close()
     click.echo(f"{s.total} records · kept {s.kept} · rejected {s.rejected} (unreadable {s.unreadable}) -> {out}")
     if s.reasons:
         click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in sorted(s.reasons.items())))

@@ -34,12 +34,15 @@ from ..tasks.score import canonical_json
 from .model import ReadProblem
 from .shapes import read_record
 from .stream import RawRecord, expand, iter_records
+from ..worlds.run import fingerprint, worker_source
 from .verify import Verifier, load_world_named, problem_result, result_line
 
 __all__ = ["VerifySummary", "load_labels", "verify_file"]
 
 BATCH = 32
 """Records per batch sent to a worker."""
+RAY_BATCH = 256
+"""Records per batch sent to a Ray worker (a Ray round trip costs more than a process pool's)."""
 
 _WORKER: dict[str, Any] = {}
 
@@ -165,8 +168,11 @@ def _init_worker(world_name: str | None, shape: str, judge: Any = None) -> None:
 
 
 def _verify_batch(batch: list[RawRecord | ReadProblem]) -> list[tuple[str, dict[str, Any]]]:
-    v: Verifier = _WORKER["verifier"]
-    shape = _WORKER.get("shape", "auto")
+    return _verify_with((_WORKER["verifier"], _WORKER.get("shape", "auto")), batch)
+
+
+def _verify_with(held: tuple[Verifier, str], batch: list[RawRecord | ReadProblem]) -> list[tuple[str, dict[str, Any]]]:
+    v, shape = held
     out = []
     for raw in batch:
         for item in [raw] if isinstance(raw, ReadProblem) else expand(raw):
@@ -190,11 +196,11 @@ def _verify_one(v: Verifier, item: RawRecord | ReadProblem, shape: str) -> tuple
     return result_line(res), brief
 
 
-def _batches(path: Path) -> Iterator[list[RawRecord | ReadProblem]]:
+def _batches(path: Path, size: int = BATCH) -> Iterator[list[RawRecord | ReadProblem]]:
     batch: list[RawRecord | ReadProblem] = []
     for item in iter_records(path, lazy=True):
         batch.append(item)
-        if len(batch) >= BATCH:
+        if len(batch) >= size:
             yield batch
             batch = []
     if batch:
@@ -251,6 +257,47 @@ def _results(
             yield from pending.popleft().result()
 
 
+def _ray_setup(world_name: str, digest: str, shape: str, judge: bytes | None) -> tuple[Verifier, str]:
+    """On a Ray worker, once: the world loaded (and checked to be the driver's) and its verifier."""
+    import pickle
+    import socket
+
+    w = load_world_named(world_name)
+    if fingerprint(w) != digest:
+        raise ContractError.single(
+            world_name, f"the world on Ray worker {socket.gethostname()} differs from the run's (another version?)"
+        )
+    return Verifier(w, None if judge is None else pickle.loads(judge)), shape
+
+
+def _ray_results(
+    path: Path, world: Any, world_name: str, shape: str, judge: Any, be: Any, owned: bool
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Batches of RAY_BATCH records verified on the backend's workers (each holds the world and
+    its verifier once), results in file order; a batch whose worker died is verified here instead
+    (verification is pure: the same lines), an error the verifier raised on a worker is raised."""
+    here: list[tuple[Verifier, str]] = []
+
+    def lost(batch: list[RawRecord | ReadProblem], failure: Any) -> list[tuple[str, dict[str, Any]]]:
+        if not failure.died:
+            raise failure.error
+        if not here:
+            here.append((Verifier(world, judge), shape))
+        return _verify_with(here[0], batch)
+
+    try:
+        if not hasattr(be, "worker_jobs"):
+            raise UsageError.single("--backend", f"the {be.name!r} backend cannot verify trajectories")
+        sent = None if judge is None else be.pickled(judge, "--judge", "judge")
+        args = (worker_source(world_name), fingerprint(world), shape, sent)
+        with be.worker_jobs(_ray_setup, args, _verify_with) as dispatch:
+            for lines in dispatch.map(_batches(path, RAY_BATCH), lost):
+                yield from lines
+    finally:
+        if owned:
+            be.close()
+
+
 def verify_file(
     path: str | Path,
     world: str,
@@ -264,13 +311,20 @@ def verify_file(
     judge_base_url: str | None = None,
     judge_api_key_env: str | None = None,
     judge_cache: str | Path | None = None,
+    backend: Any = None,
 ) -> VerifySummary:
     """Verify every trajectory of ``path`` against ``world`` (a folder, a bundled world, or
     ``tau2:<domain>``) and write the outputs into ``out``.
 
     ``judge`` (``provider:model`` with the ``judge_*`` options, a
     :class:`~groundeval.trajectories.judge.JudgeSpec` or a model object) decides τ²'s
-    natural-language assertions (:mod:`.judge`); without one they need a judge, as before."""
+    natural-language assertions (:mod:`.judge`); without one they need a judge, as before.
+
+    ``backend="ray"`` (or a backend from :func:`groundeval.distributed.get_backend`) verifies
+    batches of records on Ray workers, each holding the world once; the outputs are the same
+    bytes (``workers`` is then ignored: the backend has its own)."""
+    from ..distributed import get_backend
+
     p = Path(path)
     if not p.is_file():
         raise UsageError.single("FILE", f"{p}: no such file")
@@ -278,6 +332,7 @@ def verify_file(
     from .judge import make_judge
 
     judging = make_judge(judge, base_url=judge_base_url, api_key_env=judge_api_key_env, cache_dir=judge_cache)
+    be = get_backend(backend)
     w = load_world_named(world)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -289,7 +344,11 @@ def verify_file(
         open(out_dir / "rejected.jsonl", "w", encoding="utf-8") as rejected,
         open(out_dir / "disagreements.jsonl", "w", encoding="utf-8") as dis,
     ):
-        for line, brief in _results(p, w, world, max(1, n), shape, judging):
+        if be.name == "local":
+            results = _results(p, w, world, max(1, n), shape, judging)
+        else:
+            results = _ray_results(p, w, world, shape, judging, be, owned=be is not backend)
+        for line, brief in results:
             summary.total += 1
             if brief["shape"] is None:
                 summary.unreadable += 1
