@@ -9,9 +9,12 @@ alone behind a real MCP client for clients that call the listed tools directly."
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 vf = pytest.importorskip(
     "verifiers.v1",
@@ -115,5 +118,60 @@ def test_the_tool_server_records_any_call_a_client_sends_over_mcp(tiny_questions
     assert [r.is_error for r in results] == [True] + [False] * (len(results) - 1)  # an unlisted name
     api = direct(store, question, [*calls, UNPARSABLE])
     assert [c.status for c in toolset.episode.trace.calls] == ["invalid"] * len(results)
+    assert recorded(toolset.episode.trace) == recorded(api)
+    assert toolset.episode.trace.submissions == api.submissions
+
+
+_TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12)  # JSON-RPC carries no lone surrogate
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=6,
+)
+_NAMES = st.sampled_from(["search_artifacts", "fetch_artifact", "submit_answer", "lookup_owner"]) | _TEXT
+_ARGUMENTS = st.dictionaries(st.sampled_from(["query", "limit", "subsystem", "artifact_id", "answer"]) | _TEXT, _JSON)
+# what a client sends: an arguments object, or the model's raw text in _meta (JSON or not)
+_CALLS = st.lists(st.tuples(_NAMES, _ARGUMENTS | _TEXT | _JSON.map(json.dumps)), min_size=1, max_size=5)
+
+
+def _as_value(raw: str) -> Any:
+    """What a Python API caller passes for a model's arguments text: the JSON value it is, the
+    text itself when it is no JSON, no arguments when it is blank."""
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(calls=_CALLS)
+def test_property_any_call_over_mcp_is_recorded_as_the_python_api_records_it(tiny_questions, calls):
+    """Random names (listed, unlisted, any text) with random arguments objects or raw texts: the
+    tool server records each as `Episode.call` records the same call (~2 s)."""
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+
+    from groundeval.rl.verifiers_env import ARGUMENTS_META, GroundevalData, GroundevalToolset, GroundevalToolsetConfig
+
+    store, qs = tiny_questions
+    question = qs.questions[0]
+    toolset = GroundevalToolset(GroundevalToolsetConfig())
+    data = GroundevalData(id=question.id, name=question.id, prompt="", pack="tiny", question_id=question.id)
+
+    async def main() -> None:
+        await toolset.setup_task(data)
+        server = MCPServer("groundeval")
+        toolset.register(server)
+        async with Client(server) as client:
+            for name, sent in calls:
+                if isinstance(sent, dict):
+                    await client.call_tool(name, sent)
+                else:
+                    await client.call_tool(name, {}, meta={ARGUMENTS_META: sent})
+
+    asyncio.run(main())
+    api = direct(store, question, [(n, s if isinstance(s, dict) else _as_value(s)) for n, s in calls])
     assert recorded(toolset.episode.trace) == recorded(api)
     assert toolset.episode.trace.submissions == api.submissions
