@@ -185,14 +185,18 @@ def _recorded(agent: Any, kwargs: dict[str, Any], episode: Any) -> dict[str, Any
         return kwargs
     hooks = kwargs.get("hooks")
     calls = WorldCalls(episode) if hooks is None else _ChainedCalls(episode, hooks)
-    return {**kwargs, "hooks": calls, "run_config": world_run_config(calls, kwargs.get("run_config"))}
+    out = {**kwargs, "hooks": calls, "run_config": world_run_config(calls, kwargs.get("run_config"))}
+    # the episode's step budget ends the run, not the SDK's default of 10 turns: each call and a message
+    out.setdefault("max_turns", 2 * episode.max_steps + 2)
+    return out
 
 
 def run_sync(agent: Any, input: Any, *, episode: Any = None, **kwargs: Any) -> Any:
     """``Runner.run_sync(agent, input, **kwargs)`` with every call the model makes recorded in the
     episode whose tools the agent holds (or ``episode``), an unknown tool name included: the
     run's ``hooks`` and ``run_config`` (yours, if given) are extended as :func:`world_run_config`
-    says. Returns the SDK's ``RunResult``."""
+    says, and ``max_turns`` defaults to what the episode's step budget allows (a call per turn
+    and a message between each), not the SDK's 10. Returns the SDK's ``RunResult``."""
     return Runner.run_sync(agent, input, **_recorded(agent, kwargs, episode))
 
 
@@ -231,7 +235,7 @@ class WorldAgent(FrameworkWorldAgent):
                 [*history, {"role": "user", "content": text}],
                 hooks=calls,
                 run_config=config,
-                max_turns=2 * episode.max_steps + 2,  # every call and a message between each
+                max_turns=2 * episode.max_steps + 2,  # as run_sync: every call and a message between each
             )
             history = result.to_input_list()
             return result.final_output

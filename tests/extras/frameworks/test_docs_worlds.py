@@ -1,7 +1,8 @@
 """The world examples of docs/integration.md ("Worlds") run, each in a fresh interpreter of this
 venv, against the scripted local server (``OPENAI_BASE_URL``): a model that calls a tool the
-world does not have and then says it is done; each prints the episode the same steps leave
-through the Python API."""
+world does not have, then a world tool with arguments that are not JSON, and then says it is
+done; each prints the episode the same steps leave through the Python API (the examples are
+the plain route, with nothing to opt into for recording)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ MODULES = {
     "pydantic-ai": "pydantic_ai",
 }
 UNKNOWN = ("lookup_everything", {"query": "my order"})
+UNPARSABLE = ("get_order", '{"order_id": "O-10')
 FINAL = "Is there anything else I can help with?"
 
 
@@ -58,6 +60,7 @@ def _expected() -> str:
     task = world.tasks[0]
     ep = WorldEpisode(world, task, agent="direct")
     ep.call(*UNKNOWN)
+    ep.call(*UNPARSABLE)
     ep.say(FINAL)
     trace = ep.finish()
     return f"{trace.ended_by} {[(c.tool, c.status) for c in trace.calls]} {verdict(world, task, trace).failure_class}"
@@ -72,10 +75,11 @@ def test_world_example_runs(extra, tmp_path):
     if extra == "crewai":
         script = [
             say(f"Thought: next.\nAction: {UNKNOWN[0]}\nAction Input: {json.dumps(UNKNOWN[1])}"),
+            say(f"Thought: next.\nAction: {UNPARSABLE[0]}\nAction Input: {UNPARSABLE[1]}"),
             say(f"Thought: I now know the final answer\nFinal Answer: {FINAL}"),
         ]
     else:
-        script = [call(*UNKNOWN), say(FINAL)]
+        script = [call(*UNKNOWN), call(*UNPARSABLE), say(FINAL)]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     example = tmp_path / "example.py"
     example.write_text(BLOCKS[extra], encoding="utf-8")

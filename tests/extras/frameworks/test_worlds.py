@@ -49,10 +49,10 @@ def _openai_agents(base_url: str, say_to_user: bool):
 
 
 def _langgraph(base_url: str, say_to_user: bool):
-    from groundeval.adapters.langgraph import WorldAgent, world_graph
+    from groundeval.adapters.langgraph import WorldAgent, agent_graph
 
     model = langchain_openai.ChatOpenAI(model=MODEL, base_url=base_url, api_key="local", max_retries=0)
-    return WorldAgent(lambda tools, ep: world_graph(model, ep, tools), name="langgraph", say_to_user=say_to_user)
+    return WorldAgent(lambda tools, ep: agent_graph(model, ep, tools), name="langgraph", say_to_user=say_to_user)
 
 
 def _pydantic_ai(base_url: str, say_to_user: bool):
@@ -72,13 +72,11 @@ def _pydantic_ai(base_url: str, say_to_user: bool):
 def _agent_framework(base_url: str, say_to_user: bool):
     from agent_framework.openai import OpenAIChatCompletionClient
 
-    from groundeval.adapters.agent_framework import WorldAgent, world_middleware
+    from groundeval.adapters.agent_framework import WorldAgent
 
     client = OpenAIChatCompletionClient(model=MODEL, api_key="local", base_url=base_url)
-    return WorldAgent(
-        lambda tools, ep: agent_framework.Agent(
-            client=client, instructions=ep.policy, tools=tools, middleware=world_middleware(ep)
-        ),
+    return WorldAgent(  # the plain route: WorldAgent adds the recording middleware itself
+        lambda tools, ep: agent_framework.Agent(client=client, instructions=ep.policy, tools=tools),
         name="agent-framework",
         say_to_user=say_to_user,
     )
@@ -221,3 +219,26 @@ def test_run_world_with_a_framework_agent_writes_the_python_api_run(shop, framew
         got, expected = _lines(tmp_path / "fw" / name), _lines(tmp_path / "direct" / name)
         assert got == expected and len(got) == len(RUN_TASKS)
     assert {row["task_id"] for row in _lines(tmp_path / "fw" / "traces.jsonl")} == set(RUN_TASKS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("middleware", ["world_middleware", "GatedMiddleware"])
+def test_agent_framework_world_agent_records_once_when_the_build_brings_the_middleware(shop, middleware):
+    """A build written for the first release passes the recording middleware itself; WorldAgent
+    then adds none, and each call is recorded once, as the Python API records it."""
+    from agent_framework.openai import OpenAIChatCompletionClient
+    from world_scenarios import invalid_calls
+
+    from groundeval.adapters import agent_framework as adapter
+
+    scenario = invalid_calls()
+    with LLMServer(scenario.script()) as srv:
+        client = OpenAIChatCompletionClient(model=MODEL, api_key="local", base_url=srv.base_url)
+
+        def build(tools, ep):
+            own = adapter.world_middleware(ep) if middleware == "world_middleware" else [adapter.GatedMiddleware(ep)]
+            return agent_framework.Agent(client=client, instructions=ep.policy, tools=tools, middleware=own)
+
+        trace = run_episode(shop, shop.task(scenario.task), adapter.WorldAgent(build, name="agent-framework"))
+    assert not srv.llm.exhausted
+    assert_same_as_direct(shop, scenario, trace)
