@@ -105,7 +105,8 @@ def conversation(t: Trajectory) -> str:
 
 
 def user_prompt(record: str, assertions: list[str]) -> str:
-    numbered = "\n".join(f"{i}. {' '.join(a.split())}" for i, a in enumerate(assertions, 1))
+    # each statement verbatim on its own line (a line break inside one becomes a space)
+    numbered = "\n".join(f"{i}. {' '.join(a.splitlines())}" for i, a in enumerate(assertions, 1))
     return (
         f"Conversation record:\n{record}\n\nStatements:\n{numbered}\n\n"
         f"Give one verdict for each of the {len(assertions)} statement numbers."

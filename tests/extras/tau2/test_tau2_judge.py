@@ -141,6 +141,45 @@ def test_judge_agrees_with_tau2s_nl_assertion_evaluator_per_assertion(mock, nl_s
     assert server.kinds.count("groundeval") == distinct_prompts(mock, records) > len(nl_sims) // 2
 
 
+@pytest.mark.slow
+def test_judge_agrees_with_tau2s_evaluator_on_airline_gold_runs(tmp_path, monkeypatch):
+    """Every airline task lists natural-language assertions (244 over the gold and first perturbed
+    runs): each is decided from its own text by its length's parity, so both outcomes occur and an
+    assertion whose text a prompt changed (spaces, line breaks) would be caught. 100/100 agree."""
+    import tau2.evaluator.evaluator_nl_assertions as nl
+
+    from groundeval.trajectories.judge import make_judge
+    from groundeval.trajectories.model import Location
+    from groundeval.trajectories.shapes import read_record
+    from groundeval.trajectories.stream import RawRecord
+    from groundeval.trajectories.tau2_agreement import simulate, variants
+    from groundeval.trajectories.verify import Verifier
+    from groundeval.worlds.tau2 import load_tau2_world
+
+    w = load_tau2_world("airline")
+    with JudgeServer(sorted({a for c in w.criteria.values() for a in c.nl_assertions})) as server:
+        server.met = lambda a: len(a) % 2 == 1
+        monkeypatch.setattr(nl, "DEFAULT_LLM_NL_ASSERTIONS", f"openai/{MODEL}")
+        monkeypatch.setattr(
+            nl, "DEFAULT_LLM_NL_ASSERTIONS_ARGS", {"temperature": 0.0, "api_base": server.url, "api_key": "local"}
+        )
+        verifier = Verifier(w, make_judge(f"openai:{MODEL}", base_url=server.url, cache_dir=tmp_path))
+        n, outcomes = 0, set()
+        for task in w.domain.tasks:
+            for name, calls in variants(w, task.id)[:2]:
+                sim = simulate(w, task, calls)
+                theirs = nl.NLAssertionsEvaluator.calculate_reward(task=task, full_trajectory=sim.messages)
+                t = read_record(RawRecord(Location("nl", None, n), as_record(sim, f"{task.id}/{name}"), "simulations"))
+                ours = verifier.verify(t)["judge"]["assertions"]
+                assert [(a["assertion"], a["met"]) for a in ours] == [
+                    (c.nl_assertion, c.met) for c in theirs.nl_assertions
+                ], (task.id, name)
+                assert theirs.reward == (1.0 if all(a["met"] for a in ours) else 0.0)
+                outcomes.add(theirs.reward)
+                n += 1
+    assert n == 100 and outcomes == {0.0, 1.0}
+
+
 def test_reward_with_nl_assertion_in_the_basis_matches_tau2s(mock, nl_sims, server, tau2_judge, tmp_path, capsys):
     """τ²'s mock tasks do not count their assertions; with NL_ASSERTION added to one task's basis
     (in τ²'s task and in the world's criteria alike), τ²'s evaluate_simulation
