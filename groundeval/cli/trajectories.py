@@ -105,6 +105,12 @@ def verify(
     click.echo(f"{s.total} records · kept {s.kept} · rejected {s.rejected} (unreadable {s.unreadable}) -> {out}")
     if s.reasons:
         click.echo("reasons: " + ", ".join(f"{k} {v}" for k, v in sorted(s.reasons.items())))
+    if s.judge is not None:
+        j = s.judged
+        click.echo(
+            f"judge {s.judge}: {sum(j.values())} judged · all met {j['all_met']} · not met {j['not_met']} · "
+            f"judge errors {j['error']}"
+        )
     if s.labelled:
         c, m = s.confusion, s.metrics()
         click.echo(

@@ -58,6 +58,10 @@ class VerifySummary:
     confusion: dict[str, int] = field(default_factory=lambda: {"tp": 0, "fp": 0, "fn": 0, "tn": 0})
     labelled: int = 0
     unlabelled: int = 0
+    judge: str | None = None
+    """The judge of natural-language assertions (``--judge``), when one was given."""
+    judged: Counter = field(default_factory=Counter)
+    """Trajectories the judge was asked about, by outcome: ``all_met``, ``not_met``, ``error``."""
 
     def metrics(self) -> dict[str, float | None]:
         c = self.confusion
@@ -89,6 +93,12 @@ class VerifySummary:
             "reasons": dict(sorted(self.reasons.items())),
             "shapes": dict(sorted(self.shapes.items())),
         }
+        if self.judge is not None:
+            out["judge"] = {
+                "model": self.judge,
+                "judged": sum(self.judged.values()),
+                **{k: self.judged[k] for k in ("all_met", "not_met", "error")},
+            }
         if self.labelled:
             out["labels"] = {
                 "labelled": self.labelled,
@@ -192,8 +202,17 @@ def _verify_one(v: Verifier, item: RawRecord | ReadProblem, shape: str) -> tuple
         "label": res["label"],
         "shape": res["shape"],
         "reasons": sorted({r["kind"] for r in res["reasons"]}),
+        "judge": _judged(res.get("judge")),
     }
     return result_line(res), brief
+
+
+def _judged(j: dict[str, Any] | None) -> str | None:
+    if j is None:
+        return None
+    if j["status"] != "ok":
+        return "error"
+    return "all_met" if all(a["met"] for a in j["assertions"]) else "not_met"
 
 
 def _batches(path: Path, size: int = BATCH) -> Iterator[list[RawRecord | ReadProblem]]:
@@ -337,7 +356,7 @@ def verify_file(
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     n = workers if workers is not None else (os.cpu_count() or 1)
-    summary = VerifySummary()
+    summary = VerifySummary(judge=None if judging is None else judging.name)
     bar = _Progress(sys.stderr.isatty() if progress is None else progress)
     with (
         open(out_dir / "kept.jsonl", "w", encoding="utf-8") as kept,
@@ -362,6 +381,8 @@ def verify_file(
                 rejected.write(line)
             for r in brief["reasons"]:
                 summary.reasons[r] += 1
+            if brief.get("judge") is not None:
+                summary.judged[brief["judge"]] += 1
             _count_label(summary, brief, label_map, line, dis)
             bar.update(summary)
     bar.update(summary, final=True)
@@ -410,6 +431,13 @@ def render_report(doc: dict[str, Any]) -> str:
     ]
     if doc["shapes"]:
         lines += ["Shapes: " + ", ".join(f"{k} {v}" for k, v in doc["shapes"].items()), ""]
+    j = doc.get("judge")
+    if j:
+        lines += [
+            f"Judge `{j['model']}`: {j['judged']} trajectories with natural-language assertions · all met "
+            f"{j['all_met']} · not met {j['not_met']} · judge errors {j['error']}",
+            "",
+        ]
     if doc["reasons"]:
         lines += ["| reason | trajectories |", "| --- | ---: |"]
         lines += [f"| {k} | {v} |" for k, v in doc["reasons"].items()]

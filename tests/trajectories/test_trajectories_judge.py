@@ -204,8 +204,11 @@ def test_cli_judge_options_on_a_world_without_assertions_change_nothing(gold_fil
     assert code == 0
     code, judged = run("--judge", "openai:judge-model", "--judge-base-url", server.url, "--judge-cache", str(tmp_path))
     assert code == 0 and server.requests == 0
-    for name in ("kept.jsonl", "rejected.jsonl", "summary.json", "report.md"):
+    for name in ("kept.jsonl", "rejected.jsonl"):
         assert (plain / name).read_bytes() == (judged / name).read_bytes(), name
+    summary = json.loads((judged / "summary.json").read_text())
+    assert summary.pop("judge") == {"model": "openai:judge-model", "judged": 0, "all_met": 0, "not_met": 0, "error": 0}
+    assert summary == json.loads((plain / "summary.json").read_text())
     capsys.readouterr()
     code, _ = run("--judge", "judge-model")
     err = capsys.readouterr().err

@@ -207,6 +207,9 @@ def test_reward_with_nl_assertion_in_the_basis_matches_tau2s(mock, nl_sims, serv
             code, text, res = verify(capsys, f, out, server, tmp_path / f"cache-{len(fail)}")
             assert code == 0, text
             assert res["gold"]["reward"] == gold_reward
+            judged = json.loads((out / "summary.json").read_text())["judge"]
+            assert judged["judged"] == len(sims) and judged["error"] == 0
+            assert judged["all_met" if gold_reward else "not_met"] == len(sims)
             for name, sim in sims:
                 deterministic_ids.reset()
                 theirs = evaluate_simulation(sim, task, EvaluationType.ALL_WITH_NL_ASSERTIONS, False, "mock")
@@ -258,7 +261,9 @@ def test_judge_error_reason_when_the_basis_counts_the_assertions(mock, nl_sims, 
         assert [x["kind"] for x in r["reasons"]] == ["judge_error"]
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
         assert summary["reasons"] == {"judge_error": 1}
-        assert "judge_error 1" in text
+        assert summary["judge"] == {"model": "openai:judge-model", "judged": 1, "all_met": 0, "not_met": 0, "error": 1}
+        assert "judge_error 1" in text and "judge openai:judge-model: 1 judged" in text
+        assert "judge errors 1" in (tmp_path / "out" / "report.md").read_text()
     finally:
         monkeypatch.undo()
 
