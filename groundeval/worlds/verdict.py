@@ -164,13 +164,13 @@ def _written_after_each_write(world: World, task: WorldTask, trace: WorldTrace) 
 
 
 def _gold_read(world: World, task: WorldTask) -> tuple[str, frozenset[float]]:
-    """What the task's own gold calls' results show (normalised text, numbers), with the policy
-    and the user's facts: where a required output can be read at all. Cached per task."""
+    """What the task's own gold calls' results show (normalised text, numbers), with the user's
+    facts: where a required output can be read in this task's records. Cached per task."""
     with world._lock:
         got = world._gold_read.get(task.id)
     if got is not None:
         return got
-    texts = [normalise(world.policy), normalise(canonical_json(task.user.facts))]
+    texts = [normalise(canonical_json(task.user.facts))]
     nums: set[float] = set()
     _walk_numbers(task.user.facts, nums)
     ep = world.state_for(task).fork()
@@ -200,18 +200,23 @@ def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[s
     assistant message says it and it was already there to be read when that message was sent — in
     a successful tool result obtained before it (a number also by value: "249.00" is 249), in the
     rows the successful writes before it put in the state (replayed), in the user's words before
-    it, or in the policy. Naming every value the task might want without reading it (an agent
-    reciting status words) earns nothing."""
+    it, or in the policy when the task's own records do not show it. Naming every value the
+    task might want without reading it (an agent reciting status words, or the policy's words
+    for a case it never looked up) earns nothing."""
     if not task.required_outputs:
         return []
     policy = normalise(world.policy)
+    gold_text, gold_nums = _gold_read(world, task)
     written: list[tuple[int, str, set[float]]] | None = None  # replayed only when needed
     out = []
     for o in task.required_outputs:
         want = normalise(o)
         number = round(float(want), 6) if _PLAIN_NUMBER.fullmatch(want) else None
         found = False
-        seen_text = policy
+        # the policy names a word a case's record shows too ("final sale"): then the record is
+        # the source, read before it is said; a word only the policy gives is taken from it
+        in_records = want in gold_text or (number is not None and number in gold_nums)
+        seen_text = "" if in_records else policy
         seen_numbers: set[float] = set()
         n_calls = 0
         said_at_all = False
@@ -242,8 +247,7 @@ def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[s
         if not found and said_at_all:
             # said, but not read first: it fails only when it could have been read — a value the
             # task's own gold calls cannot read either (a total the agent must add up) counts as said
-            text, nums = _gold_read(world, task)
-            found = not (want in text or (number is not None and number in nums))
+            found = not (in_records or want in policy)
         if not found:
             out.append(o)
     return out

@@ -158,19 +158,27 @@ class _Reciter(GoldAgent):
 
 def test_reciting_the_outputs_without_a_call_fails_every_read_only_task(world):
     """On a task that changes nothing the end state is right without any call: the outputs are what
-    is judged, and a value not in the policy or the user's words must have been read first."""
+    is judged, and a value the task's records show must have been read first — also when the
+    policy names it ("privileged", "final sale": the policy says what the words mean, the record
+    says which case is one). Only a value no record shows (a URL of the policy) is taken from it."""
     policy = " ".join(world.policy.casefold().split())
-    checked = 0
+    checked = policy_words = 0
     for t in world.tasks:
         if _writes(world, t) or not t.required_outputs:
             continue
-        if all(o.casefold() in policy for o in t.required_outputs):
-            continue  # the policy states it (a known limit: such a value may be said unread)
+        gold = run_episode(world, t, make_agent("gold"))
+        records = " ".join(json.dumps([c.result for c in gold.calls], ensure_ascii=False).casefold().split())
+        user = " ".join((t.user.opening + " " + json.dumps(t.user.facts)).casefold().split())
+        if all(
+            (o.casefold() in policy and o.casefold() not in records) or o.casefold() in user for o in t.required_outputs
+        ):
+            continue  # only the policy states it, or the user says it: read there
+        policy_words += any(o.casefold() in policy for o in t.required_outputs)
         v = verdict(world, t, run_episode(world, t, _Reciter()))
         assert v.state_match and v.n_calls == 0, t.id
         assert (v.failure_class, v.reward) == ("missing_output", 0.0), (t.id, v.classes)
         checked += 1
-    assert checked >= 5, checked
+    assert checked >= 5 and policy_words >= 1, (checked, policy_words)
 
 
 def _rows(world: Path, table: str) -> list[dict[str, Any]]:
