@@ -68,6 +68,12 @@ def trajectories() -> None:
     default=None,
     help="The judge's response cache (default: <groundeval cache dir>/trajectory-judge).",
 )
+@click.option(
+    "--judge-concurrency",
+    type=click.IntRange(1),
+    default=None,
+    help="Judge requests at once per worker (threads; default 4).",
+)
 def verify(
     file: Path,
     world: str,

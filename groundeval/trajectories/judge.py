@@ -16,7 +16,9 @@ that cannot be read (not JSON, a statement without a verdict, ``met`` not a bool
 again, saying what was wrong (a new request, cached too); after :data:`ATTEMPTS` tries — or a
 provider error that retries did not cure — the trajectory records a judge error, never an
 exception. A provider error that cannot go away (a bad key, an unknown model, a server never
-reached) stops the run: every other trajectory would fail the same way.
+reached) stops the run: every other trajectory would fail the same way. The requests of a batch of
+trajectories are sent :data:`CONCURRENCY` at a time (:meth:`AssertionJudge.prefetch`) while the
+replay itself stays sequential.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .model import Trajectory
 
 __all__ = [
     "ATTEMPTS",
+    "CONCURRENCY",
     "SYSTEM_PROMPT",
     "AssertionJudge",
     "JudgeSpec",
@@ -43,6 +46,9 @@ __all__ = [
 
 ATTEMPTS = 3
 """Requests per trajectory at most: the first, and two more after replies that could not be read."""
+
+CONCURRENCY = 4
+"""Judge requests in flight at once per verifying process (``--judge-concurrency``)."""
 
 MAX_TOKENS = 1024
 MAX_JUSTIFICATION = 500
@@ -174,20 +180,44 @@ class AssertionJudge:
     and ``complete(system, user)`` returning the text or an object with ``.text``
     (:class:`~groundeval.agents.complete.TextModel` over a provider)."""
 
-    def __init__(self, model: Any, *, attempts: int = ATTEMPTS):
+    def __init__(self, model: Any, *, attempts: int = ATTEMPTS, concurrency: int = 1):
         self.model = model
         self.name = str(getattr(model, "name", None) or repr(model))
         self.attempts = max(1, int(attempts))
+        self.concurrency = max(1, int(concurrency))
         self.fatal: str | None = None
+        self._ready: dict[str, dict[str, Any]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:  # a worker process gets the judge, not answers in flight
+        return {**self.__dict__, "_ready": {}}
 
     def judge(self, t: Trajectory, assertions: list[str]) -> dict[str, Any]:
         """``{model, status: ok, attempts, assertions: [{assertion, met, justification}]}``, or
         ``{model, status: error, attempts, error, raw?}`` when no usable verdict came."""
+        user = user_prompt(conversation(t), assertions)
+        ready = self._ready.pop(user, None)
+        return ready if ready is not None else self._ask(user, assertions)
+
+    def prefetch(self, items: list[tuple[Trajectory, list[str]]]) -> None:
+        """Ask about ``items`` (trajectory, assertions) ``concurrency`` at a time, ahead of
+        :meth:`judge`, which then answers them without waiting (the same answers: each is the
+        reply to its own prompt). Nothing happens with a concurrency of 1."""
+        if self.concurrency <= 1 or len(items) < 2:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        todo: dict[str, list[str]] = {}
+        for t, assertions in items:
+            todo.setdefault(user_prompt(conversation(t), assertions), assertions)
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo))) as pool:
+            answers = list(pool.map(lambda kv: self._ask(*kv), todo.items()))
+        self._ready.update(zip(todo, answers, strict=True))
+
+    def _ask(self, user: str, assertions: list[str]) -> dict[str, Any]:
         from ..errors import ProviderError
 
         if self.fatal is not None:
             raise UsageError.single("--judge", f"{self.name}: {self.fatal}")
-        user = user_prompt(conversation(t), assertions)
         prompt, problem, raw = user, "", ""
         for attempt in range(1, self.attempts + 1):
             try:
@@ -233,6 +263,7 @@ class JudgeSpec:
     cache_dir: str | None = None
     """The response cache (default :func:`default_cache_dir`)."""
     attempts: int = ATTEMPTS
+    concurrency: int = CONCURRENCY
 
     def build(self) -> AssertionJudge:
         from ..agents.complete import text_model
@@ -247,7 +278,7 @@ class JudgeSpec:
             max_tokens=MAX_TOKENS,
             cache=str(cache),
         )
-        return AssertionJudge(model, attempts=self.attempts)
+        return AssertionJudge(model, attempts=self.attempts, concurrency=self.concurrency)
 
 
 def make_judge(
@@ -256,6 +287,7 @@ def make_judge(
     base_url: str | None = None,
     api_key_env: str | None = None,
     cache_dir: str | Path | None = None,
+    concurrency: int | None = None,
 ) -> AssertionJudge | None:
     """An :class:`AssertionJudge` from ``provider:model`` (with the options), a :class:`JudgeSpec`,
     a judge, or a model object (``name`` + ``complete``); ``None`` stays ``None`` (no judge)."""
@@ -267,9 +299,10 @@ def make_judge(
             base_url=base_url,
             api_key_env=api_key_env,
             cache_dir=None if cache_dir is None else str(cache_dir),
+            concurrency=CONCURRENCY if concurrency is None else concurrency,
         )
     if isinstance(judge, JudgeSpec):
         return judge.build()
     if callable(getattr(judge, "complete", None)):
-        return AssertionJudge(judge)
+        return AssertionJudge(judge, concurrency=1 if concurrency is None else concurrency)
     raise UsageError.single("--judge", f"expected 'provider:model' or a model with complete(), got {judge!r}")

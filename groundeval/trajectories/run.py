@@ -183,11 +183,9 @@ def _verify_batch(batch: list[RawRecord | ReadProblem]) -> list[tuple[str, dict[
 
 def _verify_with(held: tuple[Verifier, str], batch: list[RawRecord | ReadProblem]) -> list[tuple[str, dict[str, Any]]]:
     v, shape = held
-    out = []
-    for raw in batch:
-        for item in [raw] if isinstance(raw, ReadProblem) else expand(raw):
-            out.append(_verify_one(v, item, shape))
-    return out
+    items = [item for raw in batch for item in ([raw] if isinstance(raw, ReadProblem) else expand(raw))]
+    v.prefetch(items, shape)  # the judge's requests of the batch, several at once (with a judge)
+    return [_verify_one(v, item, shape) for item in items]
 
 
 def _verify_one(v: Verifier, item: RawRecord | ReadProblem, shape: str) -> tuple[str, dict[str, Any]]:
@@ -331,6 +329,7 @@ def verify_file(
     judge_api_key_env: str | None = None,
     judge_cache: str | Path | None = None,
     backend: Any = None,
+    judge_concurrency: int | None = None,
 ) -> VerifySummary:
     """Verify every trajectory of ``path`` against ``world`` (a folder, a bundled world, or
     ``tau2:<domain>``) and write the outputs into ``out``.
@@ -350,7 +349,13 @@ def verify_file(
     label_map = load_labels(labels) if labels is not None else None
     from .judge import make_judge
 
-    judging = make_judge(judge, base_url=judge_base_url, api_key_env=judge_api_key_env, cache_dir=judge_cache)
+    judging = make_judge(
+        judge,
+        base_url=judge_base_url,
+        api_key_env=judge_api_key_env,
+        cache_dir=judge_cache,
+        concurrency=judge_concurrency,
+    )
     be = get_backend(backend)
     w = load_world_named(world)
     out_dir = Path(out)

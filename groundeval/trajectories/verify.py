@@ -113,6 +113,37 @@ class Verifier:
 
         self.user_prefix = USER_PREFIX
 
+    # -- the judge
+
+    def to_judge(self, t: Trajectory) -> list[str] | None:
+        """The natural-language assertions the judge is asked about for ``t``: its task's, when
+        there is a judge, the task lists some, and the run ended the way τ² grades; else None."""
+        if self.judge is None or self.criteria is None or t.task_id not in self.tasks:
+            return None
+        from ..worlds.tau2.criteria import STOPS
+
+        crit = self.criteria[t.task_id]
+        term = t.meta.get("termination_reason")
+        return list(crit.nl_assertions) if crit.nl_assertions and (term is None or term in STOPS) else None
+
+    def prefetch(self, items: list[Any], shape: str = "auto") -> None:
+        """Send the judge's requests for a batch of records at once (the judge's concurrency), ahead
+        of :meth:`verify`; nothing without a judge or with a concurrency of 1."""
+        if self.judge is None or getattr(self.judge, "concurrency", 1) <= 1:
+            return
+        from .shapes import read_record
+
+        asks = []
+        for item in items:
+            if isinstance(item, ReadProblem):
+                continue
+            t = item if isinstance(item, Trajectory) else read_record(item, shape)
+            if isinstance(t, Trajectory):
+                assertions = self.to_judge(t)
+                if assertions:
+                    asks.append((t, assertions))
+        self.judge.prefetch(asks)
+
     # -- one call
 
     def _valid(self, name: str, spec: Any, args: dict[str, Any]) -> bool:
@@ -315,11 +346,12 @@ class Verifier:
                 reward = v.reward
                 judged = counted = None
                 if self.criteria is not None:
-                    from ..worlds.tau2.criteria import STOPS, tau2_checks
+                    from ..worlds.tau2.criteria import tau2_checks
 
                     crit = self.criteria[task.id]
-                    if self.judge is not None and crit.nl_assertions and (term is None or term in STOPS):
-                        judged = out["judge"] = self.judge.judge(t, list(crit.nl_assertions))
+                    asked = self.to_judge(t)
+                    if asked:
+                        judged = out["judge"] = self.judge.judge(t, asked)
                         if judged["status"] != "ok" and "NL_ASSERTION" not in crit.reward_basis:
                             notes.append(f"the judge gave no usable verdict: {judged['error']}")
                     checks = tau2_checks(

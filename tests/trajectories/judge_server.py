@@ -10,7 +10,8 @@ It answers two kinds of prompt:
 
 A statement is met unless it contains one of the words in ``fail`` (case-insensitive), so both
 prompts get the same decision for the same assertion. ``bad_replies`` makes the next n replies
-unreadable text; ``status`` makes every reply that HTTP status.
+unreadable text; ``status`` makes every reply that HTTP status; ``delay`` (seconds) holds each
+reply, and ``most_in_flight`` is the most requests it held at once.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -44,9 +46,13 @@ class JudgeServer:
         self.fail: set[str] = set()
         self.bad_replies = 0
         self.status = 200
+        self.delay = 0.0
+        self.in_flight = 0
+        self.most_in_flight = 0
         self.requests = 0
         self.kinds: list[str] = []
         self.payloads: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -113,7 +119,14 @@ class JudgeServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server API
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                with server.lock:
+                    server.in_flight += 1
+                    server.most_in_flight = max(server.most_in_flight, server.in_flight)
+                    server.headers.append(dict(self.headers))
+                time.sleep(server.delay)
                 status, reply = server.answer(body)
+                with server.lock:
+                    server.in_flight -= 1
                 data = json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

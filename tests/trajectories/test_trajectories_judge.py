@@ -176,6 +176,24 @@ def test_a_provider_error_is_a_judge_error_and_an_unusable_judge_stops(shop, gol
         Verifier(world, judge_for(server, tmp_path / "c")).verify(t)
 
 
+def test_a_batch_is_judged_several_at_once_with_the_same_results(shop, gold_file, server, tmp_path, monkeypatch):
+    server.fail = {"refund"}
+    server.delay = 0.05
+    world = with_criteria(shop, ["DB", "NL_ASSERTION"])
+    ts = trajectories(gold_file)
+    one = Verifier(world, judge_for(server, tmp_path / "a", concurrency=1))
+    one.prefetch(ts)
+    alone = [result_line(one.verify(t)) for t in ts]
+    assert server.most_in_flight == 1 and server.requests == len(ts)
+    monkeypatch.setenv("JUDGE_KEY", "sesame")
+    four = Verifier(world, judge_for(server, tmp_path / "b", concurrency=4, api_key_env="JUDGE_KEY"))
+    four.prefetch(ts)
+    assert server.requests == 2 * len(ts) and server.most_in_flight > 1  # sent ahead, at once
+    assert [result_line(four.verify(t)) for t in ts] == alone  # verify asks nothing more
+    assert server.requests == 2 * len(ts)
+    assert server.headers[-1]["Authorization"] == "Bearer sesame"
+
+
 def test_a_run_that_did_not_end_normally_is_not_sent(shop, gold_file, server, tmp_path):
     tau2_like = {
         "id": "cut",
