@@ -20,8 +20,10 @@ import socket
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..errors import GroundevalError
 
-class WorkerFailure(Exception):
+
+class WorkerFailure(GroundevalError):
     """A Ray worker could not run an episode (it died, or failed outside the agent's code): what an
     errored episode's trace records in its place."""
 
