@@ -41,8 +41,8 @@ def world_options(o: dict) -> tuple[dict, dict]:
         and ctx.get_parameter_source(p.name) not in (None, click.core.ParameterSource.DEFAULT)
     ]
     if given:
-        names = ", ".join(given)
-        raise click.UsageError(f"{names}: not options of a world run (docs/worlds.md lists what a world takes)")
+        verb = "is not an option" if len(given) == 1 else "are not options"
+        raise click.UsageError(f"{', '.join(given)} {verb} of a world run (docs/worlds.md lists a world's options)")
     agent = {k: o.get(k) for k in _LLM}
     agent["timeout"] = agent.pop("request_timeout")
     agent["cache"] = agent.pop("response_cache")
