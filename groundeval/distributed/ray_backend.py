@@ -250,16 +250,19 @@ class RayBackend:
         job: Callable[[Any, Any], Any],
         *,
         concurrency: int = 1,
+        queued: int = 0,
     ) -> Iterator["JobDispatch"]:
         """One :class:`~groundeval.distributed.jobs.JobWorker` actor per worker (``setup(*args)``
-        once in each, ``concurrency`` jobs at once in it), every one started before this yields
-        (else the first one's error, a located one as it is); killed on exit."""
+        once in each, ``concurrency`` jobs at once in it, ``queued`` more waiting in its queue so it
+        never idles between two: a worker that dies loses those too, so only for jobs the caller can
+        redo), every one started before this yields (else the first one's error, a located one as
+        it is); killed on exit."""
         self._connect()
         actor_class = ray.remote(JobWorker).options(
             num_cpus=1, max_concurrency=concurrency, max_restarts=-1, max_task_retries=0
         )
         actors = [actor_class.remote(setup, args, job) for _ in range(self.workers)]
-        dispatch = JobDispatch(actors, concurrency)
+        dispatch = JobDispatch(actors, concurrency + max(0, queued))
         try:
             self._ready(actors)
             yield dispatch
@@ -381,15 +384,15 @@ class _EpisodeDispatch:
 
 
 class JobDispatch:
-    """Items through :class:`JobWorker` actors, results in the items' order. ``concurrency`` driver
+    """Items through :class:`JobWorker` actors, results in the items' order. ``per_actor`` driver
     threads per actor, each bound to one actor and waiting on one job at a time, so a worker that
-    dies costs only the jobs running in it (one with ``concurrency`` 1); the thread then waits for
+    dies costs only the jobs sent to it (one with ``per_actor`` 1); the thread then waits for
     the worker's restart before its next job."""
 
-    def __init__(self, actors: list[Any], concurrency: int = 1):
+    def __init__(self, actors: list[Any], per_actor: int = 1):
         self.actors = actors
         self.workers = len(actors)
-        self.slots = len(actors) * max(1, concurrency)
+        self.slots = len(actors) * max(1, per_actor)
         self.stop = threading.Event()
         self._local = threading.local()
         self._next = 0

@@ -41,8 +41,8 @@ __all__ = ["VerifySummary", "load_labels", "verify_file"]
 
 BATCH = 32
 """Records per batch sent to a worker."""
-RAY_BATCH = 256
-"""Records per batch sent to a Ray worker (a Ray round trip costs more than a process pool's)."""
+RAY_BATCH = 64
+"""Records per batch sent to a Ray worker (one more waits in each worker's queue)."""
 
 _WORKER: dict[str, Any] = {}
 
@@ -307,7 +307,7 @@ def _ray_results(
             raise UsageError.single("--backend", f"the {be.name!r} backend cannot verify trajectories")
         sent = None if judge is None else be.pickled(judge, "--judge", "judge")
         args = (worker_source(world_name), fingerprint(world), shape, sent)
-        with be.worker_jobs(_ray_setup, args, _verify_with) as dispatch:
+        with be.worker_jobs(_ray_setup, args, _verify_with, queued=1) as dispatch:
             for lines in dispatch.map(_batches(path, RAY_BATCH), lost):
                 yield from lines
     finally:
