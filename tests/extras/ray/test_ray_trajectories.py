@@ -6,6 +6,8 @@ with a fabricated tool output, a line that is not JSON and labels that disagree 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,36 @@ def test_cli_verify_with_ray_backend(ray_backend, trajectories, tmp_path, capsys
     assert text.replace(str(tmp_path / "ray"), "OUT") == local_text.replace(str(tmp_path / "local"), "OUT")
     code, _t, err = cli(capsys, "trajectories", "verify", *common, "--out", tmp_path / "x", "--ray-address", "auto")
     assert code == 2 and "--ray-address: needs --backend ray" in err and "Traceback" not in err
+
+
+def test_a_worker_dying_costs_nothing(ray_backend, trajectories, tmp_path):
+    """A copy of the test world whose open_ticket kills the process it runs in when the note says so
+    (except on the driver): the batch holding that call is verified again on the driver, so the
+    outputs are still the local ones; a marker file proves a worker did die."""
+    world = tmp_path / "shop"
+    shutil.copytree(SHOP, world, ignore=shutil.ignore_patterns("__pycache__"))
+    marker = tmp_path / "died"
+    tools = world / "tools.py"
+    tools.write_text(
+        tools.read_text().replace(
+            "def open_ticket(state, order_id, note):\n",
+            "def open_ticket(state, order_id, note):\n"
+            f"    if note == 'crash the worker' and __import__('os').getpid() != {os.getpid()}:\n"
+            f"        open({str(marker)!r}, 'w').close()\n"
+            "        __import__('os')._exit(17)\n",
+        )
+    )
+    path, labels = trajectories
+    lines = path.read_text().splitlines()
+    victim = next(i for i, x in enumerate(lines) if '"tool":"open_ticket"' in x and '"status":"ok"' in x)
+    doomed = json.loads(lines[victim])
+    for c in doomed["calls"]:
+        if c["tool"] == "open_ticket":
+            c["arguments"]["note"] = "crash the worker"
+    lines[victim] = json.dumps(doomed, sort_keys=True)
+    crashing = tmp_path / "crashing.jsonl"
+    crashing.write_text("\n".join(lines) + "\n")
+    verify_file(crashing, str(world), tmp_path / "local", labels=labels, workers=1)
+    verify_file(crashing, str(world), tmp_path / "ray", labels=labels, backend=ray_backend)
+    assert marker.exists()
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
