@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from .runtime import TOKEN_ENV, network_settings
+
 from .options import backend_options, make_backend
 
 
@@ -336,15 +338,43 @@ def run(
 @click.argument("world")
 @click.option("--traces", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Append traces here.")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="HTTP bind address. A non-loopback address needs --allow-remote and a token.",
+)
 @click.option("--port", type=int, default=8766, show_default=True)
-def serve(world: str, traces: Path, transport: str, host: str, port: int) -> None:
+@click.option("--allow-remote", is_flag=True, help="Allow binding a non-loopback --host (needs a bearer token).")
+@click.option(
+    "--token-env",
+    default=TOKEN_ENV,
+    show_default=True,
+    help="Environment variable holding the bearer token(s) HTTP clients must send (required off loopback); "
+    "an episode answers only the token that started it.",
+)
+@click.option("--allowed-host", "allowed_hosts", multiple=True, help="Extra Host header value to accept. Repeatable.")
+@click.option(
+    "--allowed-origin", "allowed_origins", multiple=True, help="Extra Origin header value to accept. Repeatable."
+)
+def serve(
+    world: str,
+    traces: Path,
+    transport: str,
+    host: str,
+    port: int,
+    allow_remote: bool,
+    token_env: str,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+) -> None:
     """Serve WORLD's tools over MCP: start_episode, say, the world's tools, end_episode."""
     import anyio
 
     from ..extras import require
     from ..worlds.load import load_world
 
+    tokens = network_settings(host, allow_remote, token_env) if transport == "http" else None
     require("mcp", "groundeval worlds serve")
     from ..worlds.mcp import WorldHub, serve_http, serve_stdio
 
@@ -354,8 +384,18 @@ def serve(world: str, traces: Path, transport: str, host: str, port: int) -> Non
         if transport == "stdio":
             anyio.run(serve_stdio, hub)
         else:
-            click.echo(f"serving world {w.name} at http://{host}:{port}/mcp", err=True)
-            anyio.run(serve_http, hub, host, port)
+            auth = f" (bearer tokens from ${token_env})" if tokens else ""
+            click.echo(f"serving world {w.name} at http://{host}:{port}/mcp{auth}", err=True)
+            anyio.run(
+                lambda: serve_http(
+                    hub,
+                    host,
+                    port,
+                    tokens=tokens,
+                    allowed_hosts=list(allowed_hosts),
+                    allowed_origins=list(allowed_origins),
+                )
+            )
     finally:
         w.close()
 

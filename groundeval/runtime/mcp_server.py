@@ -863,8 +863,30 @@ def http_app(
     allowed_hosts: list[str] | None = None,
     allowed_origins: list[str] | None = None,
 ):
-    """The streamable-HTTP ASGI app: Host/Origin checks always on (loopback names plus the
-    allow-lists), bearer tokens when given, sessions expiring with the hub's idle timeout."""
+    """The pack server's streamable-HTTP ASGI app (:func:`guarded_http_app`), sessions expiring
+    with the hub's idle timeout."""
+    return guarded_http_app(
+        build_server(hub, "http"),
+        host,
+        tokens=tokens,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        idle_timeout=hub.idle_timeout,
+    )
+
+
+def guarded_http_app(
+    server: Any,
+    host: str = "127.0.0.1",
+    *,
+    tokens: list[str] | None = None,
+    allowed_hosts: list[str] | None = None,
+    allowed_origins: list[str] | None = None,
+    idle_timeout: float | None = 1800.0,
+):
+    """A low-level MCP ``server`` as a streamable-HTTP ASGI app: Host/Origin checks always on
+    (loopback names plus the allow-lists) and judged with the declared size before any body
+    is read, bearer tokens when given (each token a principal, see :func:`owner_of`)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     hosts = list(LOOPBACK_HOSTS)
@@ -878,9 +900,7 @@ def http_app(
     from .jsonrpc_guard import GuardedBodies
 
     app = GuardedBodies(  # Host/Origin and the declared size judged before any body is read
-        build_server(hub, "http").streamable_http_app(
-            host=host, transport_security=security, session_idle_timeout=hub.idle_timeout
-        ),
+        server.streamable_http_app(host=host, transport_security=security, session_idle_timeout=idle_timeout),
         security,
     )
     return BearerAuth(app, tokens) if tokens else app

@@ -45,6 +45,7 @@ class WorldHub:
         self.max_open = max_open
         self.episodes: dict[str, WorldEpisode] = {}
         self._locks: dict[str, threading.Lock] = {}
+        self._owners: dict[str, Any] = {}  # who started each episode (see call)
         self.started: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -102,13 +103,17 @@ class WorldHub:
         return specs
 
     # -------------------------------------------------------------- calls
-    def call(self, name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """(reply, is_error) for one tool call."""
+    def call(self, name: str, arguments: dict[str, Any], owner: Any = None) -> tuple[dict[str, Any], bool]:
+        """(reply, is_error) for one tool call by ``owner`` (the caller's principal over HTTP with
+        tokens, else None): an episode answers only the caller that started it; to anyone else
+        it is an id that does not exist."""
         if name == "start_episode":
-            return self._start(arguments)
+            return self._start(arguments, owner)
         eid = arguments.get("episode_id")
         with self._lock:
             lock = self._locks.get(eid) if isinstance(eid, str) else None
+            if lock is not None and self._owners.get(eid) != owner:
+                lock = None
         if lock is None:
             if name not in self.world.manifest.tools and name not in RESERVED:
                 return {"error": f"unknown tool {name!r} (and no open episode with that id to record it in)"}, True
@@ -141,7 +146,7 @@ class WorldHub:
             self._end(eid)
         return out, not out["ok"]
 
-    def _start(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    def _start(self, arguments: dict[str, Any], owner: Any = None) -> tuple[dict[str, Any], bool]:
         task_id = arguments.get("task_id")
         with self._lock:
             if len(self.episodes) >= self.max_open:  # each open episode holds a copy of the state
@@ -162,6 +167,7 @@ class WorldHub:
         with self._lock:
             self.episodes[eid] = ep
             self._locks[eid] = threading.Lock()
+            self._owners[eid] = owner
         reply = {
             "episode_id": eid,
             "task_id": task.id,
@@ -175,6 +181,7 @@ class WorldHub:
         with self._lock:
             ep = self.episodes.pop(eid, None)
             self._locks.pop(eid, None)
+            self._owners.pop(eid, None)
         if ep is None:
             return
         trace = ep.finish()
@@ -189,11 +196,14 @@ class WorldHub:
                 self._end(eid)
 
 
-def build_server(hub: WorldHub):
-    """An ``mcp`` low-level server over the hub."""
+def build_server(hub: WorldHub, transport: str = "stdio"):
+    """An ``mcp`` low-level server over the hub; over HTTP each call is its caller's
+    (:func:`groundeval.runtime.mcp_server.owner_of`)."""
     import anyio
     import mcp_types as types
     from mcp.server import Server
+
+    from ..runtime.mcp_server import owner_of
 
     tools = [
         types.Tool(
@@ -212,7 +222,8 @@ def build_server(hub: WorldHub):
         # every name reaches the hub: a tool the world does not have is the agent's mistake, recorded
         # in its episode as an invalid call (the SDK would refuse it before any episode saw it)
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
-        reply, is_error = await anyio.to_thread.run_sync(hub.call, params.name, arguments)
+        owner = owner_of(ctx, transport)
+        reply, is_error = await anyio.to_thread.run_sync(hub.call, params.name, arguments, owner)
         text = json.dumps(reply, sort_keys=True, ensure_ascii=True, default=str)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
@@ -239,17 +250,24 @@ async def serve_stdio(hub: WorldHub) -> None:
         hub.close()
 
 
-async def serve_http(hub: WorldHub, host: str = "127.0.0.1", port: int = 8766) -> None:
-    """Streamable HTTP at ``http://host:port/mcp`` (loopback Host/Origin checks on)."""
+async def serve_http(
+    hub: WorldHub,
+    host: str = "127.0.0.1",
+    port: int = 8766,
+    *,
+    tokens: list[str] | None = None,
+    allowed_hosts: list[str] | None = None,
+    allowed_origins: list[str] | None = None,
+) -> None:
+    """Streamable HTTP at ``http://host:port/mcp``, guarded as the pack server is
+    (:func:`groundeval.runtime.mcp_server.guarded_http_app`: Host/Origin, body size, tokens)."""
     import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
 
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    from ..runtime.mcp_server import guarded_http_app
+
+    app = guarded_http_app(
+        build_server(hub, "http"), host, tokens=tokens, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins
     )
-    app = build_server(hub).streamable_http_app(host=host, transport_security=security)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
     try:
         await server.serve()

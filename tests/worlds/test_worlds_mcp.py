@@ -122,3 +122,90 @@ def test_world_over_mcp_http(tmp_path):
         proc.wait(timeout=20)
     _check(traces)
     assert json.loads(traces.read_text().splitlines()[0])["kind"] == "world-trace"
+
+
+TOKEN_A = "world-token-A-0123456789"
+TOKEN_B = "world-token-B-0123456789"
+
+
+def _serve_http(traces: Path, port: int, env: dict[str, str]) -> subprocess.Popen:
+    import os
+
+    proc = subprocess.Popen(
+        [sys.executable, *_args(traces, "--transport", "http", "--port", str(port))],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **env},
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_a_world_episode_answers_only_the_token_that_started_it(tmp_path):
+    """As the pack server (issue 31): with bearer tokens each token is a principal; another
+    token naming the episode id gets the reply an unknown id gets, and nothing is recorded in
+    the episode; a request without a token is refused (401)."""
+    import httpx
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    traces = tmp_path / "traces.jsonl"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    proc = _serve_http(traces, port, {"GROUNDEVAL_MCP_TOKEN": f"{TOKEN_A},{TOKEN_B}"})
+
+    def client(token):
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+        return http, Client(streamable_http_client(url, http_client=http))
+
+    async def main():
+        http_a, a = client(TOKEN_A)
+        http_b, b = client(TOKEN_B)
+        async with http_a, http_b, a, b:
+            eid = (await a.call_tool("start_episode", {"task_id": "status-only"})).structured_content["episode_id"]
+            stolen = await b.call_tool("get_order", {"episode_id": eid, "order_id": "O-1003"})
+            unknown = await b.call_tool("get_order", {"episode_id": "0" * 32, "order_id": "O-1003"})
+            assert stolen.is_error and stolen.structured_content == unknown.structured_content
+            ended = await b.call_tool("end_episode", {"episode_id": eid})
+            assert ended.is_error
+            own = await a.call_tool("get_order", {"episode_id": eid, "order_id": "O-1003"})
+            assert not own.is_error
+            await a.call_tool("end_episode", {"episode_id": eid})
+
+    try:
+        anyio.run(main)
+        refused = httpx.post(url, json={}, headers={"accept": "application/json, text/event-stream"}, timeout=30)
+        assert refused.status_code == 401
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    [trace] = read_traces(traces)
+    assert [(c.tool, c.status) for c in trace.calls] == [("get_order", "ok")]  # B's calls never reached it
+
+
+@pytest.mark.parametrize(
+    ("extra", "env", "needle"),
+    [
+        (["--host", "0.0.0.0"], {}, "is not a loopback address"),
+        (["--host", "0.0.0.0", "--allow-remote"], {}, "needs a bearer token"),
+        (["--host", "0.0.0.0", "--allow-remote"], {"GROUNDEVAL_MCP_TOKEN": "short"}, "shorter than 16"),
+    ],
+)
+def test_serving_a_world_off_loopback_needs_allow_remote_and_a_token(tmp_path, monkeypatch, capsys, extra, env, needle):
+    from groundeval.cli.main import main
+
+    monkeypatch.delenv("GROUNDEVAL_MCP_TOKEN", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    traces = tmp_path / "t.jsonl"
+    with pytest.raises(SystemExit) as exc:
+        main(["worlds", "serve", str(SHOP), "--traces", str(traces), "--transport", "http", *extra])
+    assert exc.value.code == 2 and needle in capsys.readouterr().err and not traces.exists()
