@@ -38,6 +38,7 @@ from .core import (
     gated_tools as _core_tools,
     parse_arguments,
     require,
+    warn_unrecorded,
     world_call,
     world_tools as _core_world_tools,
 )
@@ -73,6 +74,12 @@ def _function_tool(gated: GatedTool | WorldTool) -> FunctionTool:
         started = _STARTED.get()
         if started is not None:
             started[0] = True
+        else:
+            warn_unrecorded(
+                gated.episode,
+                "an Agent Framework agent without groundeval.adapters.agent_framework.GatedMiddleware: "
+                "tool names it lacks and arguments its schema check refuses are not recorded",
+            )
         return gated.text(arguments)
 
     return FunctionTool(name=gated.name, description=gated.description, func=run, input_model=gated.parameters)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import warnings
+import weakref
 from dataclasses import dataclass
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -45,6 +47,7 @@ __all__ = [
     "parse_arguments",
     "reply_text",
     "require",
+    "warn_unrecorded",
     "world_call",
     "world_tools",
 ]
@@ -62,6 +65,18 @@ def require(extra: str, *modules: str) -> None:
                 f"groundeval.adapters needs the '{extra}' extra (module '{exc.name or module}' "
                 f"is not installed): {install_command(extra)}"
             ) from None
+
+
+_WARNED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def warn_unrecorded(episode: Any, message: str) -> None:
+    """Warn once per episode (``UserWarning``, naming the route that records) that its tools run
+    on a route where the framework answers some calls itself, so those never reach the trace."""
+    if episode in _WARNED:
+        return
+    _WARNED.add(episode)
+    warnings.warn(f"groundeval: {message}", UserWarning, stacklevel=3)
 
 
 def parse_arguments(raw: Any) -> Any:

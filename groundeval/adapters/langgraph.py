@@ -33,6 +33,7 @@ from .core import (
     gated_tools as _core_tools,
     reply_text,
     require,
+    warn_unrecorded,
     world_call,
     world_tools as _core_world_tools,
 )
@@ -58,6 +59,12 @@ __all__ = [
 
 def _structured_tool(gated: GatedTool | WorldTool) -> StructuredTool:
     def run(**arguments: Any) -> str:
+        # tool_node calls the episode itself: this runs only in a node of LangGraph's own
+        warn_unrecorded(
+            gated.episode,
+            "a LangGraph tool node other than groundeval.adapters.langgraph.tool_node (or agent_graph): "
+            "tool names it lacks and arguments that are not JSON (invalid_tool_calls) are not recorded",
+        )
         return gated.text(arguments)
 
     return StructuredTool(name=gated.name, description=gated.description, args_schema=gated.parameters, func=run)

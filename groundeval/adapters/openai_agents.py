@@ -43,6 +43,7 @@ from .core import (
     gated_tools as _core_tools,
     reply_text,
     require,
+    warn_unrecorded,
     world_call,
     world_tools as _core_world_tools,
 )
@@ -71,10 +72,19 @@ __all__ = [
 ]
 RAW_KEY = "_raw"  # groundeval.observe's key for arguments that are not a JSON object
 EPISODE_ATTRIBUTE = "_groundeval_episode"  # set on each FunctionTool built here: the episode it serves
+RECORDS = "_groundeval_records"  # set on world_run_config's formatter
 
 
 def _function_tool(gated: GatedTool | WorldTool) -> FunctionTool:
-    async def invoke(_context: Any, arguments: str) -> str:
+    async def invoke(context: Any, arguments: str) -> str:
+        config = getattr(context, "run_config", None)
+        formatter = getattr(config, "tool_error_formatter", None)
+        if config is not None and not getattr(formatter, RECORDS, False):
+            warn_unrecorded(
+                gated.episode,
+                "an OpenAI Agents SDK run without groundeval.adapters.openai_agents.run_sync (or "
+                "world_run_config): a tool name the agent lacks aborts the run and is not recorded",
+            )
         return gated.text(arguments)
 
     out = FunctionTool(
@@ -135,6 +145,7 @@ def world_run_config(calls: WorldCalls, run_config: RunConfig | dict[str, Any] |
             return calls.not_found(error)
         return own(error)
 
+    setattr(formatter, RECORDS, True)
     return dataclasses.replace(base, tool_not_found_behavior="return_error_to_model", tool_error_formatter=formatter)
 
 

@@ -29,6 +29,7 @@ from .core import (
     gated_tools as _core_tools,
     parse_arguments,
     require,
+    warn_unrecorded,
     world_call,
     world_tools as _core_world_tools,
 )
@@ -45,7 +46,29 @@ def _tool(gated: GatedTool | WorldTool) -> Tool:
     def run(**arguments: Any) -> str:
         return gated.text(arguments)
 
-    return Tool.from_schema(run, name=gated.name, description=gated.description, json_schema=gated.parameters)
+    async def prepare(ctx: Any, tool_def: Any) -> Any:
+        if not _records(getattr(ctx, "model", None), gated.episode):
+            warn_unrecorded(
+                gated.episode,
+                "a Pydantic AI run whose model is not groundeval.adapters.pydantic_ai.WorldModel (build the "
+                "agent with gated_agent): tool names it lacks and arguments that are not a JSON object are "
+                "not recorded",
+            )
+        return tool_def
+
+    out = Tool.from_schema(run, name=gated.name, description=gated.description, json_schema=gated.parameters)
+    out.prepare = prepare
+    return out
+
+
+def _records(model: Any, episode: Any) -> bool:
+    """Whether ``model`` (or a model it wraps) is a :class:`WorldModel` for ``episode``."""
+    seen = 0
+    while model is not None and seen < 16:
+        if isinstance(model, WorldModel) and model.episode is episode:
+            return True
+        model, seen = getattr(model, "wrapped", None), seen + 1
+    return False
 
 
 def gated_tools(episode: Episode) -> list[Tool]:
@@ -88,10 +111,8 @@ class WorldModel(WrapperModel):
 
 
 def _recording(model: Any, episode: Any) -> Any:
-    """``model`` wrapped in a :class:`WorldModel` for ``episode``, unless it already is one."""
-    if isinstance(model, WorldModel) and model.episode is episode:
-        return model
-    return WorldModel(model, episode)
+    """``model`` wrapped in a :class:`WorldModel` for ``episode``, unless it already records it."""
+    return model if _records(model, episode) else WorldModel(model, episode)
 
 
 def gated_agent(model: Any, episode: Any, *, tools: Any = (), say_to_user: bool = True, **kwargs: Any) -> Agent:

@@ -11,6 +11,7 @@ the plain route installs never records a call twice.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import pytest
@@ -48,8 +49,11 @@ def _check(store, questions, run, script: list[Any] | None = None) -> None:
     if script is None:
         script = [call(name, args) for name, args in calls] + [say("Submitted.")]
     with LLMServer(script) as srv, Episode(store, question, agent="framework") as ep:
-        run(srv.base_url, ep)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run(srv.base_url, ep)
         assert not srv.llm.exhausted
+    assert not [str(w.message) for w in caught if str(w.message).startswith("groundeval:")]
     direct = _direct(store, question, calls)
     assert [(c.tool, c.status) for c in ep.trace.calls][:2] == [
         ("lookup_owner", "invalid"),
@@ -184,8 +188,6 @@ def test_agent_framework(store, questions, route):
 @pytest.mark.parametrize("route", ROUTES)
 def test_crewai(store, questions, route):
     """CrewAI's agent writes ReAct text; the actions go to the episode as written."""
-    import warnings
-
     crewai = need("crewai", "crewai")
     from groundeval.adapters.crewai import gated_tools, recording, world_tools
 
@@ -214,11 +216,9 @@ def test_crewai(store, questions, route):
         if route == "plain":
             crewai.Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
             return
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with pytest.warns(DeprecationWarning, match="no longer needed"):
             with recording(ep, agent, tools):
                 crewai.Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
-        assert any(issubclass(w.category, DeprecationWarning) for w in caught)
 
     _check(store, questions, run, script)
 
@@ -240,6 +240,64 @@ def test_crewai_hook_leaves_agents_without_groundeval_tools_alone(store, questio
         crewai.Crew(agents=[other], tasks=[task], verbose=False).kickoff()
         assert len(srv.llm.requests) >= 2
     assert ep.trace.calls == []
+
+
+def _own_route(framework: str, base_url: str, ep: Episode) -> None:
+    """The framework's own way with the adapter's tools, without the adapter's recording route."""
+    import asyncio
+
+    if framework == "openai-agents":
+        agents, openai = need("agents", framework), need("openai", framework)
+        from groundeval.adapters.openai_agents import gated_tools
+
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="local", max_retries=0)
+        model = agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+        agent = agents.Agent(name="analyst", model=model, tools=gated_tools(ep))
+        agents.Runner.run_sync(agent, "q", run_config=agents.RunConfig(tracing_disabled=True))
+    elif framework == "langgraph":
+        need("langgraph", framework)
+        langchain_openai = need("langchain_openai", framework)
+        from langgraph.prebuilt import create_react_agent
+
+        from groundeval.adapters.langgraph import gated_tools
+
+        model = langchain_openai.ChatOpenAI(model=MODEL, base_url=base_url, api_key="local", max_retries=0)
+        create_react_agent(model, gated_tools(ep)).invoke({"messages": [("user", "q")]})
+    elif framework == "pydantic-ai":
+        pydantic_ai = need("pydantic_ai", framework)
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        from groundeval.adapters.pydantic_ai import gated_tools
+
+        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=base_url, api_key="local"))
+        pydantic_ai.Agent(model, tools=gated_tools(ep)).run_sync("q")
+    else:
+        agent_framework = need("agent_framework", framework)
+        need("agent_framework_openai", framework)
+        from agent_framework.openai import OpenAIChatCompletionClient
+
+        from groundeval.adapters.agent_framework import gated_tools
+
+        client = OpenAIChatCompletionClient(model=MODEL, api_key="local", base_url=base_url)
+        asyncio.run(agent_framework.Agent(client=client, tools=gated_tools(ep)).run("q"))
+
+
+@pytest.mark.parametrize("framework", ["agent-framework", "langgraph", "openai-agents", "pydantic-ai"])
+def test_a_route_that_would_lose_calls_says_so_once(store, questions, framework):
+    """Built the framework's own way (no runner, graph, agent or middleware of the adapter's), a
+    run records its well-formed calls, and warns once per episode that the calls the framework
+    answers itself would not be recorded, naming the route that records them."""
+    question, _ = _calls(questions)
+    search = ("search_artifacts", {"query": "postmortem"})
+    with LLMServer([call(*search), call(*search), say("Done.")]) as srv, Episode(store, question) as ep:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _own_route(framework, srv.base_url, ep)
+    ours = [str(w.message) for w in caught if str(w.message).startswith("groundeval:")]
+    route = {"openai-agents": "run_sync", "langgraph": "tool_node", "pydantic-ai": "gated_agent"}
+    assert len(ours) == 1 and route.get(framework, "GatedMiddleware") in ours[0]
+    assert [c.tool for c in ep.trace.calls] == ["search_artifacts", "search_artifacts"]
 
 
 def test_the_hooks_route_answers_a_pack_episode_as_its_declared_tools_do(store, questions):
