@@ -130,6 +130,14 @@ def verify(
     if s.total and s.unreadable == s.total:
         click.echo("error: no record of the file could be read", err=True)
         sys.exit(2)
+    readable = s.total - s.unreadable
+    if readable and s.reasons.get("no_task", 0) >= readable:  # nothing verified: not a result
+        click.echo(
+            f"error: no trajectory of the file ({readable} read) names a task of world {world} "
+            f"(is it the right --world?); see {out / 'rejected.jsonl'}",
+            err=True,
+        )
+        sys.exit(2)
 
 
 @trajectories.command("read")

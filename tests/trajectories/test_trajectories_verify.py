@@ -245,3 +245,21 @@ def test_unknown_world_and_missing_file_are_located_errors(tmp_path, capsys):
         capsys, "trajectories", "verify", str(f), "-w", str(tmp_path / "no-world"), "-o", str(tmp_path / "o")
     )
     assert code == 2 and "no-world" in text and "Traceback" not in text
+
+
+def test_a_file_whose_trajectories_name_no_task_of_the_world_fails(traces, tmp_path, capsys):
+    """Nothing verified is not a result (a wrong --world): exit 2 naming the cause, the outputs
+    still written; one trajectory the world knows makes it a result again (exit 0)."""
+    strangers = [
+        {**as_openai(trace, f"x-{i}"), "task_id": f"no-such-task-{i}"} for i, (_, trace) in enumerate(traces[:3])
+    ]
+    f = write_jsonl(tmp_path / "strangers.jsonl", strangers)
+    out = tmp_path / "out"
+    code, text = run_cli(capsys, "trajectories", "verify", str(f), "-w", str(SHOP), "-o", str(out), "-j", "1")
+    assert code == 2 and "names a task of world" in text and "Traceback" not in text
+    assert len(lines(out / "rejected.jsonl")) == 3
+    g = write_jsonl(tmp_path / "mixed.jsonl", [*strangers, as_openai(traces[0][1], "known")])
+    code, text = run_cli(
+        capsys, "trajectories", "verify", str(g), "-w", str(SHOP), "-o", str(tmp_path / "o2"), "-j", "1"
+    )
+    assert code == 0, text
