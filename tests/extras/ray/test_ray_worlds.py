@@ -13,7 +13,8 @@ import pytest
 from ray_agents import WorldCrashOn, WorldUnpicklable
 from test_ray_identity import cli
 
-from groundeval.errors import UsageError
+from groundeval.errors import ContractError, UsageError
+from groundeval.worlds import load_world
 from groundeval.worlds.agents import make_agent
 from groundeval.worlds.run import read_traces, run_world
 
@@ -96,6 +97,19 @@ def test_unpicklable_agent_is_refused_before_running(ray_backend, tmp_path):
     with pytest.raises(UsageError, match="agent 'world-unpicklable' cannot be sent to Ray workers .*lock"):
         run_world(SHOP, WorldUnpicklable(), tmp_path / "ray", backend=ray_backend)
     assert not (tmp_path / "ray").exists()
+
+
+def test_a_worker_loading_another_world_refuses_to_start(ray_backend, tmp_path):
+    """The driver's world (its policy changed in memory) is not what the workers load from its
+    folder: the run stops before any episode, with a located error, instead of mixing worlds."""
+    w = load_world(SHOP)
+    try:
+        w.policy += "\nA sentence the folder does not have."
+        with pytest.raises(ContractError, match="the world on worker .* differs from the run's"):
+            run_world(w, "gold", tmp_path / "ray", backend=ray_backend)
+    finally:
+        w.close()
+    assert not (tmp_path / "ray" / "traces.jsonl").read_text()
 
 
 def test_resume_across_backends(ray_backend, tmp_path):
