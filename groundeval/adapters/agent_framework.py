@@ -207,8 +207,8 @@ class GatedMiddleware(AgentMiddleware):
     the agent, adds :func:`world_middleware` (a chat and a function middleware) for ``episode``,
     so every call the model makes reaches the episode as sent: calls to the episode's tools,
     valid or not, names the agent lacks, and argument texts that are not a JSON object.
-    ``episode``: a pack question episode or a world episode. (Until this release it was function
-    middleware, which Agent Framework's own answers to unknown names bypassed.)"""
+    ``episode``: a pack question episode or a world episode. (It used to be function
+    middleware alone, which Agent Framework's own answers to unknown names bypassed.)"""
 
     def __init__(self, episode: Any):
         self.episode = episode
