@@ -44,6 +44,51 @@ TOKEN_ENV = "GROUNDEVAL_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
 
 
+def http_options(port: int):
+    """The options of an MCP server served over HTTP (``groundeval serve``, ``worlds serve``):
+    bind address and port, off-loopback consent, bearer tokens, extra Host/Origin names."""
+    opts = [
+        click.option(
+            "--host",
+            default="127.0.0.1",
+            show_default=True,
+            help="HTTP bind address. A non-loopback address needs --allow-remote and a token.",
+        ),
+        click.option("--port", default=port, show_default=True, type=int, help="HTTP port."),
+        click.option(
+            "--allow-remote", is_flag=True, help="Allow binding a non-loopback --host (needs a bearer token)."
+        ),
+        click.option(
+            "--token-env",
+            default=TOKEN_ENV,
+            show_default=True,
+            help="Environment variable holding the bearer token(s) HTTP clients must send (required off loopback, "
+            "optional on it); several, separated by commas, are several principals: an episode answers only the "
+            "token that started it.",
+        ),
+        click.option(
+            "--allowed-host",
+            "allowed_hosts",
+            multiple=True,
+            help="Extra Host header value to accept, e.g. eval.example.org:8765 or eval.example.org:* "
+            "(loopback names are always accepted). Repeatable.",
+        ),
+        click.option(
+            "--allowed-origin",
+            "allowed_origins",
+            multiple=True,
+            help="Extra Origin header value to accept, e.g. https://eval.example.org. Repeatable.",
+        ),
+    ]
+
+    def decorate(f):
+        for opt in reversed(opts):
+            f = opt(f)
+        return f
+
+    return decorate
+
+
 def network_settings(host: str, allow_remote: bool, token_env: str) -> list[str] | None:
     """The bearer tokens to require (or None), refusing unsafe combinations with a clear error.
 
@@ -105,34 +150,7 @@ def network_settings(host: str, allow_remote: bool, token_env: str) -> list[str]
     "$GROUNDEVAL_CACHE_DIR, else $XDG_CACHE_HOME/groundeval, else ~/.cache/groundeval).",
 )
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="HTTP bind address. A non-loopback address needs --allow-remote and a token.",
-)
-@click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
-@click.option("--allow-remote", is_flag=True, help="Allow binding a non-loopback --host (needs a bearer token).")
-@click.option(
-    "--token-env",
-    default=TOKEN_ENV,
-    show_default=True,
-    help="Environment variable holding the bearer token HTTP clients must send "
-    "(required off loopback, optional on it).",
-)
-@click.option(
-    "--allowed-host",
-    "allowed_hosts",
-    multiple=True,
-    help="Extra Host header value to accept, e.g. eval.example.org:8765 or eval.example.org:* "
-    "(loopback names are always accepted). Repeatable.",
-)
-@click.option(
-    "--allowed-origin",
-    "allowed_origins",
-    multiple=True,
-    help="Extra Origin header value to accept, e.g. https://eval.example.org. Repeatable.",
-)
+@http_options(port=8765)
 @click.option(
     "--traces",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .runtime import TOKEN_ENV, network_settings
+from .runtime import http_options, network_settings
 
 from .options import backend_options, make_backend
 
@@ -338,25 +338,7 @@ def run(
 @click.argument("world")
 @click.option("--traces", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Append traces here.")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="HTTP bind address. A non-loopback address needs --allow-remote and a token.",
-)
-@click.option("--port", type=int, default=8766, show_default=True)
-@click.option("--allow-remote", is_flag=True, help="Allow binding a non-loopback --host (needs a bearer token).")
-@click.option(
-    "--token-env",
-    default=TOKEN_ENV,
-    show_default=True,
-    help="Environment variable holding the bearer token(s) HTTP clients must send (required off loopback); "
-    "an episode answers only the token that started it.",
-)
-@click.option("--allowed-host", "allowed_hosts", multiple=True, help="Extra Host header value to accept. Repeatable.")
-@click.option(
-    "--allowed-origin", "allowed_origins", multiple=True, help="Extra Origin header value to accept. Repeatable."
-)
+@http_options(port=8766)
 def serve(
     world: str,
     traces: Path,
