@@ -124,3 +124,86 @@ def test_resume_across_backends(ray_backend, tmp_path):
         assert json.loads((out / "run.json").read_text())["episodes_run"] == 7
         assert outputs(again.out_dir) == outputs(full.out_dir)
     assert read_traces(tmp_path / "full" / "traces.jsonl")[0].agent == make_agent("padding").name
+
+
+def _reply(body: dict) -> dict:
+    """A deterministic model on both sides of the refund task of the test world: the agent (a
+    request with tools) asks for the order, looks it up, asks for a yes, refunds; the user
+    gives the order id, says yes, then stops."""
+    last = body["messages"][-1]
+    text = str(last.get("content") or "")
+    if "tools" not in body:  # the user
+        said = text.lower()
+        if "order number" in said:
+            return {"content": "order_id: O-1001"}
+        if "confirm" in said:
+            return {"content": "yes"}
+        return {"content": "###STOP###" if "anything else" in said else "My blender is broken, please refund it."}
+    if last["role"] == "tool":
+        if '"status": "delivered"' in text or '"status":"delivered"' in text:
+            return {"content": "I can refund order O-1001 as damaged. Please confirm: shall I refund order?"}
+        return {"content": "Your order is refunded. Is there anything else?"}
+    if text.startswith("order_id: "):
+        args = {"order_id": text.split(": ", 1)[1]}
+        return {
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": json.dumps(args)}}
+            ]
+        }
+    if text == "yes":
+        args = {"order_id": "O-1001", "reason": "damaged"}
+        return {
+            "tool_calls": [
+                {"id": "c2", "type": "function", "function": {"name": "refund_order", "arguments": json.dumps(args)}}
+            ]
+        }
+    return {"content": "Sorry to hear that. What is your order number?"}
+
+
+@pytest.fixture
+def model_server():
+    """A real OpenAI-compatible HTTP server on this machine (the Ray workers reach it too)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen = {"requests": 0}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server API
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            seen["requests"] += 1
+            message = {"role": "assistant", "content": None, **_reply(body)}
+            data = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    host, port = httpd.server_address[:2]
+    yield f"http://{host}:{port}/v1", seen
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_llm_agent_and_llm_user_on_workers(ray_backend, model_server, tmp_path, capsys):
+    """``worlds run --agent openai:<model> --simulator llm:<model> --backend ray``: each worker
+    builds the model agent by name, the model user is pickled to it; the same bytes as locally."""
+    pytest.importorskip("httpx")
+    url, seen = model_server
+    args = ["worlds", "run", SHOP, "--agent", "openai:agent-model", "--base-url", url]
+    args += ["--simulator", "llm:user-model", "--trials", "2"]
+    code, _o, err = cli(capsys, *args, "--out", tmp_path / "local")
+    assert code == 0, err
+    asked = seen["requests"]
+    code, _o, err = cli(capsys, *args, "--out", tmp_path / "ray", "--backend", "ray", "--workers", "2")
+    assert code == 0, err
+    assert seen["requests"] == 2 * asked  # the workers asked the model as often as the local run did
+    assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
+    verdicts = {json.loads(x)["task_id"]: json.loads(x) for x in (tmp_path / "ray" / "verdicts.jsonl").open()}
+    assert verdicts["refund-damaged"]["reward"] == 1.0
