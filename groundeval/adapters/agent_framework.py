@@ -155,9 +155,15 @@ class WorldMiddleware(_FunctionMiddleware):
         if hasattr(arguments, "model_dump"):
             arguments = arguments.model_dump(exclude_unset=True)
         pending = self._unparsed.texts.get(name) or []
-        if isinstance(arguments, dict) and set(arguments) == {"raw"} and arguments["raw"] in pending:
-            pending.remove(arguments["raw"])
-            return True, arguments["raw"]
+        if not (isinstance(arguments, dict) and set(arguments) == {"raw"}):
+            return False, None
+        # Agent Framework's {"raw": ...} holds the text when it is not JSON, the value when it is
+        # JSON but not an object (a list, a string, null)
+        raw = arguments["raw"]
+        for i, text in enumerate(pending):
+            if raw == text or raw == parse_arguments(text):
+                del pending[i]
+                return True, text
         return False, None
 
 

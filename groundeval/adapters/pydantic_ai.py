@@ -37,6 +37,7 @@ from .core import (
 require("pydantic-ai", "pydantic_ai")
 
 from pydantic_ai import Agent, Tool  # noqa: E402
+from pydantic_core import SchemaValidator, core_schema  # noqa: E402
 from pydantic_ai.models.wrapper import WrapperModel  # noqa: E402
 
 __all__ = ["WorldAgent", "WorldModel", "gated_agent", "gated_tools", "world_tools"]
@@ -57,6 +58,10 @@ def _tool(gated: GatedTool | WorldTool) -> Tool:
         return tool_def
 
     out = Tool.from_schema(run, name=gated.name, description=gated.description, json_schema=gated.parameters)
+    # any object, as from_schema's own validator; but JSON that is not an object (a list, a string,
+    # null) is refused here with Pydantic AI's retry prompt, where WorldModel records it as sent
+    # (from_schema's any-schema passed it on to the call, which raised on **list)
+    out.function_schema.validator = SchemaValidator(core_schema.dict_schema())
     out.prepare = prepare
     return out
 

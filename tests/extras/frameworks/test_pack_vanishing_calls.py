@@ -24,18 +24,32 @@ from groundeval.runtime.episode import Episode
 
 UNKNOWN = ("lookup_owner", {"team": "storage"})
 UNPARSABLE = ("fetch_artifact", '{"artifact_id": "PM-4')
+# JSON that is not an object: Pydantic AI passed a list on to the tool call (TypeError, the run
+# crashed) and Agent Framework recorded {"raw": value} before the fix
+NOT_OBJECTS = [("search_artifacts", '["postmortem"]'), ("fetch_artifact", "null"), ("submit_answer", '"yes"')]
 
 
-def _calls(questions) -> tuple[Any, list[tuple[str, Any]]]:
-    """The answered scenario with an unknown tool and an unparsable argument text in front."""
+def _calls(questions, not_objects: bool = True) -> tuple[Any, list[tuple[str, Any]]]:
+    """The answered scenario with an unknown tool, an unparsable argument text and (unless
+    ``not_objects=False``) argument texts that are JSON but not an object in front."""
     scenario = answered(questions)
-    return scenario.question, [UNKNOWN, UNPARSABLE, *scenario.calls]
+    return scenario.question, [UNKNOWN, UNPARSABLE, *(NOT_OBJECTS if not_objects else []), *scenario.calls]
+
+
+def _as_sent(arguments: Any) -> Any:
+    """What the model sent, as the Python API takes it: a JSON text decoded, any other text as it is."""
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
 
 
 def _direct(store, question, calls):
     with Episode(store, question, agent="direct") as ep:
         for name, arguments in calls:
-            ep.call(name, arguments)
+            ep.call(name, _as_sent(arguments))
     return ep.trace
 
 
@@ -43,9 +57,9 @@ def _recorded(trace) -> list[tuple[Any, ...]]:
     return [(c.tool, c.arguments, c.status, c.result_ids, c.flags, c.error) for c in trace.calls]
 
 
-def _check(store, questions, run, script: list[Any] | None = None) -> None:
+def _check(store, questions, run, script: list[Any] | None = None, not_objects: bool = True) -> None:
     """``run(base_url, episode)`` plays ``script`` (default: the calls as native tool calls)."""
-    question, calls = _calls(questions)
+    question, calls = _calls(questions, not_objects)
     if script is None:
         script = [call(name, args) for name, args in calls] + [say("Submitted.")]
     with LLMServer(script) as srv, Episode(store, question, agent="framework") as ep:
@@ -60,6 +74,8 @@ def _check(store, questions, run, script: list[Any] | None = None) -> None:
         ("fetch_artifact", "invalid"),
     ]
     assert ep.trace.calls[1].arguments == {"_arguments": UNPARSABLE[1]}
+    if not_objects:
+        assert [c.arguments for c in ep.trace.calls[2:5]] == [{"_arguments": ["postmortem"]}, {}, {"_arguments": "yes"}]
     assert _recorded(ep.trace) == _recorded(direct)
     assert ep.trace.status == direct.status == "completed"
     framework, api = groundeval.score(questions, [ep.trace])[0], groundeval.score(questions, [direct])[0]
@@ -84,11 +100,11 @@ def test_openai_agents(store, questions, route):
             tools=gated_tools(ep),
         )
         if route == "plain":
-            run_sync(agent, ep.question.text, run_config=agents.RunConfig(tracing_disabled=True), max_turns=12)
+            run_sync(agent, ep.question.text, run_config=agents.RunConfig(tracing_disabled=True))
         else:
             calls = WorldCalls(ep)
             config = world_run_config(calls, agents.RunConfig(tracing_disabled=True))
-            agents.Runner.run_sync(agent, ep.question.text, hooks=calls, run_config=config, max_turns=12)
+            agents.Runner.run_sync(agent, ep.question.text, hooks=calls, run_config=config, max_turns=30)
 
     _check(store, questions, run)
 
@@ -140,9 +156,11 @@ def test_langgraph(store, questions, route):
     def run(base_url: str, ep: Episode) -> None:
         model = langchain_openai.ChatOpenAI(model=MODEL, base_url=base_url, api_key="local", max_retries=0)
         graph = agent_graph(model, ep) if route == "plain" else world_graph(model, ep, gated_tools(ep))
-        graph.invoke({"messages": [("user", ep.question.text)]}, {"recursion_limit": 20})
+        graph.invoke({"messages": [("user", ep.question.text)]}, {"recursion_limit": 30})
 
-    _check(store, questions, run)
+    # langchain-openai 1.7 raises (pydantic ValidationError in the model node) on tool-call
+    # arguments that are JSON but not an object, before any node of a graph sees the call
+    _check(store, questions, run, not_objects=False)
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -209,7 +227,7 @@ def test_crewai(store, questions, route):
             tools=tools,
             llm=llm,
             allow_delegation=False,
-            max_iter=10,
+            max_iter=20,
             verbose=False,
         )
         task = crewai.Task(description=ep.question.text, expected_output="The answer, submitted.", agent=agent)
