@@ -357,6 +357,7 @@ def verify_file(
         concurrency=judge_concurrency,
     )
     be = get_backend(backend)
+    getattr(be, "workers", None)  # Ray: joined (or started) now, so a cluster out of reach writes nothing
     w = load_world_named(world)
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)

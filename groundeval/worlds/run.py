@@ -222,7 +222,8 @@ class _RemoteEpisodes:
 
     def prepare(self, agent: Any, opts: dict[str, Any], simulator: Any) -> None:
         """What workers are sent, made before anything is written: an agent or simulator object
-        that cannot be pickled is a usage error here."""
+        that cannot be pickled, a cluster out of reach or short of CPUs, is a usage error here."""
+        getattr(self.be, "workers", None)  # connects (Ray: starts a local instance, or joins the cluster)
         if isinstance(agent, str):
             self.spec: tuple[Any, ...] = (agent, opts, None)
         else:

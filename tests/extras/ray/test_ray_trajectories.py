@@ -90,6 +90,11 @@ def test_cli_verify_with_ray_backend(ray_backend, trajectories, tmp_path, capsys
     assert text.replace(str(tmp_path / "ray"), "OUT") == local_text.replace(str(tmp_path / "local"), "OUT")
     code, _t, err = cli(capsys, "trajectories", "verify", *common, "--out", tmp_path / "x", "--ray-address", "auto")
     assert code == 2 and "--ray-address: needs --backend ray" in err and "Traceback" not in err
+    code, _t, err = cli(
+        capsys, "trajectories", "verify", *common, "--out", tmp_path / "x", "--backend", "ray", "-j", "9"
+    )
+    assert code == 2 and "--workers: 9 workers, but the Ray cluster has 2 CPUs" in err and "Traceback" not in err
+    assert not (tmp_path / "x").exists()
 
 
 def test_a_worker_dying_costs_nothing(ray_backend, trajectories, tmp_path):

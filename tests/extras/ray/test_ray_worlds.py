@@ -60,7 +60,11 @@ def test_cli_run_eval_and_worlds_run_on_a_bundled_world(ray_backend, tmp_path, c
 
 
 def test_ray_options_without_backend_ray_and_pack_options_are_refused(ray_backend, tmp_path, capsys):
-    for extra, named in ((["--workers", "2"], "--workers: needs --backend ray"), (["--db", "w.duckdb"], "--db")):
+    for extra, named in (
+        (["--workers", "2"], "--workers: needs --backend ray"),
+        (["--db", "w.duckdb"], "--db"),
+        (["--backend", "ray", "--workers", "64"], "--workers: 64 workers, but the Ray cluster has 2 CPUs"),
+    ):
         code, _o, err = cli(capsys, "run", str(SHOP), "--agent", "gold", "--out", tmp_path / "o", *extra)
         assert code == 2 and named in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
