@@ -9,6 +9,11 @@ Scoring: actors holding the questions score chunks of traces (or trace lines), m
 order. A worker that dies or fails outside the agent costs that one episode, recorded as
 an errored trace (the actor restarts for the next); an agent's own exception is recorded
 on the worker exactly as locally.
+
+Other work — a world's episodes, trajectory verification — goes through :meth:`RayBackend.worker_jobs`:
+one :class:`~groundeval.distributed.jobs.JobWorker` actor per worker, set up once by a function the
+caller names (load the world, build the agent) and then given items in order; a job whose worker
+died or raised is handed back to the caller (an errored episode, a batch verified on the driver).
 """
 
 from __future__ import annotations
