@@ -63,6 +63,9 @@ def _tool(gated: GatedTool | WorldTool) -> Tool:
     # (from_schema's any-schema passed it on to the call, which raised on **list)
     out.function_schema.validator = SchemaValidator(core_schema.dict_schema())
     out.prepare = prepare
+    # the episode's step budget limits the calls it refuses, as on every other route (Pydantic AI's
+    # default of 1 retry ended the run on a second refused call in a row)
+    out.max_retries = gated.episode.max_steps
     return out
 
 
@@ -124,8 +127,11 @@ def gated_agent(model: Any, episode: Any, *, tools: Any = (), say_to_user: bool 
     """``pydantic_ai.Agent(model, tools=..., **kwargs)`` holding the episode's tools (before any
     ``tools`` of your own) and running through :class:`WorldModel`, so every call the model
     makes reaches the episode as sent. ``episode``: a pack question episode (its tools for its
-    mode) or a world episode (its tools, and ``say_to_user`` unless ``say_to_user=False``)."""
+    mode) or a world episode (its tools, and ``say_to_user`` unless ``say_to_user=False``).
+    ``retries`` defaults to the episode's step budget (Pydantic AI's 1 would end the run on a
+    second refused call in a row, where the Python API records it and goes on)."""
     own = gated_tools(episode) if isinstance(episode, Episode) else world_tools(episode, say_to_user=say_to_user)
+    kwargs.setdefault("retries", episode.max_steps)  # for names the agent lacks too; see _tool
     return Agent(_recording(model, episode), tools=[*own, *tools], **kwargs)
 
 

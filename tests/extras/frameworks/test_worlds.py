@@ -242,3 +242,17 @@ def test_agent_framework_world_agent_records_once_when_the_build_brings_the_midd
         trace = run_episode(shop, shop.task(scenario.task), adapter.WorldAgent(build, name="agent-framework"))
     assert not srv.llm.exhausted
     assert_same_as_direct(shop, scenario, trace)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", sorted(set(RUNNERS) - {"langgraph"}))
+def test_arguments_that_are_json_but_not_an_object_are_recorded_as_the_python_api_records_them(shop, framework):
+    """A list and ``null`` as a world tool's arguments, through each framework's WorldAgent (not
+    LangGraph's: langchain-openai 1.7 raises on them before any node, docs/integration.md)."""
+    from world_scenarios import not_objects
+
+    scenario = not_objects()
+    with LLMServer(scenario.react_script() if framework == "crewai" else scenario.script()) as srv:
+        trace = run_episode(shop, shop.task(scenario.task), RUNNERS[framework](srv.base_url, True))
+    assert not srv.llm.exhausted, trace
+    assert_same_as_direct(shop, scenario, trace)

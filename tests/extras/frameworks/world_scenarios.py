@@ -107,7 +107,34 @@ def invalid_calls() -> WorldScenario:
     )
 
 
+def not_objects() -> WorldScenario:
+    """Argument texts that are JSON but not an object (a list, null), then the right read and answer."""
+    return WorldScenario(
+        "status-only",
+        [
+            (SAY, {"text": "Could you tell me your order id?"}),
+            ("get_order", '["O-1003"]'),
+            ("get_order", "null"),
+            ("get_order", {"order_id": "O-1003"}),
+            (SAY, {"text": "Order O-1003 is shipped. Is there anything else I can help with?", "done": True}),
+            (FINAL, "Goodbye."),
+        ],
+        "policy_breach",
+        invalid=(("get_order", {"_": ["O-1003"]}), ("get_order", {})),
+    )
+
+
 SCENARIOS = [talks_through_tool, final_output, invalid_calls]
+
+
+def _as_sent(arg: Any) -> Any:
+    """What the model sent, as the Python API takes it: a JSON text decoded, any other text as it is."""
+    if not isinstance(arg, str):
+        return arg
+    try:
+        return json.loads(arg)
+    except ValueError:
+        return arg
 
 
 def direct_trace(world, scenario: WorldScenario):
@@ -120,7 +147,7 @@ def direct_trace(world, scenario: WorldScenario):
         elif name == SAY:
             ep.say(arg["text"], confirm=arg.get("confirm"), done=arg.get("done", False))
         else:
-            ep.call(name, arg)
+            ep.call(name, _as_sent(arg))
     return ep.finish()
 
 
