@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# verifiers extra: full verifiers (0.4, verifiers.v1) rollouts of groundeval's environment — a
+# verifiers extra: full verifiers (0.4, verifiers.v1) rollouts of groundeval's environments (packs,
+# and worlds with their simulated user: groundeval/rl/verifiers_worlds.py) — a
 # scripted policy served by a local OpenAI-compatible HTTP server, the gated runtime as the MCP
 # tool server (every call recorded, bad ones too), the RL reward as the reward and groundeval's
 # score components as metrics. verifiers 0.4 pins mcp==2.0.0 while

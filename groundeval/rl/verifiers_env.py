@@ -37,7 +37,8 @@ import sys
 from typing import Any
 
 import verifiers.v1 as vf
-from verifiers.v1.runtimes import ProgramResult
+
+from .verifiers_common import ARGUMENTS_META, ChatHarness, ChatHarnessConfig, sent_arguments
 
 __all__ = ["ARGUMENTS_META", "GroundevalChatHarness", "GroundevalTask", "GroundevalTaskset", "GroundevalToolset"]
 
@@ -45,11 +46,6 @@ __all__ = ["ARGUMENTS_META", "GroundevalChatHarness", "GroundevalTask", "Grounde
 # packages first, which fails): importing this module makes it loadable as PLUGIN_ID.
 PLUGIN_ID = "groundeval_verifiers"
 sys.modules.setdefault(PLUGIN_ID, sys.modules[__name__])
-MAX_TURNS = 64
-# The request ``_meta`` key under which a client passes the model's arguments text as written:
-# the tool server gives the episode that text (parsed when it is JSON), not the ``arguments``
-# object, so text that is not JSON reaches the trace as it was sent.
-ARGUMENTS_META = "groundeval/arguments"
 INSTRUCTIONS = (
     "Answer the question using only the tools. search_artifacts finds artifacts (metadata only); "
     "fetch_artifact reads one; submit_answer ends the episode with an answer object matching the "
@@ -127,14 +123,10 @@ class GroundevalToolset(vf.Toolset[GroundevalToolsetConfig, GroundevalState]):
         of :data:`ARGUMENTS_META` when the request carries it, else its ``arguments``)."""
         from mcp.types import CallToolResult, TextContent
 
-        from ..adapters.core import parse_arguments
-
         if self.episode is None:
             text = "no groundeval episode: the tool server was started without a task"
             return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-        meta = _request_meta(context)
-        raw = meta.get(ARGUMENTS_META) if isinstance(meta, dict) else None
-        text = self._call(name, parse_arguments(raw) if isinstance(raw, str) else arguments)
+        text = self._call(name, sent_arguments(context, arguments))
         # A listed tool's reply fits its output schema ({"result": text}); a name the server
         # does not list has no schema, and its reply is an error result (MCP's unknown-tool
         # error would make the client retry, recording the call again).
@@ -167,14 +159,6 @@ class GroundevalToolset(vf.Toolset[GroundevalToolsetConfig, GroundevalState]):
 
 
 _TOOL_NAMES = ("search_artifacts", "fetch_artifact", "submit_answer")
-
-
-def _request_meta(context: Any) -> Any:
-    """The ``_meta`` of the ``tools/call`` request being served (None outside a request)."""
-    try:
-        return context.request_context.meta
-    except (AttributeError, ValueError):  # no context, or a context with no request
-        return None
 
 
 class GroundevalTaskConfig(vf.TaskConfig):
@@ -258,77 +242,13 @@ class GroundevalTaskset(vf.Taskset[GroundevalTask, GroundevalTasksetConfig]):
             yield GroundevalTask(data, self.config.task)
 
 
-async def _send(servers: dict[str, Any], dispatch: dict[str, tuple[str, str]], name: str, text: Any) -> Any:
-    """One tool call of the model, by the name and with the arguments text it wrote: to the
-    server of that tool, and any name no server lists to groundeval's (the one serving
-    ``submit_answer``), whose episode records it. The text travels in the request's ``_meta``
-    (:data:`ARGUMENTS_META`); ``arguments`` carries it parsed when it is a JSON object."""
-    from verifiers.v1.harnesses.utils.mcp import mcp_content_to_chat_content
-
-    from ..adapters.core import parse_arguments
-
-    parsed = parse_arguments(text)
-    arguments = parsed if isinstance(parsed, dict) else {}
-    server, tool = dispatch.get(name) or (dispatch["submit_answer"][0], name)
-    meta = {ARGUMENTS_META: text} if isinstance(text, str) else None
-    result = await servers[server].run(lambda client: client.call_tool(tool, arguments, meta=meta))
-    return mcp_content_to_chat_content(result.content)
+GroundevalChatHarnessConfig = ChatHarnessConfig
 
 
-class GroundevalChatHarnessConfig(vf.HarnessConfig):
-    max_turns: int = MAX_TURNS
-
-
-class GroundevalChatHarness(vf.Harness[GroundevalChatHarnessConfig]):
+class GroundevalChatHarness(ChatHarness):
     """Chat completions with tool calls until the model stops calling tools (in process)."""
 
-    APPENDS_SYSTEM_PROMPT = True
-    SUPPORTS_MCP = True
-    EXECUTES_CODE = False
-    NEEDS_CONTAINER = False
-
-    async def launch(
-        self,
-        ctx: Any,
-        trace: Any,
-        runtime: Any,
-        endpoint: str,
-        secret: str,
-        mcp_urls: dict[str, str],
-        data: Any,
-        tool_interception_url: str | None = None,
-    ) -> ProgramResult:
-        from contextlib import AsyncExitStack
-
-        from openai import AsyncOpenAI
-        from verifiers.v1.harnesses.utils.mcp import connect_mcp
-
-        system, prompt = self.resolve_prompt(data)
-        messages: list[dict[str, Any]] = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": prompt if isinstance(prompt, str) else str(prompt)}
-        ]
-        config = {"mcpServers": {name: {"url": url} for name, url in mcp_urls.items()}}
-        client = AsyncOpenAI(base_url=endpoint, api_key=secret or "none")
-        async with AsyncExitStack() as stack:
-            tools, dispatch, servers = await connect_mcp(config, stack)
-            for _ in range(self.config.max_turns):
-                reply = await client.chat.completions.create(model=ctx.model, messages=messages, tools=tools)
-                message = reply.choices[0].message
-                calls = message.tool_calls or []
-                messages.append(
-                    {
-                        "role": "assistant",
-                        "content": message.content or "",
-                        **({"tool_calls": [c.model_dump() for c in calls]} if calls else {}),
-                    }
-                )
-                if not calls:
-                    break
-                for call in calls:
-                    content = await _send(servers, dispatch, call.function.name, call.function.arguments)
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
-        await client.close()
-        return ProgramResult(exit_code=0, stdout="", stderr="")
+    HOME = "submit_answer"
 
 
 if __name__ == "__main__":

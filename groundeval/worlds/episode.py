@@ -238,7 +238,18 @@ class WorldEpisode:
             digest = self._state.digest()
         finally:
             self._state.close()
-        self._trace = WorldTrace(
+        self._trace = self._as_trace(self.ended_by, digest)
+        return self._trace
+
+    def snapshot(self) -> WorldTrace:
+        """The trace :meth:`finish` would return if the agent stopped now, the episode left
+        open (a caller that cannot tell when its agent stops keeps this one current)."""
+        if self._trace is not None:
+            return self._trace
+        return self._as_trace(self.ended_by or "agent_done", self._state.digest())
+
+    def _as_trace(self, ended_by: str, digest: str) -> WorldTrace:
+        return WorldTrace(
             world=self._world.name,
             world_digest=self._base.initial_digest,
             task_id=self.task_id,
@@ -248,11 +259,10 @@ class WorldEpisode:
             messages=self.messages,
             calls=self.calls,
             final_digest=digest,
-            ended_by=self.ended_by,  # type: ignore[arg-type]
+            ended_by=ended_by,  # type: ignore[arg-type]
             error=self.error,
             user_errors=self.user_errors,
         )
-        return self._trace
 
 
 def run_episode(

@@ -28,3 +28,15 @@ def tiny_questions():
     qs = groundeval.generate(store)
     yield store, qs
     store.close()
+
+
+@pytest.fixture(scope="module")
+def shop():
+    """The test world ``tests/worlds/shop``."""
+    from pathlib import Path
+
+    from groundeval.worlds import load_world
+
+    w = load_world(Path(__file__).resolve().parents[2] / "worlds" / "shop")
+    yield w
+    w.close()

@@ -22,7 +22,7 @@ vf = pytest.importorskip(
     "of its own: verifiers 0.4 pins mcp==2.0.0, groundeval's mcp/dev extras need mcp>=2.3)",
 )
 
-from verifiers_rollout import comparable, direct, recorded, rollout, scripts, tasks  # noqa: E402 - after the skip
+from verifiers_rollout import as_value, comparable, direct, recorded, rollout, scripts, tasks  # noqa: E402
 
 import groundeval  # noqa: E402
 from groundeval.rl.reward import reward  # noqa: E402
@@ -134,17 +134,6 @@ _ARGUMENTS = st.dictionaries(st.sampled_from(["query", "limit", "subsystem", "ar
 _CALLS = st.lists(st.tuples(_NAMES, _ARGUMENTS | _TEXT | _JSON.map(json.dumps)), min_size=1, max_size=5)
 
 
-def _as_value(raw: str) -> Any:
-    """What a Python API caller passes for a model's arguments text: the JSON value it is, the
-    text itself when it is no JSON, no arguments when it is blank."""
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
-
-
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(calls=_CALLS)
 def test_property_any_call_over_mcp_is_recorded_as_the_python_api_records_it(tiny_questions, calls):
@@ -172,6 +161,6 @@ def test_property_any_call_over_mcp_is_recorded_as_the_python_api_records_it(tin
                     await client.call_tool(name, {}, meta={ARGUMENTS_META: sent})
 
     asyncio.run(main())
-    api = direct(store, question, [(n, s if isinstance(s, dict) else _as_value(s)) for n, s in calls])
+    api = direct(store, question, [(n, s if isinstance(s, dict) else as_value(s)) for n, s in calls])
     assert recorded(toolset.episode.trace) == recorded(api)
     assert toolset.episode.trace.submissions == api.submissions

@@ -139,6 +139,19 @@ def direct(store: Any, question: Any, calls: list[tuple[str, Any]], max_steps: i
     return ep.trace
 
 
+def as_value(raw: Any) -> Any:
+    """What a Python API caller passes for a model's arguments text: the JSON value it is, the
+    text itself when it is no JSON, no arguments when it is blank (anything but a text as it is)."""
+    if not isinstance(raw, str):
+        return raw
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
 def recorded(trace: Any) -> list[tuple[Any, ...]]:
     """A trace's call records as the other routes' tests compare them."""
     return [(c.tool, c.arguments, c.status, c.result_ids, c.flags, c.error) for c in trace.calls]
