@@ -57,9 +57,12 @@ def _recorded(trace) -> list[tuple[Any, ...]]:
     return [(c.tool, c.arguments, c.status, c.result_ids, c.flags, c.error) for c in trace.calls]
 
 
-def _check(store, questions, run, script: list[Any] | None = None, not_objects: bool = True) -> None:
+def _check(
+    store, questions, run, script: list[Any] | None = None, not_objects: bool = True, calls: list[Any] | None = None
+) -> None:
     """``run(base_url, episode)`` plays ``script`` (default: the calls as native tool calls)."""
-    question, calls = _calls(questions, not_objects)
+    question, default = _calls(questions, not_objects)
+    calls = default if calls is None else calls
     if script is None:
         script = [call(name, args) for name, args in calls] + [say("Submitted.")]
     with LLMServer(script) as srv, Episode(store, question, agent="framework") as ep:
@@ -69,12 +72,11 @@ def _check(store, questions, run, script: list[Any] | None = None, not_objects: 
         assert not srv.llm.exhausted
     assert not [str(w.message) for w in caught if str(w.message).startswith("groundeval:")]
     direct = _direct(store, question, calls)
-    assert [(c.tool, c.status) for c in ep.trace.calls][:2] == [
-        ("lookup_owner", "invalid"),
-        ("fetch_artifact", "invalid"),
+    assert [(c.tool, c.status) for c in ep.trace.calls][:2] == [("lookup_owner", "invalid")] + [
+        (calls[1][0], "invalid")
     ]
-    assert ep.trace.calls[1].arguments == {"_arguments": UNPARSABLE[1]}
-    if not_objects:
+    assert ep.trace.calls[1].arguments == _direct(store, question, calls[:2]).calls[1].arguments
+    if not_objects and calls is default:
         assert [c.arguments for c in ep.trace.calls[2:5]] == [{"_arguments": ["postmortem"]}, {}, {"_arguments": "yes"}]
     assert _recorded(ep.trace) == _recorded(direct)
     assert ep.trace.status == direct.status == "completed"
@@ -258,6 +260,62 @@ def test_crewai_hook_leaves_agents_without_groundeval_tools_alone(store, questio
         crewai.Crew(agents=[other], tasks=[task], verbose=False).kickoff()
         assert len(srv.llm.requests) >= 2
     assert ep.trace.calls == []
+
+
+def _plain(framework: str, base_url: str, ep: Episode) -> None:
+    """The documented route with the framework's own defaults (no turn, step or retry limits)."""
+    if framework == "openai-agents":
+        agents, openai = need("agents", framework), need("openai", framework)
+        from groundeval.adapters.openai_agents import gated_tools, run_sync
+
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="local", max_retries=0)
+        model = agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+        run_sync(agents.Agent(name="analyst", model=model, tools=gated_tools(ep)), "q")
+    elif framework == "langgraph":
+        need("langgraph", framework)
+        langchain_openai = need("langchain_openai", framework)
+        from groundeval.adapters.langgraph import agent_graph
+
+        model = langchain_openai.ChatOpenAI(model=MODEL, base_url=base_url, api_key="local", max_retries=0)
+        agent_graph(model, ep).invoke({"messages": [("user", "q")]})
+    elif framework == "pydantic-ai":
+        need("pydantic_ai", framework)
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        from groundeval.adapters.pydantic_ai import gated_agent
+
+        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=base_url, api_key="local"))
+        gated_agent(model, ep).run_sync("q")
+    else:
+        crewai = need("crewai", framework)
+        from groundeval.adapters.crewai import gated_tools
+
+        llm = crewai.LLM(model=MODEL, provider="openai", base_url=base_url, api_key="local", max_retries=0)
+        agent = crewai.Agent(role="analyst", goal="Answer.", backstory="An auditor.", tools=gated_tools(ep), llm=llm)
+        task = crewai.Task(description="q", expected_output="The answer, submitted.", agent=agent)
+        crewai.Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
+
+
+@pytest.mark.slow  # 1-2 s each, but the first import of the OpenAI Agents SDK takes seconds
+@pytest.mark.parametrize("framework", ["crewai", "langgraph", "openai-agents", "pydantic-ai"])
+def test_a_model_that_keeps_misbehaving_is_recorded_to_the_end_under_the_frameworks_defaults(
+    store, questions, framework
+):
+    """Five calls to a missing tool and five unparsable ones in a row, then the answer: the
+    documented route, with no limit of the caller's, lets the episode's step budget decide, not
+    a framework default (the OpenAI Agents SDK's 10 turns, Pydantic AI's 1 retry; CrewAI's 25
+    iterations and LangGraph's recursion limit are above it here; Agent Framework's limit of
+    errors in a row stays its client's: docs/integration.md)."""
+    question, _ = _calls(questions)
+    calls = [UNKNOWN] * 5 + [UNPARSABLE] * 5 + answered(questions).calls
+    script = None
+    if framework == "crewai":
+        script = [
+            say(f"Thought: next.\nAction: {n}\nAction Input: {a if isinstance(a, str) else json.dumps(a)}")
+            for n, a in calls
+        ] + [say("Thought: I now know the final answer\nFinal Answer: Submitted.")]
+    _check(store, questions, lambda url, ep: _plain(framework, url, ep), script, calls=calls)
 
 
 def _own_route(framework: str, base_url: str, ep: Episode) -> None:
