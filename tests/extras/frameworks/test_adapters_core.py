@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groundeval.adapters.core import gated_tools, parse_arguments, require
+from groundeval.adapters.core import gated_tools, pack_call, parse_arguments, require
 from groundeval.runtime.episode import Episode
 from groundeval.runtime.tools import tool, tool_specs
 
@@ -90,6 +90,36 @@ def test_anything_sent_is_a_recorded_call(store, questions, data):
             reply = json.loads(gated.text(raw))
             assert reply["status"] in STATUSES
             assert ep.trace.calls[-1].index == i and ep.trace.calls[-1].tool == gated.name
+
+
+NAMES = st.one_of(
+    st.sampled_from(["search_artifacts", "fetch_artifact", "submit_answer", "get_context", "lookup_owner"]),
+    st.text(max_size=12),
+)
+
+
+def _decoded(raw):
+    """What the model sent, as the Python API takes it: a JSON text decoded, any other text as it is."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return raw
+    return raw
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sent=st.lists(st.tuples(NAMES, RAW), min_size=1, max_size=4))
+def test_the_hooks_route_records_what_the_python_api_records(store, questions, sent):
+    """``pack_call`` (every framework hook's way into a pack episode: unknown names, texts that are
+    not JSON) gives each call the reply and the record ``Episode.call`` gives the same call."""
+    question = _question(questions)
+    with Episode(store, question, agent="hook") as hooked, Episode(store, question, agent="api") as api:
+        for name, raw in sent:
+            assert pack_call(hooked, name, raw) == api.call(name, _decoded(raw))
+    key = [(c.tool, c.arguments, c.status, c.result_ids, c.flags, c.error) for c in hooked.trace.calls]
+    assert key == [(c.tool, c.arguments, c.status, c.result_ids, c.flags, c.error) for c in api.trace.calls]
+    assert len(key) == len(sent)  # none dropped (within the step budget)
 
 
 def test_a_missing_framework_names_its_extra():
