@@ -252,7 +252,9 @@ class WorldAgent(FrameworkWorldAgent):
     def turns(self, episode: Any) -> Callable[[str], Any]:
         agent = self.build(world_tools(episode, say_to_user=self.say_to_user), episode)
         if not _records(getattr(agent, "middleware", None), episode):
-            agent.middleware = [*(agent.middleware or []), GatedMiddleware(episode)]
+            # one added for an earlier episode (a build that returns the same agent) goes
+            kept = [m for m in agent.middleware or [] if not isinstance(m, GatedMiddleware)]
+            agent.middleware = [*kept, GatedMiddleware(episode)]
         session = agent.create_session()
         loop = self._event_loop()
 

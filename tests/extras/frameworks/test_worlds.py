@@ -256,3 +256,24 @@ def test_arguments_that_are_json_but_not_an_object_are_recorded_as_the_python_ap
         trace = run_episode(shop, shop.task(scenario.task), RUNNERS[framework](srv.base_url, True))
     assert not srv.llm.exhausted, trace
     assert_same_as_direct(shop, scenario, trace)
+
+
+def test_agent_framework_world_agent_keeps_one_recording_middleware_on_a_reused_agent(shop):
+    """A build that hands back the same agent for every episode: its recording middleware is the
+    current episode's, never one per episode so far (which would send calls to a finished one)."""
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    from groundeval.adapters.agent_framework import GatedMiddleware, WorldAgent
+    from groundeval.worlds.episode import WorldEpisode
+
+    client = OpenAIChatCompletionClient(model=MODEL, api_key="local", base_url="http://127.0.0.1:9/v1")
+    built = agent_framework.Agent(client=client, instructions="x", tools=[])
+    world_agent = WorldAgent(lambda tools, ep: built, name="agent-framework")
+    try:
+        for task in ("status-only", "refund-damaged"):
+            episode = WorldEpisode(shop, shop.task(task), agent="agent-framework")
+            world_agent.turns(episode)
+            ours = [m for m in built.middleware if isinstance(m, GatedMiddleware)]
+            assert len(ours) == 1 and ours[0].episode is episode
+    finally:
+        world_agent.close()
