@@ -161,7 +161,7 @@ def test_langgraph(store, questions, route):
         graph.invoke({"messages": [("user", ep.question.text)]}, {"recursion_limit": 30})
 
     # langchain-openai 1.7 raises (pydantic ValidationError in the model node) on tool-call
-    # arguments that are JSON but not an object, before any node of a graph sees the call
+    # arguments that are JSON but neither an object nor null, before any node sees the call
     _check(store, questions, run, not_objects=False)
 
 

@@ -248,7 +248,7 @@ def test_agent_framework_world_agent_records_once_when_the_build_brings_the_midd
 @pytest.mark.parametrize("framework", sorted(set(RUNNERS) - {"langgraph"}))
 def test_arguments_that_are_json_but_not_an_object_are_recorded_as_the_python_api_records_them(shop, framework):
     """A list and ``null`` as a world tool's arguments, through each framework's WorldAgent (not
-    LangGraph's: langchain-openai 1.7 raises on them before any node, docs/integration.md)."""
+    LangGraph's: langchain-openai 1.7 raises on a list before any node, docs/integration.md)."""
     from world_scenarios import not_objects
 
     scenario = not_objects()
