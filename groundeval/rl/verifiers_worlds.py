@@ -10,7 +10,8 @@ taskset and the harness:
   name, or ``tau2:<domain>`` with the tau2 extra), in the world's task order; the system prompt
   is the instructions and the world's policy, the prompt the user's opening;
 * :class:`WorldToolset` — an MCP tool server per rollout (``python -m`` this module) holding one
-  :class:`~groundeval.worlds.episode.WorldEpisode` (the deterministic user simulator). It lists
+  :class:`~groundeval.worlds.episode.WorldEpisode` (the deterministic user simulator, or a
+  model playing the user: ``simulator="llm:<model>"``, ``user_base_url``). It lists
   the world's tools (their JSON Schemas and read/write annotations) and ``say_to_user``, and
   serves **every** ``tools/call`` — a name the world does not have, arguments text that is not
   JSON (:data:`~.verifiers_common.ARGUMENTS_META`), arguments of the wrong types — through
@@ -57,10 +58,13 @@ INSTRUCTIONS = (
 
 
 class WorldData(vf.TaskData):
-    """One task of one world: what the tool server needs to open its episode."""
+    """One task of one world: what the tool server needs to open its episode (and its user)."""
 
     world: str
     task_id: str
+    simulator: str = "deterministic"
+    user_base_url: str | None = None
+    user_api_key_env: str | None = None
 
 
 class WorldRolloutState(vf.State):
@@ -83,6 +87,21 @@ def _world(name: str) -> Any:
     if name not in _WORLDS:
         _WORLDS[name] = load_world(name)
     return _WORLDS[name]
+
+
+def _simulator(spec: str, base_url: str | None, api_key_env: str | None) -> Any:
+    """The user simulator ``spec`` names: ``deterministic`` (None: the episode's default) or
+    ``llm:<model>`` on the OpenAI-compatible server at ``base_url``; anything else a
+    :class:`~groundeval.errors.UsageError` naming the config field."""
+    from ..errors import UsageError
+
+    if spec == "deterministic":
+        return None
+    if spec.startswith("llm:") and spec[4:]:
+        from ..worlds.llm import LLMUser
+
+        return LLMUser(spec[4:], base_url or "https://api.openai.com/v1", api_key_env=api_key_env)
+    raise UsageError.single("taskset.simulator", f"deterministic or llm:<model>, not {spec!r}")
 
 
 def _tool_list(world: Any) -> list[dict[str, Any]]:
@@ -112,7 +131,8 @@ class WorldToolset(vf.Toolset[WorldToolsetConfig, WorldRolloutState]):
         from ..worlds.episode import WorldEpisode
 
         self.world = _world(task.world)
-        self.episode = WorldEpisode(self.world, self.world.task(task.task_id), agent=AGENT)
+        sim = _simulator(task.simulator, task.user_base_url, task.user_api_key_env)
+        self.episode = WorldEpisode(self.world, self.world.task(task.task_id), simulator=sim, agent=AGENT)
 
     def register(self, mcp: Any) -> None:
         """``tools/list`` gives :func:`_tool_list`; every ``tools/call`` — any name, any arguments —
@@ -202,6 +222,9 @@ class WorldTask(vf.Task[WorldData, WorldRolloutState, WorldTaskConfig]):
 
 class WorldTasksetConfig(vf.TasksetConfig):
     world: str = "support_desk"
+    simulator: str = "deterministic"  # or llm:<model> (a model plays the user at user_base_url)
+    user_base_url: str | None = None
+    user_api_key_env: str | None = None
     task: WorldTaskConfig = WorldTaskConfig()
 
 
@@ -217,6 +240,8 @@ class WorldTaskset(vf.Taskset[WorldTask, WorldTasksetConfig]):
 
     def load(self) -> Any:
         name = _world_name(self.config.world)
+        cfg = self.config
+        _simulator(cfg.simulator, cfg.user_base_url, cfg.user_api_key_env)  # a wrong name fails here, not per rollout
         world = _world(name)
         for t in world.tasks:
             data = WorldData(
@@ -226,6 +251,9 @@ class WorldTaskset(vf.Taskset[WorldTask, WorldTasksetConfig]):
                 prompt=t.user.opening,
                 world=name,
                 task_id=t.id,
+                simulator=cfg.simulator,
+                user_base_url=cfg.user_base_url,
+                user_api_key_env=cfg.user_api_key_env,
             )
             yield WorldTask(data, self.config.task)
 

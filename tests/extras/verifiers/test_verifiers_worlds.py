@@ -24,7 +24,7 @@ vf = pytest.importorskip(
     "of its own: verifiers 0.4 pins mcp==2.0.0, groundeval's mcp/dev extras need mcp>=2.3)",
 )
 
-from worlds_rollout import SAY, SHOP, direct, rollouts, script_of  # noqa: E402 - after the skip
+from worlds_rollout import SAY, SHOP, TalkingModel, direct, environment, rollouts, script_of  # noqa: E402 - after the skip
 
 from groundeval.rl.world_reward import world_metrics, world_rl_reward  # noqa: E402
 from groundeval.worlds.agents import GoldAgent, SkipConfirmAgent, WrongArgAgent  # noqa: E402
@@ -132,6 +132,42 @@ def test_rewards_and_metrics_are_what_groundeval_worlds_score_gives_the_written_
     assert by["skip-confirm"].metrics["reward"] == 1.0 and by["skip-confirm"].reward == 0.25
 
 
+@pytest.mark.slow  # one full rollout (~10 s)
+def test_a_model_can_play_the_user(shop, monkeypatch):
+    """``simulator="llm:<model>"``: the tool server's user is a model on another local server (its
+    replies scripted too); the trace is the one a WorldEpisode with the same LLM user records."""
+    from groundeval.worlds.llm import LLMUser
+
+    policy = [
+        "Could you tell me your order id?",
+        ("get_order", {"order_id": "O-1003"}),
+        (SAY, {"text": "Order O-1003 is shipped. Anything else?", "done": True}),
+    ]
+    user_says = ["order_id: O-1003", "###STOP###"]
+    users = [TalkingModel(user_says), TalkingModel(user_says)]  # the rollout's user, the Python API route's
+    try:
+        ((episode, model),) = rollouts(
+            SHOP, [("status-only", policy)], monkeypatch, simulator="llm:user-model", user_base_url=users[0].url
+        )
+        api = direct(shop, "status-only", policy, simulator=LLMUser("user-model", users[1].url))
+    finally:
+        for u in users:
+            u.close()
+    assert not episode.errors, episode.errors
+    served = _recorded(episode)
+    assert served.simulator == "llm:user-model" and len(users[0].requests) == 2
+    assert [m.text for m in served.messages if m.role == "user"][1:] == user_says
+    assert served.model_dump() == api.model_dump()
+    assert episode.traces[0].reward == 1.0 and served.ended_by == "user_stop" and len(model.requests) == 3
+
+
+def test_a_simulator_the_taskset_does_not_know_is_a_located_usage_error():
+    from groundeval.errors import UsageError
+
+    with pytest.raises(UsageError, match="taskset.simulator"):
+        list(environment(SHOP, simulator="oracle").taskset)
+
+
 def _data(task_id: str) -> Any:
     from groundeval.rl.verifiers_worlds import WorldData
 
@@ -199,3 +235,14 @@ def test_property_any_call_over_mcp_is_recorded_as_the_python_api_records_it(sho
     served = toolset.episode.finish()
     assert served.model_dump() == direct(shop, "refund-damaged", calls).model_dump()
     assert results[-1].meta["groundeval/done"] == (served.ended_by != "agent_done")
+
+
+def test_the_step_budget_ends_the_episode_and_the_reply_says_so(shop):
+    task = shop.task("status-only")
+    budget = task.max_steps or shop.manifest.max_steps
+    calls = [("get_order", {"order_id": "O-1003"})] * (budget + 2)
+    toolset, _listed, results = asyncio.run(_serve("status-only", calls))
+    assert [r.meta["groundeval/done"] for r in results] == [False] * budget + [True, True]
+    served = toolset.episode.finish()
+    assert served.ended_by == "max_steps" and len(served.calls) == budget
+    assert served.model_dump() == direct(shop, "status-only", calls).model_dump()

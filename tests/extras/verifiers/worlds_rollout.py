@@ -37,27 +37,29 @@ class TalkingModel(ScriptedModel):
         }
 
 
-def environment(world: str | Path = SHOP) -> Any:
+def environment(world: str | Path = SHOP, **taskset: Any) -> Any:
     import verifiers.v1 as vf
 
     from groundeval.rl.verifiers_worlds import PLUGIN_ID
 
     cfg = vf.SingleAgentEnvConfig.model_validate(
         {
-            "taskset": {"id": PLUGIN_ID, "world": str(world)},
+            "taskset": {"id": PLUGIN_ID, "world": str(world), **taskset},
             "agent": {"harness": {"id": PLUGIN_ID}, "runtime": {"type": "subprocess"}},
         }
     )
     return vf.load_environment(cfg)
 
 
-def rollouts(world: str | Path, runs: list[tuple[str, list[Any]]], monkeypatch: Any) -> list[tuple[Any, TalkingModel]]:
-    """Full rollouts, one after the other in one serving environment: ``(task id, turns)`` each
-    against its own scripted model; ``(episode, model)`` each."""
+def rollouts(
+    world: str | Path, runs: list[tuple[str, list[Any]]], monkeypatch: Any, **taskset: Any
+) -> list[tuple[Any, TalkingModel]]:
+    """Full rollouts, one after the other in one serving environment (``taskset``: more of its
+    config): ``(task id, turns)`` each against its own scripted model; ``(episode, model)`` each."""
     import verifiers.v1 as vf
 
     monkeypatch.setenv("SCRIPTED_KEY", "test-key")
-    env = environment(world)
+    env = environment(world, **taskset)
     by_id = {t.data.task_id: t for t in env.taskset}
     models = [TalkingModel(turns) for _, turns in runs]
 
@@ -101,12 +103,12 @@ def script_of(trace: Any, *, plain: bool = True) -> list[Any]:
     return turns
 
 
-def direct(world: Any, task_id: str, turns: list[Any]) -> Any:
+def direct(world: Any, task_id: str, turns: list[Any], simulator: Any = None) -> Any:
     """The Python API route: the same turns on a :class:`WorldEpisode` — a plain reply is
     ``say(text)``, a ``say_to_user`` call with a text ``say(text, confirm, done)``, anything else
     ``call(name, value)`` (``say_to_user`` without a text too: a tool the world does not have) —
     until the episode is over; its finished trace."""
-    ep = WorldEpisode(world, world.task(task_id), agent="verifiers")
+    ep = WorldEpisode(world, world.task(task_id), simulator=simulator, agent="verifiers")
     for turn in turns:
         if ep.done:
             break
