@@ -1,5 +1,15 @@
 """Agent RL on groundeval: the reward (exactly the scorer's numbers), a step-style
 environment over the gated runtime, deterministic process diagnostics, the
-reward-hacking suite and (extra ``verifiers``) a ``verifiers`` environment."""
+reward-hacking suite, the RL reward of worlds, and (extra ``verifiers``) ``verifiers``
+environments for packs and for worlds (``verifiers_common``: what the two share)."""
 
-__all__ = ["diagnostics", "env", "hacking", "reward", "verifiers_env"]  # the public modules
+__all__ = [
+    "diagnostics",
+    "env",
+    "hacking",
+    "reward",
+    "verifiers_common",
+    "verifiers_env",
+    "verifiers_worlds",
+    "world_reward",
+]  # the public modules
