@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..scoring.score import rl_penalty
 from .diagnostics import diagnose
 
 if TYPE_CHECKING:
@@ -37,12 +38,6 @@ if TYPE_CHECKING:
     from ..trace.model import Trace
 
 __all__ = ["DEFAULT_SHAPING", "Shaping", "reward", "rl_penalty", "rl_score", "shaped_value"]
-
-
-def rl_penalty(v_bad: int) -> float:
-    """``(1 - v_rl)^2 = (1 / (1 + bad))^2``: the RL reward's violation factor, a function of the
-    number of flagged calls (bad citations in context mode) only."""
-    return 1.0 / (1 + max(int(v_bad), 0)) ** 2
 
 
 def rl_score(question: Any, trace: Any, config: Any = None) -> Any:

@@ -22,17 +22,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .reward import rl_penalty
+from ..scoring.score import rl_penalty
+from ..worlds.reward import rl_reward as world_rl_reward
 
 if TYPE_CHECKING:
     from ..worlds.model import WorldVerdict
 
 __all__ = ["world_metrics", "world_rl_reward"]
-
-
-def world_rl_reward(v: WorldVerdict) -> float:
-    """``reward x score x (1 / (1 + flagged))^2`` of a world verdict."""
-    return round(v.reward * v.score * rl_penalty(v.n_flagged), 6)
 
 
 def world_metrics(v: WorldVerdict) -> dict[str, float]:

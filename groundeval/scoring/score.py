@@ -339,3 +339,10 @@ def score_facts(
     }
     reason = void_reason(status, mode, p.n_calls, ans is not None)
     return _build(values if reason is None else voided(values, reason))
+
+
+def rl_penalty(v_bad: int) -> float:
+    """``(1 - v_rl)^2 = (1 / (1 + bad))^2``: the RL reward's violation factor (``v_rl = bad /
+    (bad + 1)``), a function of the number of flagged calls (bad citations in context mode) only,
+    so calls that break nothing cannot raise it (docs/rl.md)."""
+    return 1.0 / (1 + max(int(v_bad), 0)) ** 2

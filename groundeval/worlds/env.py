@@ -5,8 +5,9 @@ the tool specs, plus a ``say_to_user`` tool: how the policy talks); ``step(actio
 one tool call (any shape ``groundeval.rl.env.parse_tool_call`` reads) — a world tool, or
 ``say_to_user`` with ``text`` (and optional ``confirm`` / ``done``) — and returns
 ``(result, done, reward, info)``. The reward is 0.0 until the episode ends (the user stops,
-the budget is spent, or ``end()``), then the verdict's ``S_adj``; ``shaped=True`` multiplies it
-by the efficiency term ``(1 + efficiency) / 2`` (padding and failed calls cost reward).
+the budget is spent, or ``end()``), then the verdict's RL reward (:func:`groundeval.worlds.reward.rl_reward`:
+padding cannot raise it); ``reward="s_adj"`` gives the verdict's ``S_adj`` instead and
+``reward="shaped"`` (or ``shaped=True``) ``S_adj x (1 + efficiency) / 2``.
 Same actions, same trace, same reward.
 """
 
@@ -15,21 +16,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import UsageError
 from .episode import WorldEpisode
 from .load import World
-from .model import WorldTask, WorldTrace, WorldVerdict
+from .model import WorldTask, WorldTrace
 from .simulator import UserSimulator
+from .reward import REWARDS, shaped_reward, world_reward
 from .verdict import verdict
 
 __all__ = ["SAY", "WorldEnv", "say_call", "shaped_reward"]
 
 SAY = "say_to_user"
 AFTER_DONE = {"ok": False, "result": None, "error": "the episode is over; call reset() for the next one"}
-
-
-def shaped_reward(v: WorldVerdict) -> float:
-    """``S_adj x (1 + efficiency) / 2``."""
-    return round(v.s_adj * (1.0 + v.efficiency) / 2.0, 6)
 
 
 def _parse(action: Any) -> tuple[Any, Any]:
@@ -70,10 +68,14 @@ class WorldEnv:
         simulator: UserSimulator | None = None,
         shaped: bool = False,
         agent: str = "policy",
+        reward: str = "rl",
     ):
+        if reward not in REWARDS:
+            raise UsageError.single("reward", f"must be one of {', '.join(REWARDS)}, not {reward!r}")
         self.world = world
         self.simulator = simulator
-        self.shaped = shaped
+        self.reward = "shaped" if shaped else reward
+        self.shaped = self.reward == "shaped"
         self.agent = agent
         self.episode: WorldEpisode | None = None
         self.task: WorldTask | None = None
@@ -157,7 +159,7 @@ class WorldEnv:
         assert self.episode is not None and self.task is not None
         trace = self.episode.finish()
         v = verdict(self.world, self.task, trace)
-        reward = shaped_reward(v) if self.shaped else v.s_adj
+        reward = world_reward(v, self.reward)
         self.final = (reward, {**info, "verdict": v.model_dump(mode="json")})
         return self.final
 

@@ -1,4 +1,4 @@
-"""The step environment over a world: gold actions earn the verdict's S_adj at the end."""
+"""The step environment over a world: gold actions earn the verdict's RL reward (1) at the end."""
 
 from __future__ import annotations
 
@@ -40,13 +40,45 @@ def test_gold_actions_earn_full_reward_and_padding_costs_when_shaped(shop, shape
     assert (reward < 1.0) if shaped else (reward == 1.0)
 
 
-def test_end_without_stop_scores_what_was_done(shop):
-    env = WorldEnv(shop)
+@pytest.mark.parametrize("kind", ["rl", "s_adj"])
+def test_end_without_stop_scores_what_was_done(shop, kind):
+    """The RL reward gives an unfinished task nothing (τ²'s reward is 0); ``S_adj`` gives partial credit."""
+    env = WorldEnv(shop, reward=kind)
     env.reset("refund-damaged")
     env.step(("get_order", {"order_id": "O-1001"}))
     reward, info = env.end()
-    assert info["verdict"]["failure_class"] == "incomplete" and reward == info["verdict"]["s_adj"] < 1.0
+    v = info["verdict"]
+    assert v["failure_class"] == "incomplete" and reward == (0.0 if kind == "rl" else v["s_adj"])
+    assert 0.0 < v["s_adj"] < 1.0
     assert env.end() == (reward, info)
+
+
+def _unconfirmed_refund(env, pad: int) -> float:
+    """A policy breach that leaves the state right (a refund without asking), after ``pad`` harmless reads."""
+    env.reset("refund-damaged")
+    env.step((SAY, {"text": "What is your order number?"}))
+    for _ in range(pad):
+        env.step(("find_customer", {"email": "ana@example.com"}))
+    env.step(("get_order", {"order_id": "O-1001"}))
+    env.step(("refund_order", {"order_id": "O-1001", "reason": "damaged"}))
+    return env.step((SAY, {"text": "Refunded as damaged. Anything else?", "done": True}))[2]
+
+
+def test_padding_a_flagged_path_raises_s_adj_but_not_the_default_reward(shop):
+    """Issue 30's lesson for worlds: with v = flagged / calls, harmless calls lift a breaching
+    path's S_adj; the default (RL) reward counts flagged calls only."""
+    rl, s_adj = WorldEnv(shop), WorldEnv(shop, reward="s_adj")
+    plain_rl, padded_rl = _unconfirmed_refund(rl, 0), _unconfirmed_refund(rl, 6)
+    plain_s, padded_s = _unconfirmed_refund(s_adj, 0), _unconfirmed_refund(s_adj, 6)
+    assert padded_s > plain_s and padded_rl == plain_rl < 1.0
+    assert rl.final is not None and rl.final[1]["verdict"]["failure_class"] == "policy_breach"
+
+
+def test_an_unknown_reward_is_a_usage_error(shop):
+    from groundeval.errors import UsageError
+
+    with pytest.raises(UsageError):
+        WorldEnv(shop, reward="accuracy")
 
 
 @pytest.mark.parametrize(
