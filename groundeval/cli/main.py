@@ -188,5 +188,18 @@ def _aborted() -> None:
     sys.exit(130)
 
 
+def entry() -> None:
+    """The ``groundeval`` command (and ``python -m groundeval.cli.main``): :func:`main`, after
+    which a Ctrl-C is ignored. The work is done and its exit code stands: a SIGINT arriving while
+    the interpreter shuts down (whose default handler it would meet there) must not turn a
+    finished run into a process killed by the signal."""
+    import signal
+
+    try:
+        main()
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 if __name__ == "__main__":
-    main()
+    entry()

@@ -88,3 +88,35 @@ def test_baseline_with_max_drop_fails_a_regressed_run(two_runs, capsys):
     assert code == 1 and "FAIL  overall.max_drop" in out
     code, out, _ = cli(capsys, "gate", str(base), "--baseline", str(base), "--max-drop", "0")
     assert code == 0 and "PASS  overall.max_drop" in out
+
+
+def test_a_ctrl_c_after_the_command_finished_leaves_its_exit_code():
+    """The command's work done, a SIGINT (Ctrl-C pressed as it ends, or arriving while the
+    interpreter shuts down, where Python has put back the default handler) neither kills the
+    process by the signal nor raises: the exit code is the command's. CI saw ``info`` killed by
+    SIGINT (-2) at its very end before ``entry`` ignored it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    code = (
+        "import os, signal, sys\n"
+        "from groundeval.cli.main import entry\n"
+        "sys.argv = ['groundeval', 'packs', '--json']\n"
+        "try:\n"
+        "    entry()\n"
+        "finally:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    print('after', file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "after" in done.stderr and "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # this process (pytest) keeps its Ctrl-C
