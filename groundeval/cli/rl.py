@@ -51,11 +51,16 @@ def hacking(
 ) -> None:
     """Run the adversarial policies and the honest oracle on PACK through the gated runtime;
     print mean S_adj per policy and track against the oracle's and each policy's band.
-    Exits 1 when a policy beats the oracle or leaves its band."""
+    Exits 1 when a policy beats the oracle or leaves its band. For a world: the cheap
+    strategies against the gold agent on every task, by τ² reward, S_adj and RL reward; exits 1
+    when one beats the gold agent under the RL reward or padding raises it."""
     from ..api import resolve_source
     from ..rl.hacking import hacking_table
     from .options import warn_forced
+    from .worlds import is_world_source
 
+    if is_world_source(pack):
+        return _world_hacking(pack, policies, as_json)
     names = _policies(policies)
     store, qs, pack_path, _ = resolve_source(
         pack, questions=questions_path, seed=seed, force=force, on_forced=warn_forced
@@ -87,6 +92,52 @@ def hacking(
                     err=True,
                 )
         ctx.exit(1)
+
+
+def _world_hacking(source: str, policies: tuple[str, ...], as_json: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..errors import UsageError
+    from ..rl.world_hacking import WORLD_STRATEGIES, world_hacking_table
+    from ..worlds.load import load_world
+
+    unknown = [n for n in policies if n not in WORLD_STRATEGIES]
+    if unknown:
+        raise UsageError.single(
+            "--policy", f"unknown world strategy {unknown[0]!r}; expected one of {', '.join(WORLD_STRATEGIES)}"
+        )
+    world = load_world(source)
+    try:
+        table = world_hacking_table(world, list(policies) or None)
+    finally:
+        world.close()
+    if as_json:
+        click.echo(json.dumps(table.to_dict(), indent=2, sort_keys=True))
+    else:
+        out = Table(title=f"reward hacking on world {table.world} (RL reward: docs/worlds.md)", title_justify="left")
+        for col in ("strategy", "tasks", "τ² reward", "S_adj", "RL reward", "gold", "beats gold", "classes"):
+            out.add_column(col)
+        for r in table.rows:
+            out.add_row(
+                r.strategy,
+                str(r.tasks),
+                f"{r.mean_reward:.3f}",
+                f"{r.mean_s_adj:.3f}",
+                f"{r.mean_rl_reward:.3f}",
+                f"{r.gold_mean_rl_reward:.3f}",
+                str(r.beats_gold),
+                ", ".join(f"{k} {v}" for k, v in r.classes.items()),
+            )
+        Console(width=140).print(out)
+    for r in table.failures:
+        click.echo(
+            f"FAIL: {r.strategy}: mean RL reward {r.mean_rl_reward:.4f} (gold {r.gold_mean_rl_reward:.4f}), beats "
+            f"the gold agent on {r.beats_gold} task(s); padding raised it on {r.padding_raised}",
+            err=True,
+        )
+    if table.failures:
+        click.get_current_context().exit(1)
 
 
 def _print_table(table) -> None:
