@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from runtime_questions import make_question
 
@@ -90,6 +90,14 @@ def test_runtime_gated_fetch_never_returns_content(tiny_store, actor, as_of, gat
     words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
     subsystem=st.sampled_from([None, "jira", "slack", "hr", "zoom", "confluence", "zendesk"]),
 )
+# found in CI: a horizon gate hides a document, the visible ones rank in another order
+@example(
+    actor="alice",
+    as_of=START + timedelta(minutes=15 * 136),
+    gates=["horizon"],
+    words=["checkout", "42"],
+    subsystem=None,
+)
 def test_runtime_search_hits_inside_gates(tiny_store, actor, as_of, gates, words, subsystem):
     q = make_question(actor=actor, as_of=as_of, gates=gates)
     with Episode(tiny_store, q) as ep:
@@ -102,9 +110,11 @@ def test_runtime_search_hits_inside_gates(tiny_store, actor, as_of, gates, words
         assert all(h["subsystem"] == subsystem for h in reply["hits"])
     if call.flags:
         assert call.flags == ["subsystem"] and ids == [] and "subsystem" in gates
-    # the filter drops only gated artifacts: an ungated search's visible hits are all here
+    # the filter drops only gated artifacts: an ungated search's visible hits are all here. Their
+    # order may differ: ranking statistics are counted over what the caller may see (issue 31
+    # item 2), so a gated document no longer shifts the scores of the visible ones
     with Episode(tiny_store, make_question(actor=actor, as_of=as_of, gates=[])) as open_ep:
         everything = [h["id"] for h in open_ep.search(" ".join(words), subsystem=subsystem, limit=20)["hits"]]
     if not call.flags:
         visible = [i for i in everything if gate_flags(tiny_store, actor, as_of, [i], gates)[i] == []]
-        assert ids == visible
+        assert sorted(ids) == sorted(visible)
