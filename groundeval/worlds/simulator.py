@@ -154,10 +154,20 @@ def statement_errors(task: WorldTask, reply: str, asked: str | None) -> list[str
             out.append(f"the user confirmed {asked}, which the task does not confirm")
         if re.match(r"no\b", text) and asked not in u.declines:
             out.append(f"the user declined {asked}, which the task does not decline")
+    for key, given, want_text in wrong_facts(task, reply):
+        out.append(f"the user gave {key} as {given!r}; the task says {want_text!r}")
+    return out
+
+
+def wrong_facts(task: WorldTask, reply: str) -> list[tuple[str, str, str]]:
+    """``(key, value given, value the task says)`` for each ``key: value`` line of a user's
+    reply naming one of its task's facts with another value."""
+    u = task.user
     names = {}
     for key in u.facts:
         for n in [key, humanise(key), *u.fact_aliases.get(key, [])]:
             names[_norm(n)] = key
+    out = []
     for line in reply.splitlines():
         m = re.match(r"^\s*([^:]{1,60}):\s*(.+?)\s*$", line)
         if m is None:
@@ -168,5 +178,12 @@ def statement_errors(task: WorldTask, reply: str, asked: str | None) -> list[str
         want = u.facts[key]
         want_text = want if isinstance(want, str) else canonical_json(want)
         if _norm(m.group(2)) != _norm(str(want_text)):
-            out.append(f"the user gave {key} as {m.group(2)!r}; the task says {want_text!r}")
+            out.append((key, m.group(2), str(want_text)))
     return out
+
+
+def provoked(task: WorldTask, reply: str, said: str) -> bool:
+    """Whether a wrong fact of the user's ``reply`` is one the agent had already ``said``: a value
+    put in the user's mouth (a leading question) is the agent's doing, not the user's error."""
+    text = _norm(said)
+    return any(_norm(given) in text for _, given, _ in wrong_facts(task, reply))

@@ -27,7 +27,7 @@ from ..tasks.score import canonical_json
 from .load import World
 from .model import FAILURE_CLASSES, Action, WorldCall, WorldFlag, WorldTask, WorldTrace, WorldVerdict
 from .policy import trace_flags
-from .simulator import STOP, asked_confirmation, statement_errors
+from .simulator import STOP, asked_confirmation, provoked, statement_errors
 from .state import WorldToolError, diff_changes
 from .tools import argument_errors
 
@@ -253,19 +253,22 @@ def _missing_outputs(world: World, task: WorldTask, trace: WorldTrace) -> list[s
     return out
 
 
-def _first_user_error_step(world: World, task: WorldTask, trace: WorldTrace) -> int:
+def _first_user_error_step(world: World, task: WorldTask, trace: WorldTrace) -> int | None:
     """The calls made before the user's first statement its task does not support (recomputed
-    from the messages as the episode judged them); all the calls when none is found there."""
+    from the messages as the episode judged them); all the calls when none is found there. None
+    when the agent provoked that statement: it gives as a fact a value the agent had said first."""
     prev = None
+    said = ""
     for m in trace.messages:
         if m.role == "assistant":
             prev = m
+            said += " " + m.text
             continue
         body = m.text.replace(STOP, "").strip()
         if prev is None or not body:  # the opening is the task's own words
             continue
         if statement_errors(task, body, asked_confirmation(prev, world.write_tools)):
-            return m.step
+            return None if provoked(task, body, said) else m.step
     return len(trace.calls)
 
 
@@ -395,7 +398,8 @@ def verdict(world: World, task: WorldTask, trace: WorldTrace, *, replay: bool = 
     classes: list[str] = []
     if errored:
         classes.append("agent_error")
-    if trace.user_errors and _agent_clean_before(world, task, trace, flags, _first_user_error_step(world, task, trace)):
+    first_error = _first_user_error_step(world, task, trace) if trace.user_errors else None
+    if first_error is not None and _agent_clean_before(world, task, trace, flags, first_error):
         classes.append("user_error")
     if not state_match:
         if not attempted_write:

@@ -597,3 +597,31 @@ def test_mcp_hub_say_records_a_call_without_text_and_ends_only_on_done_true(shop
     (tr,) = read_traces(tmp_path / "t.jsonl")
     assert [m.text for m in tr.messages if m.role == "assistant"] == ["What is your order id?"]
     assert [(c.tool, c.status) for c in tr.calls] == [("say", "invalid")]
+
+
+class _Lying:
+    """A user who gives O-1003 as their order number whenever asked for it (a model user may)."""
+
+    name = "lying"
+
+    def session(self, task, write_tools):
+        class Session:
+            def reply(self, message):
+                return "order_id: O-1003" if "order" in message.text.lower() else STOP
+
+        return Session()
+
+
+@pytest.mark.parametrize(("question", "provoked"), [("Is your order O-1003?", True), ("What is your order id?", False)])
+def test_a_wrong_fact_the_agent_put_in_the_users_mouth_is_not_a_user_error(shop, question, provoked):
+    """Led by the agent ("Is your order O-1003?"), the user's wrong order number is the agent's
+    doing: its own class stands. Asked plainly, a user who misleads a faultless agent is the
+    user's error. ``user_errors`` lists the wrong fact both times."""
+    task = shop.task("refund-damaged")
+    ep = WorldEpisode(shop, task, simulator=_Lying())
+    assert ep.say(question) == "order_id: O-1003"
+    assert ep.call("get_order", {"order_id": "O-1003"})["ok"]
+    v = verdict(shop, task, ep.finish())
+    assert v.user_errors and "O-1003" in v.user_errors[0]
+    assert ("user_error" in v.classes) is not provoked
+    assert v.failure_class == ("incomplete" if provoked else "user_error")
