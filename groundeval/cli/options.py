@@ -149,3 +149,17 @@ def make_backend(backend: str, ray_address: str | None, workers: int | None, ray
                 "--ray-runtime-env", 'expected a JSON object, e.g. \'{"env_vars": {"OPENAI_API_KEY": "..."}}\''
             )
     return get_backend(backend, address=ray_address, workers=workers, runtime_env=runtime_env)
+
+
+def llm_options(o: dict[str, Any]) -> dict[str, Any]:
+    """The LLM agent's options of a ``run``/``eval`` (ignored by built-in agents), by the
+    names the agents take."""
+    return {
+        "base_url": o["base_url"],
+        "api_key_env": o["api_key_env"],
+        "temperature": o["temperature"],
+        "max_tokens": o["max_tokens"],
+        "retries": o["retries"],
+        "timeout": o["request_timeout"],
+        "cache": o["response_cache"],
+    }

@@ -6,13 +6,13 @@ import os
 import signal
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Iterator
 
 import click
 
 from ..agents.base import MODES
 from ..errors import UsageError
-from .options import PACK, backend_options, force_option, make_backend, warn_forced
+from .options import PACK, backend_options, force_option, llm_options, make_backend, warn_forced
 
 
 def _subset(tracks, buckets, question_ids, limit):
@@ -21,20 +21,6 @@ def _subset(tracks, buckets, question_ids, limit):
 
     subset = Subset(tuple(tracks), tuple(buckets), tuple(question_ids), limit)
     return subset if subset else None
-
-
-def _agent_options(
-    base_url, api_key_env, temperature, max_tokens, retries, request_timeout, cache=None
-) -> dict[str, Any]:
-    return {
-        "base_url": base_url,
-        "api_key_env": api_key_env,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "retries": retries,
-        "timeout": request_timeout,
-        "cache": cache,
-    }
 
 
 def agent_options(f):
@@ -217,15 +203,7 @@ def run(source, agents, out, **o):
 
     from .. import api
 
-    opts = _agent_options(
-        o["base_url"],
-        o["api_key_env"],
-        o["temperature"],
-        o["max_tokens"],
-        o["retries"],
-        o["request_timeout"],
-        o["response_cache"],
-    )
+    opts = llm_options(o)
     code = 0
     for agent in agents:
         agent_out = str(Path(out) / folders[agent]) if len(agents) > 1 else out
@@ -518,15 +496,7 @@ def _eval_one(pack, agent, out, o):
     """``api.evaluate`` of one agent into ``out`` with the command's options."""
     from .. import api
 
-    opts = _agent_options(
-        o["base_url"],
-        o["api_key_env"],
-        o["temperature"],
-        o["max_tokens"],
-        o["retries"],
-        o["request_timeout"],
-        o["response_cache"],
-    )
+    opts = llm_options(o)
     stages = (lambda s: None) if o["quiet"] else (lambda s: click.echo(f"· {s}", err=True))
     be = make_backend(o["backend"], o["ray_address"], o["workers"], o["ray_runtime_env"])
     try:

@@ -11,7 +11,7 @@ import click
 
 from .runtime import http_options, network_settings
 
-from .options import backend_options, make_backend
+from .options import backend_options, llm_options, make_backend
 
 
 def is_world_source(source: str | Path) -> bool:
@@ -26,8 +26,6 @@ def is_world_source(source: str | Path) -> bool:
 _PACK_ONLY = frozenset(
     ("mode", "timeout", "max_steps", "seed", "tracks", "buckets", "questions", "pack", "force", "db")
 )  # fmt: skip
-# The LLM agent's options (``openai:<model>``), passed as they are to the world's agent.
-_LLM = ("base_url", "api_key_env", "temperature", "max_tokens", "retries", "request_timeout", "response_cache")
 
 
 def world_options(o: dict) -> tuple[dict, dict]:
@@ -45,10 +43,7 @@ def world_options(o: dict) -> tuple[dict, dict]:
     if given:
         verb = "is not an option" if len(given) == 1 else "are not options"
         raise click.UsageError(f"{', '.join(given)} {verb} of a world run (docs/worlds.md lists a world's options)")
-    agent = {k: o.get(k) for k in _LLM}
-    agent["timeout"] = agent.pop("request_timeout")
-    agent["cache"] = agent.pop("response_cache")
-    return agent, {"patterns": list(o.get("question_ids") or ()), "limit": o.get("limit")}
+    return llm_options(o), {"patterns": list(o.get("question_ids") or ()), "limit": o.get("limit")}
 
 
 def run_world_from_options(source, agent: str, out: str | None, o: dict) -> None:
