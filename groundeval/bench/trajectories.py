@@ -115,18 +115,7 @@ def run_trajectory_bench(
         for n in sizes:
             f = write_file(w, n, Path(tmp) / f"t{n}.jsonl")
             out = Path(tmp) / f"out{n}"
-            cmd = [
-                sys.executable,
-                "-m",
-                "groundeval.cli.main",
-                "trajectories",
-                "verify",
-                str(f),
-                "-w",
-                name,
-                "-o",
-                str(out),
-            ]
+            cmd = _verify_command(f, name, out)
             if workers:
                 cmd += ["-j", str(workers)]
             code = (
@@ -167,21 +156,7 @@ def _startup(name: str) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         f = write_file(w, 1, Path(tmp) / "one.jsonl")
         t = time.perf_counter()
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "groundeval.cli.main",
-                "trajectories",
-                "verify",
-                str(f),
-                "-w",
-                name,
-                "-o",
-                str(Path(tmp) / "o"),
-            ],
-            capture_output=True,
-        )
+        subprocess.run(_verify_command(f, name, Path(tmp) / "o"), capture_output=True)
         return time.perf_counter() - t
 
 
@@ -202,3 +177,19 @@ def render(result: dict[str, Any]) -> str:
 if __name__ == "__main__":  # python -m groundeval.bench.trajectories [N ...]
     sizes = tuple(int(x) for x in sys.argv[1:]) or (10_000, 100_000)
     print(render(run_trajectory_bench(sizes)))
+
+
+def _verify_command(file: Path, world: str, out: Path) -> list[str]:
+    """``groundeval trajectories verify FILE -w WORLD -o OUT`` as a fresh process of this Python."""
+    return [
+        sys.executable,
+        "-m",
+        "groundeval.cli.main",
+        "trajectories",
+        "verify",
+        str(file),
+        "-w",
+        world,
+        "-o",
+        str(out),
+    ]
