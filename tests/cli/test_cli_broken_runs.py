@@ -11,24 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from cli_run import cli
+
 from groundeval.cli.main import main
 
 HERE = Path(__file__).resolve().parent
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture(autouse=True)
-def _agents_on_path(monkeypatch):
-    monkeypatch.syspath_prepend(str(HERE))
 
 
 @pytest.fixture(scope="module")
