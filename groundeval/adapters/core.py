@@ -47,6 +47,7 @@ __all__ = [
     "parse_arguments",
     "reply_text",
     "require",
+    "say_call",
     "warn_unrecorded",
     "world_call",
     "world_tools",
@@ -153,7 +154,10 @@ SAY_PARAMETERS: dict[str, Any] = {  # the same pseudo-tool as groundeval.worlds.
 }
 
 
-def _say(episode: WorldEpisode, arguments: Any) -> dict[str, Any]:
+def say_call(episode: WorldEpisode, arguments: Any) -> dict[str, Any]:
+    """A ``say_to_user`` call: the message said (the user's reply is the result), or, without a
+    text, the invalid call it is (recorded as a call of a tool the world does not have). Only
+    ``done: true`` ends the agent's part. Every route (adapters, ``WorldEnv``) says it here."""
     text = arguments.get("text") if isinstance(arguments, dict) else None
     if not isinstance(text, str):
         # not a message: recorded as the invalid call it is (say_to_user is no world tool)
@@ -175,7 +179,7 @@ def world_call(episode: WorldEpisode, name: Any, arguments: Any = None) -> dict[
         return pack_call(episode, name, arguments)
     arguments = parse_arguments(arguments)
     if name == SAY_TO_USER:
-        return _say(episode, arguments)
+        return say_call(episode, arguments)
     return episode.call(name if isinstance(name, str) else str(name), arguments)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..adapters.core import SAY_TO_USER, say_call
 from ..errors import UsageError
 from .episode import WorldEpisode
 from .load import World
@@ -26,7 +27,7 @@ from .verdict import verdict
 
 __all__ = ["SAY", "WorldEnv", "say_call", "shaped_reward"]
 
-SAY = "say_to_user"
+SAY = SAY_TO_USER
 AFTER_DONE = {"ok": False, "result": None, "error": "the episode is over; call reset() for the next one"}
 
 
@@ -43,21 +44,6 @@ def _parse(action: Any) -> tuple[Any, Any]:
                 pass  # not JSON: the text as sent, recorded as WorldEpisode.call records it (issue 30 item 8)
         return name, args
     return action, None
-
-
-def say_call(episode: WorldEpisode, arguments: Any) -> dict[str, Any]:
-    """A ``say_to_user`` call: the message said (the user's reply is the result), or, without a
-    text, the invalid call it is (recorded as a call of a tool the world does not have). Only
-    ``done: true`` ends the agent's part. The adapters' ``say_to_user`` records alike."""
-    text = arguments.get("text") if isinstance(arguments, dict) else None
-    if not isinstance(text, str):
-        ended = episode.done
-        out = episode.call(SAY, arguments)
-        if ended:
-            return out
-        return {"ok": False, "result": None, "error": 'say_to_user takes {"text": string, "confirm"?, "done"?}'}
-    reply = episode.say(text, confirm=arguments.get("confirm"), done=arguments.get("done") is True)
-    return {"ok": True, "result": {"reply": reply}, "error": None}
 
 
 class WorldEnv:
