@@ -15,12 +15,11 @@ worker before the first job, so a worker that cannot start is one error before a
 
 from __future__ import annotations
 
-import os
-import socket
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import GroundevalError
+from .worker import KeepsSetupError
 
 
 class WorkerFailure(GroundevalError):
@@ -38,7 +37,7 @@ class JobFailure:
     message: str
 
 
-class JobWorker:
+class JobWorker(KeepsSetupError):
     """``setup(*args)`` once, then ``job(held, item)`` per :meth:`run` (threads of one worker share
     ``held``: a job function must be safe to run on it concurrently when ``concurrency`` > 1)."""
 
@@ -50,12 +49,6 @@ class JobWorker:
             self.held = setup(*args)
         except Exception as exc:  # noqa: BLE001 - raised from ready(), where the driver reports it
             self.error = exc
-
-    def ready(self) -> str:
-        """Where this worker runs, or the error that keeps it from starting."""
-        if self.error is not None:
-            raise self.error
-        return f"{socket.gethostname()}:{os.getpid()}"
 
     def run(self, item: Any) -> Any:
         if self.error is not None:

@@ -330,12 +330,12 @@ class RayBackend:
                 ray.kill(a)
 
 
-class _EpisodeDispatch:
-    """``execute`` for the runner: each runner thread keeps one actor and waits on it."""
+class _ActorPerThread:
+    """Binds each calling thread to one of ``actors``, in turn, for the thread's life: a thread
+    waits on one worker at a time, so a worker that dies costs only that thread's job."""
 
-    def __init__(self, actors: list[Any], agent_name: str):
+    def __init__(self, actors: list[Any]):
         self.actors = actors
-        self.agent_name = agent_name
         self._local = threading.local()
         self._next = 0
         self._lock = threading.Lock()
@@ -347,6 +347,14 @@ class _EpisodeDispatch:
                 actor = self._local.actor = self.actors[self._next % len(self.actors)]
                 self._next += 1
         return actor
+
+
+class _EpisodeDispatch(_ActorPerThread):
+    """``execute`` for the runner: each runner thread keeps one actor and waits on it."""
+
+    def __init__(self, actors: list[Any], agent_name: str):
+        super().__init__(actors)
+        self.agent_name = agent_name
 
     def execute(
         self,
@@ -388,28 +396,17 @@ class _EpisodeDispatch:
         )
 
 
-class JobDispatch:
+class JobDispatch(_ActorPerThread):
     """Items through :class:`JobWorker` actors, results in the items' order. ``per_actor`` driver
     threads per actor, each bound to one actor and waiting on one job at a time, so a worker that
     dies costs only the jobs sent to it (one with ``per_actor`` 1); the thread then waits for
     the worker's restart before its next job."""
 
     def __init__(self, actors: list[Any], per_actor: int = 1):
-        self.actors = actors
+        super().__init__(actors)
         self.workers = len(actors)
         self.slots = len(actors) * max(1, per_actor)
         self.stop = threading.Event()
-        self._local = threading.local()
-        self._next = 0
-        self._lock = threading.Lock()
-
-    def _actor(self) -> Any:
-        actor = getattr(self._local, "actor", None)
-        if actor is None:
-            with self._lock:
-                actor = self._local.actor = self.actors[self._next % len(self.actors)]
-                self._next += 1
-        return actor
 
     def map(self, items: Iterable[Any], on_failure: Callable[[Any, JobFailure], Any]) -> Iterator[Any]:
         """``job(held, item)`` of each item, in order, at most two per slot read ahead (a long input

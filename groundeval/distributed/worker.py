@@ -87,7 +87,21 @@ class AgentSpec:
         return get_agent(self.name, **self.options)
 
 
-class EpisodeWorker:
+class KeepsSetupError:
+    """A worker whose set-up failed keeps the error (``error``) and raises it from :meth:`ready`,
+    which the driver asks every worker before the first job: a bad setup is one located error
+    before anything runs."""
+
+    error: Exception | None = None
+
+    def ready(self) -> str:
+        """Where this worker runs, or the error that keeps it from starting."""
+        if self.error is not None:
+            raise self.error
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class EpisodeWorker(KeepsSetupError):
     """Runs episodes on its own read-only store with its own agent (one per worker process;
     concurrent episodes within it each get their own cursor, as in the local runner).
 
@@ -102,12 +116,6 @@ class EpisodeWorker:
             self.agent = agent.build()
         except Exception as exc:  # noqa: BLE001 - raised from ready(), where the driver reports it
             self.error = exc
-
-    def ready(self) -> str:
-        """Where this worker runs, or the error that keeps it from starting."""
-        if self.error is not None:
-            raise self.error
-        return f"{socket.gethostname()}:{os.getpid()}"
 
     def run(
         self, question: Any, *, mode: str, max_steps: int, timeout: float | None, trial: int, seed: int | None
