@@ -203,6 +203,7 @@ def _graph(store: Store, seed: int, specs: tuple[Track, ...]) -> EventGraph:
     if samples_suffice(specs):
         eg = sampled_graph(store, seed, sample_size(store.manifest.evaluation))
         if eg is not None:
+            GraphSQL.drop_sampling_tables(store.cursor)  # its records are in eg: a lower peak later
             return eg
     return build_graph(store, search_spaces=False)
 

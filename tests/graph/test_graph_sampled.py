@@ -95,3 +95,16 @@ def test_sampled_records_on_awkward_logs(tmp_path_factory, contract, seed, keep)
     assert pairs(lean) == pairs(full)
     assert triggers(lean) == triggers(full)
     assert sorted(lean.causal_edges + lean.distractors) == sorted(p[0] for p in pairs(full))
+
+
+def test_generation_drops_the_sampling_tables_and_repeats_itself(org):
+    """The generator drops what sampling built once its records are read (a lower peak), and a
+    second generation on the same store, which builds them again, writes the same bytes."""
+    from groundeval.graph.sql import GraphSQL
+
+    store = Store.open(org)
+    first = dumps(generate(store))
+    left = {r[0] for r in store.cursor.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+    assert left, "generation keeps its other working tables"
+    assert not left & set(GraphSQL.SAMPLING_TABLES)
+    assert dumps(generate(store)) == first
