@@ -89,7 +89,9 @@ def packs(name: str | None, as_json: bool) -> None:
     if name is not None:
         if name not in found:
             raise ContractError.single(
-                name, f"no bundled pack of that name (bundled packs: {', '.join(found) or 'none'})"
+                name,
+                f"no bundled pack or world of that name (bundled packs: {', '.join(found) or 'none'};"
+                f" bundled worlds: {', '.join(worlds) or 'none'})",
             )
         click.echo(str(found[name]))
         return

@@ -90,7 +90,13 @@ def resolve_pack(value: str | Path) -> Path:
 
 
 def not_found_message(value: str | Path) -> str:
-    names = ", ".join(bundled_packs()) or "none installed"
-    if is_bare_name(value):
-        return f"no such file or directory, and no bundled pack of that name (bundled packs: {names})"
-    return "no such file or directory"
+    """What a missing path or name is told: a bare name is looked up among the bundled packs and
+    worlds (every command that takes one takes either), so both lists are shown."""
+    if not is_bare_name(value):
+        return "no such file or directory"
+    packs = ", ".join(bundled_packs()) or "none installed"
+    worlds = ", ".join(bundled_worlds()) or "none installed"
+    return (
+        "no such file or directory, and no bundled pack or world of that name "
+        f"(bundled packs: {packs}; bundled worlds: {worlds})"
+    )

@@ -39,7 +39,9 @@ def test_a_path_wins_over_a_bundled_name(tmp_path, monkeypatch):
     assert resolve_pack("tiny") == bundled_packs()["tiny"]
     (tmp_path / "tiny").mkdir()
     assert resolve_pack("tiny") == Path("tiny")
-    with pytest.raises(ContractError, match="no bundled pack of that name .*tiny"):
+    with pytest.raises(
+        ContractError, match="no bundled pack or world of that name .*tiny.*bundled worlds: .*support_desk"
+    ):
         resolve_pack("no-such-pack")
     with pytest.raises(ContractError, match="no such file or directory$"):
         resolve_pack("sub/no-such-pack")  # a path is never looked up among the bundled names
@@ -54,7 +56,7 @@ def test_packs_command(capsys):
     code, out, _ = cli(capsys, "packs", "tiny")
     assert code == 0 and Path(out.strip()) == bundled_packs()["tiny"]
     code, _, err = cli(capsys, "packs", "nope")
-    assert code == 2 and "bundled packs: " in err
+    assert code == 2 and "bundled packs: " in err and "bundled worlds: support_desk" in err.replace("it_desk, ", "")
     code, out, _ = cli(capsys, "packs")
     assert code == 0 and all(name in out for name in bundled_packs())
 
@@ -68,7 +70,7 @@ def test_commands_take_a_bundled_name(tmp_path, capsys, monkeypatch):
     code, out, _ = cli(capsys, "verify", "tiny", "--level", "2")
     assert code == 0
     code, _, err = cli(capsys, "info", "tinyy")
-    assert code == 2 and "'tinyy': no such file or directory, and no bundled pack of that name" in err
+    assert code == 2 and "'tinyy': no such file or directory, and no bundled pack or world of that name" in err
 
 
 # --------------------------------------------------------------------------- --force
