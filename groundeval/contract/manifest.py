@@ -60,6 +60,14 @@ def find_manifest(path: str | Path) -> Path:
         for name in NATIVE_NAMES + LEGACY_NAMES:
             if (p / name).is_file():
                 return p / name
+        from .packs import WORLD_NAMES
+
+        if any((p / name).is_file() for name in WORLD_NAMES):
+            raise ContractError.single(
+                str(p),
+                "this is a world (it has a world manifest), not an evaluation pack: run it with "
+                "'groundeval run' or 'groundeval eval', check it with 'groundeval worlds check' (docs/worlds.md)",
+            )
         raise ContractError.single(
             str(p), f"no manifest found: expected one of {', '.join(NATIVE_NAMES + LEGACY_NAMES)}"
         )

@@ -91,7 +91,8 @@ def resolve_pack(value: str | Path) -> Path:
 
 def not_found_message(value: str | Path) -> str:
     """What a missing path or name is told: a bare name is looked up among the bundled packs and
-    worlds (every command that takes one takes either), so both lists are shown."""
+    worlds (``run`` and ``eval`` take either; a pack command given a world says so), so both
+    lists are shown."""
     if not is_bare_name(value):
         return "no such file or directory"
     packs = ", ".join(bundled_packs()) or "none installed"

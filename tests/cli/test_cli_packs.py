@@ -114,3 +114,11 @@ def test_serve_refuses_a_rejected_pack(bad_pack, tmp_path, capsys):
     assert cli(capsys, "generate", str(bad_pack), "-o", str(questions), "--force")[0] == 0
     code, _, err = cli(capsys, "serve", str(bad_pack), "--questions", str(questions))
     assert code == 2 and "GE202" in err and "pass --force" in err
+
+
+@pytest.mark.parametrize("command", ["info", "verify", "generate"])
+def test_a_pack_command_given_a_world_says_it_is_a_world(capsys, tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(capsys, command, "support_desk")
+    assert code == 2
+    assert "this is a world" in err and "groundeval worlds check" in err and "Traceback" not in err
