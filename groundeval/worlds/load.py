@@ -169,6 +169,14 @@ def find_world(path: str | Path) -> Path:
         for n in WORLD_NAMES:
             if (p / n).is_file():
                 return p / n
+        from ..contract.manifest import LEGACY_NAMES, NATIVE_NAMES
+
+        if any((p / n).is_file() for n in NATIVE_NAMES + LEGACY_NAMES):
+            raise ContractError.single(
+                str(p),
+                "this is an evaluation pack, not a world: run it with 'groundeval run' or 'groundeval eval',"
+                " check it with 'groundeval verify' (a world has a world.yaml: docs/worlds.md)",
+            )
         raise ContractError.single(str(p), f"no world here (expected {' or '.join(WORLD_NAMES)})")
     if not p.exists():
         raise ContractError.single(str(p), "no such file or directory")

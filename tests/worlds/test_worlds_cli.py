@@ -236,3 +236,17 @@ def test_resume_skips_a_trace_of_a_task_the_world_no_longer_has(capsys, tmp_path
     code, _, err = cli(capsys, "run", str(SHOP), "--agent", "gold", "--out", str(out), "--resume", "-q")
     assert code == 0, err
     assert path.read_text().splitlines() == lines  # the missing task run again, the stray trace dropped
+
+
+def test_a_world_command_given_a_pack_says_it_is_a_pack(capsys, tmp_path):
+    for args in (
+        ("worlds", "check", "tiny"),
+        ("worlds", "run", "tiny", "--agent", "gold", "--out", str(tmp_path / "o")),
+    ):
+        code, _, err = cli(capsys, *args)
+        assert code == 2, args
+        assert "this is an evaluation pack, not a world" in err and "groundeval verify" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = cli(capsys, "worlds", "check", str(empty))
+    assert code == 2 and "no world here (expected world.yaml or world.yml)" in err
