@@ -121,7 +121,7 @@ def open_pack(
     A pack the verifier rejects is refused with every finding (``force`` uses it anyway and
     calls ``on_forced(result)``); the verifier runs on the opened store, so the pack is read once."""
     from .contract.manifest import resolve
-    from .store.store import Store
+    from .store.store import Store, release_freed_memory
 
     pack = resolve(pack)
     # A pack that does not load: the loader's located error (--force cannot help). The staged
@@ -132,6 +132,7 @@ def open_pack(
     except BaseException:
         store.close()
         raise
+    release_freed_memory(store.con)  # what the checks' queries used, before the caller's work
     return store
 
 

@@ -87,6 +87,22 @@ def _ts_param(dt: datetime | None, tz: ZoneInfo) -> str | None:
     return dt.astimezone(timezone.utc).isoformat()
 
 
+def release_freed_memory(cursor: duckdb.DuckDBPyConnection) -> None:
+    """Hand the memory DuckDB's allocator keeps from finished queries back to the system.
+
+    DuckDB's allocator keeps freed memory for reuse until a deallocation larger than
+    ``allocator_bulk_deallocation_flush_threshold`` (512 MiB by default). After a phase of
+    many mid-sized queries that is tens of MB held for nothing (55 MB after sampling the
+    graph of 22.5K events). A statement run with the threshold at zero flushes it (~15 ms).
+    Flushing on every deallocation instead (the threshold left at zero) cost 0.5 s of
+    system time there, so the callers flush once, between phases."""
+    cursor.execute("SET allocator_bulk_deallocation_flush_threshold = '0MB'")
+    try:
+        cursor.execute("SELECT 1").fetchall()
+    finally:
+        cursor.execute("RESET allocator_bulk_deallocation_flush_threshold")  # the store never sets it otherwise
+
+
 def duckdb_config() -> dict[str, str]:
     """DuckDB settings for the store's connections: under an address-space limit (``ulimit -v``,
     common in containers and CI runners) DuckDB's memory limit is half of it, so it spills to
@@ -245,6 +261,7 @@ class Store:
             if head is not None:
                 stamp = head.hexdigest()
             finish_load(con, m, stamp, records)
+        release_freed_memory(con)  # the staging's memory, before anything else is built
 
     def take_rows(self) -> tuple[duckdb.DuckDBPyConnection, str, str] | None:
         """The staged rows kept by ``Store.open(keep_rows=True)``, once: ``(connection,
