@@ -188,6 +188,7 @@ def _context(
     ctx.requests = {
         t.name: list(t.subject_requests(ctx, pools[t.name])) for t in specs if hasattr(t, "subject_requests")
     }
+    release_freed_memory(store.cursor)
     ctx.subjects.resolve(r for requests in ctx.requests.values() for r in requests)
     return ctx, pools
 

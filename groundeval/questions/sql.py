@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..graph.sql import GraphSQL
+from ..store.store import release_freed_memory
 
 # --------------------------------------------------------------------------- the database
 
@@ -167,6 +168,8 @@ def load_postings(gs: GraphSQL, want: list[tuple[str, str, str, str]], levels: I
         gs.q(_POST_ARTIFACTS)
     for level, size in levels if "t" in kinds else ():
         gs.q(_POST_TIME, [level, size, size, size])
+    gs.q("DROP TABLE IF EXISTS ge_wev")  # read by the inserts above only
+    release_freed_memory(gs.cur)  # the counts come next, on top of the postings
 
 
 def fact_keys(gs: GraphSQL) -> list[str]:
