@@ -9,19 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from groundeval.cli.main import main
+from cli_run import cli
 
 HERE = Path(__file__).resolve().parent
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -8,21 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from groundeval.cli.main import main
+from cli_run import cli
+
 from groundeval.contract.packs import bundled_packs, resolve_pack
 from groundeval.errors import ContractError
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_bundled_packs_are_the_pack_folders_of_domain_packs():

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundeval.cli.main import main
+from cli_run import cli
+
 from groundeval.errors import UsageError
 from groundeval.questions.generate import generate
 from groundeval.questions.subset import Subset
@@ -25,16 +26,6 @@ def tiny_set(tiny_pack):
         return generate(store)
     finally:
         store.close()
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _selected(qs, tracks=(), buckets=(), ids=()):

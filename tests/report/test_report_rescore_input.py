@@ -9,18 +9,9 @@ import json
 import pytest
 from report_fixtures import write_run
 
-from groundeval.cli.main import main
+from cli_run import cli
+
 from groundeval.store.store import Store
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture()

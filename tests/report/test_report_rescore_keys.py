@@ -12,20 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from report_fixtures import write_run
 
-from groundeval.cli.main import main
+from cli_run import cli
+
 from groundeval.errors import ContractError
 from groundeval.scoring.io import iter_rescore_lines, read_question_set
 from groundeval.trace.io import read_traces
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -11,18 +11,10 @@ from pathlib import Path
 import pytest
 from report_chromium import CHROMIUM
 
+from cli_run import cli
+
 from groundeval.cli.main import main
 from groundeval.report.view import build, run_folders
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

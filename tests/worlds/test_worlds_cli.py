@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import json
-
-from groundeval.cli.main import main
-
 from pathlib import Path
 
+from cli_run import cli
+
 SHOP = Path(__file__).resolve().parent / "shop"
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_run_world_writes_traces_verdicts_and_reports(capsys, tmp_path):

@@ -1,4 +1,5 @@
-"""Run the CLI in-process and capture how it ended (a module of its own, imported by name)."""
+"""Run the CLI in-process and capture how it ended: `from cli_run import cli` in any test (this
+folder is on `sys.path` through its conftest.py, as pytest puts it there)."""
 
 from __future__ import annotations
 
