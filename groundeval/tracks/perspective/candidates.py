@@ -37,7 +37,7 @@ from ...contract.models import EvaluationConfig
 from ...graph.sql import GraphSQL
 from ...questions.balance import Candidate, difficulty_of, seeded_hash
 from ...questions.subjects import Role, Subject, SubjectIndex, keyed_values
-from ...store.store import to_utc
+from ...store.store import release_freed_memory, to_utc
 from ...store.witness import is_witness
 from . import sql
 from .model import PerspectiveTruth
@@ -74,7 +74,22 @@ def pool(gs: GraphSQL, ev: EvaluationConfig, seed: int = 0) -> Pool:
         return Pool(None, {}, skipped)
     labelled = _label(gs, t, set(ev.gates.get("perspective", [])), skipped)
     _sample(labelled, t, seed)
-    return Pool(t, labelled, skipped)
+    return Pool(_kept(t, labelled), labelled, skipped)
+
+
+def _kept(t: _Targets, labelled: dict[int, tuple[str, list[str]]]) -> _Targets:
+    """``t`` as far as the sampled targets read it: the pool lives until the questions are
+    worded, and every target's record text and cone (~10 MB at 22.5K events) is dead weight
+    once a few hundred are kept. Row indices stay valid: the rows themselves are kept."""
+    events = {t.rows[i][2] for i in labelled}
+    info = {eid: t.info[eid] for eid in sorted(events)}
+    arts = {a for r in info.values() for a in r[5]}
+    return t._replace(
+        info=info,
+        created={a: t.created[a] for a in sorted(arts) if a in t.created},
+        wit={eid: t.wit[eid] for eid in sorted(events)},
+        gated={str(i): t.gated[str(i)] for i in sorted(labelled) if str(i) in t.gated},
+    )
 
 
 def subject_requests(p: Pool) -> list[tuple[str, Subject, Role]]:
@@ -116,6 +131,7 @@ def _targets(gs: GraphSQL, ev: EvaluationConfig) -> _Targets | None:
     actors = sql.perspective_actors(gs, ev.perspective_actors, limit)
     pivots = sql.perspective_pivots(gs, actors, ev.perspective.pivots_per_actor)
     rows = sql.perspective_targets(gs, pivots)
+    release_freed_memory(gs.cur)  # its window and ASOF joins held ~40 MB at 22.5K events: the cone is next
     if not rows:
         return None
     info = {r[0]: r for r in gs.events_info({r[2] for r in rows})}
