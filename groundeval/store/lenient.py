@@ -23,7 +23,7 @@ from ..contract.manifest import PackPaths, load_manifest
 from ..contract.models import Manifest
 from ..errors import ContractError, Problem
 from . import ingest
-from .store import Store, finish_load
+from .store import Store, finish_load, release_freed_memory
 
 __all__ = ["StagedPack", "StagedRow", "load"]
 
@@ -52,6 +52,21 @@ def _fetch_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[StagedRow]:
     rows: list[StagedRow] = []
     while batch := cur.fetchmany(65536):  # never every row twice (tuples and StagedRows) at once
         rows += [StagedRow(*r) for r in batch]
+    return rows
+
+
+def _source_order(row: StagedRow) -> tuple:
+    """``ORDER BY file, line`` as DuckDB sorts it (texts by code point, a missing line last)."""
+    return (row.file, row.line is None, row.line or 0)
+
+
+def _fetch_kept(con: duckdb.DuckDBPyConnection, sql: str) -> list[StagedRow]:
+    """A kept table's rows in source order: streamed as stored (the staging wrote them in that
+    order, so the sort here is one pass) rather than sorted by DuckDB, which held every text a
+    second time (~25 MB at 22.5K events and 19K artifacts); what the scan used is handed back."""
+    rows = _fetch_rows(con, sql)
+    rows.sort(key=_source_order)
+    release_freed_memory(con)
     return rows
 
 
@@ -96,11 +111,9 @@ class StagedPack:
         self = cls(None, None)
         self.events_path, self.artifacts_path = store.paths.events_path, store.paths.artifacts_path
         try:
-            self.events = _fetch_rows(con, f"SELECT file, line, text FROM {ev_table} ORDER BY file, line")
+            self.events = _fetch_kept(con, f"SELECT file, line, text FROM {ev_table}")
             con.execute(f"DROP TABLE {ev_table}")  # one copy of the text at a time
-            self.artifacts = _fetch_rows(
-                con, f"SELECT file, line, text, stem, folder FROM {art_table} ORDER BY file, line"
-            )
+            self.artifacts = _fetch_kept(con, f"SELECT file, line, text, stem, folder FROM {art_table}")
         finally:
             for t in (ev_table, art_table):
                 con.execute(f"DROP TABLE IF EXISTS {t}")

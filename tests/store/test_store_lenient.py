@@ -69,3 +69,29 @@ def test_missing_source_and_bad_manifest(tiny_pack, tmp_path):
     assert store is None and problems and "events" in problems[0].message
     with pytest.raises(ContractError):
         load(pack, collect=False)
+
+
+def test_rows_taken_from_a_store_come_in_source_order_however_the_store_kept_them(repo_root):
+    """``from_store`` streams the kept tables and sorts in Python (one pass when already in
+    order): the same rows, in the same order, as staging the sources again, even when the kept
+    tables hold them shuffled."""
+    from groundeval.contract.manifest import resolve
+    from groundeval.store.ingest import KEPT_ARTIFACTS, KEPT_EVENTS
+
+    pack = resolve(repo_root / "domain_packs" / "healthcare")
+    paths = Store.open(pack).paths
+    fresh = StagedPack(paths.events_path, paths.artifacts_path)
+    for shuffle in (False, True):
+        store = Store.open(pack, keep_rows=True)
+        try:
+            if shuffle:
+                for t in (KEPT_EVENTS, KEPT_ARTIFACTS):
+                    store.con.execute(f"CREATE OR REPLACE TEMP TABLE {t} AS SELECT * FROM {t} ORDER BY hash(text)")
+            taken = StagedPack.from_store(store)
+            assert taken is not None and len(taken.artifacts) > 1
+            assert [(r.file, r.line, r.text) for r in taken.events] == [(r.file, r.line, r.text) for r in fresh.events]
+            assert [(r.file, r.stem, r.text) for r in taken.artifacts] == [
+                (r.file, r.stem, r.text) for r in fresh.artifacts
+            ]
+        finally:
+            store.close()
