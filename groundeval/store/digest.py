@@ -33,6 +33,7 @@ import msgspec
 from ..errors import GroundevalError
 from ..gc_pause import collector_paused
 from ..helper_process import HelperProcess, IdleMeter, helpers_wanted, messages, reply
+from . import catalog
 
 CHUNK = 32768  # records per fetch and per helper round trip
 # Below this many records, helpers cost more than they save: with msgspec a record takes
@@ -322,7 +323,7 @@ class BackgroundDigests:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="groundeval-digest")
 
     def submit(self, sql: str, drop: tuple[str, ...] = ()) -> Future[str]:
-        cur = self._con.cursor()
+        cur = catalog.cursor(self._con)
         tail = None if os.environ.get(ENV) is not None else self._built
 
         def run() -> str:

@@ -40,6 +40,8 @@ from .digest import (  # noqa: F401 - canonical_record: its old home
     canonical_record,
     records_digest,
 )
+from . import catalog
+from .memory import release_freed_memory  # noqa: F401 - its callers import it from here too
 from .ingest import KEPT_ARTIFACTS, KEPT_EVENTS, ingest, json_files
 
 # DuckDB's Python client tries ``import pandas`` twice for every bound parameter; when
@@ -85,22 +87,6 @@ def _ts_param(dt: datetime | None, tz: ZoneInfo) -> str | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=tz)
     return dt.astimezone(timezone.utc).isoformat()
-
-
-def release_freed_memory(cursor: duckdb.DuckDBPyConnection) -> None:
-    """Hand the memory DuckDB's allocator keeps from finished queries back to the system.
-
-    DuckDB's allocator keeps freed memory for reuse until a deallocation larger than
-    ``allocator_bulk_deallocation_flush_threshold`` (512 MiB by default). After a phase of
-    many mid-sized queries that is tens of MB held for nothing (55 MB after sampling the
-    graph of 22.5K events). A statement run with the threshold at zero flushes it (~15 ms).
-    Flushing on every deallocation instead (the threshold left at zero) cost 0.5 s of
-    system time there, so the callers flush once, between phases."""
-    cursor.execute("SET allocator_bulk_deallocation_flush_threshold = '0MB'")
-    try:
-        cursor.execute("SELECT 1").fetchall()
-    finally:
-        cursor.execute("RESET allocator_bulk_deallocation_flush_threshold")  # the store never sets it otherwise
 
 
 def duckdb_config() -> dict[str, str]:
@@ -220,6 +206,7 @@ class Store:
             os.replace(tmp, db)  # nothing half-written: the file appears only when complete
             return cls(duckdb.connect(str(db), config=duckdb_config()), paths.manifest, paths)
         con = duckdb.connect(config=duckdb_config())
+        catalog.attach(con)
         cls._load(con, paths, None if not keep_rows else "", keep_rows=keep_rows)
         store = cls(con, paths.manifest, paths)
         store._kept_rows = keep_rows
@@ -261,6 +248,8 @@ class Store:
             if head is not None:
                 stamp = head.hexdigest()
             finish_load(con, m, stamp, records)
+        release_freed_memory(con)  # the staging's memory, before the tables are compressed
+        catalog.compress(con)
         release_freed_memory(con)  # the staging's memory, before anything else is built
 
     def take_rows(self) -> tuple[duckdb.DuckDBPyConnection, str, str] | None:
@@ -286,7 +275,7 @@ class Store:
         """A cursor for the calling thread (DuckDB connections are not shared across threads)."""
         cur = getattr(self._local, "cur", None)
         if cur is None:
-            cur = self._local.cur = self.con.cursor()
+            cur = self._local.cur = catalog.cursor(self.con)
             cur.execute("SET TimeZone = 'UTC'")
         return cur
 
