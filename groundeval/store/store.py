@@ -11,7 +11,8 @@ Tables (all ordered by their keys):
 * ``roles(role, external, description)`` · ``grants(role, subsystem, since, until)``
 * ``broadcasts(role, event_type)`` · ``meta(key, value)``
 
-Open windows are stored as ``-infinity`` / ``infinity`` so SQL compares plainly.
+Open windows are stored as ``-infinity`` / ``infinity`` so SQL compares plainly. A store held in
+memory keeps them in a compressed attached database (``catalog.py``); ``--db`` in a file.
 """
 
 from __future__ import annotations
