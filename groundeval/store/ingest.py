@@ -708,7 +708,7 @@ def ingest(
             con.execute(f"CREATE OR REPLACE TEMP TABLE {KEPT_EVENTS} AS SELECT file, line, text FROM ev_x")
         # only what the links need stays while the artifacts are read (the text's memory is released)
         con.execute("CREATE OR REPLACE TEMP TABLE ev_x AS SELECT eid, j4, j5 FROM ev_x")
-    release_freed_memory(con)  # the events' staging (~25 MB at 22.5K events), before the artifacts'
+    release_freed_memory(con)  # the events' staging (~15 MB at 22.5K events), before the artifacts'
     stage_artifacts(con, artifacts_path, artifact_seen)
     problems += validate_artifacts(con)
     if problems:
