@@ -152,7 +152,7 @@ def policy_names(ctx: PackContext) -> Iterable:
                     line=line,
                     path=f"{path}.roles[{i}].role",
                 )
-    artifacts = sql.artifact_ids(ctx.store)
+    artifacts = sql.known_artifacts(ctx.store, sorted(access.restrictions))
     yield from _restriction_names(ctx, roles, artifacts)
     for aid, role, file, line in sql.inline_visibility_roles(ctx.store):
         if role not in roles:
@@ -185,8 +185,9 @@ def policy_names(ctx: PackContext) -> Iterable:
 
 
 def _restriction_names(ctx: PackContext, roles: set[str], artifacts: set[str]) -> Iterable:
-    """GE212/GE202/GE213 of the manifest's restrictions: each names a known artifact, defined
-    roles and declared actors (part of :func:`policy_names`, apart to keep it short)."""
+    """GE212/GE202/GE213 of the manifest's restrictions: each names a known artifact (``artifacts``:
+    those of the restrictions' names the store holds), defined roles and declared actors (part of
+    :func:`policy_names`, apart to keep it short)."""
     access = ctx.manifest.access
     for aid, vis in sorted(access.restrictions.items()):
         line, path = ctx.locate(("access", "restrictions", aid))
