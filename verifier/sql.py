@@ -319,17 +319,13 @@ def events_with_artifacts(store: Any, ids: list[str]) -> set[str]:
 
 
 def known_artifacts(store: Any, ids: list[str]) -> set[str]:
-    """Those of ``ids`` that are artifacts of the store (the store's own ids are never all read:
-    19K at 22.5K events took 40 ms to check a handful of restrictions)."""
-    if not ids:
-        return set()
-    return {
-        r[0]
-        for r in store.query(
-            "SELECT id FROM artifacts WHERE id IN (SELECT unnest(from_json(?::JSON, '[\"VARCHAR\"]'))) ORDER BY id",
-            [json.dumps(ids)],
-        )
-    }
+    """Those of the given ids that are artifacts of the store (never every id of the store: 19K
+    at 22.5K events took 40 ms to check a handful of restrictions)."""
+    rows = store.query(
+        """SELECT id FROM artifacts WHERE id IN (SELECT unnest(from_json(?::JSON, '["VARCHAR"]')))""",
+        [json.dumps(sorted(set(ids)))],  # one JSON text, as events_with_artifacts
+    )
+    return {r[0] for r in rows}
 
 
 def witnessed_counts(store: Any, types: list[str]) -> list[tuple[str, int]]:

@@ -23,7 +23,8 @@ from ..contract.manifest import PackPaths, load_manifest
 from ..contract.models import Manifest
 from ..errors import ContractError, Problem
 from . import ingest
-from .store import Store, finish_load, release_freed_memory
+from .memory import release_freed_memory
+from .store import Store, finish_load
 
 __all__ = ["StagedPack", "StagedRow", "load"]
 

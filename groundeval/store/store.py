@@ -42,7 +42,7 @@ from .digest import (  # noqa: F401 - canonical_record: its old home
     records_digest,
 )
 from . import catalog
-from .memory import release_freed_memory  # noqa: F401 - its callers import it from here too
+from .memory import release_freed_memory
 from .ingest import KEPT_ARTIFACTS, KEPT_EVENTS, ingest, json_files
 
 # DuckDB's Python client tries ``import pandas`` twice for every bound parameter; when
@@ -250,8 +250,8 @@ class Store:
                 stamp = head.hexdigest()
             finish_load(con, m, stamp, records)
         release_freed_memory(con)  # the staging's memory, before the tables are compressed
-        catalog.compress(con)
-        release_freed_memory(con)  # the staging's memory, before anything else is built
+        if catalog.compress(con):
+            release_freed_memory(con)  # the checkpoint's buffers and the tables as loaded
 
     def take_rows(self) -> tuple[duckdb.DuckDBPyConnection, str, str] | None:
         """The staged rows kept by ``Store.open(keep_rows=True)``, once: ``(connection,
