@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,43 @@ def test_the_fingerprint_stamped_while_reading_a_folder_is_the_sources_fingerpri
     first = json_files(pack / "artifacts")[0]
     os.utime(first, ns=(0, 0))
     assert not store.sources_unchanged()
+
+
+def _spools(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("groundeval-artifacts-*"))
+
+
+def test_a_load_that_fails_on_its_events_leaves_no_spool_of_the_artifacts_read_ahead(tiny_pack, tmp_path, monkeypatch):
+    """The artifact folder is read on a thread while the events are staged: when the events
+    fail, that reading stops and its spool file is deleted (nothing left in the temp folder)."""
+    spool_dir = tmp_path / "tmp"
+    spool_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool_dir))
+    pack = tmp_path / "p"
+    shutil.copytree(tiny_pack, pack)
+    for i in range(300):  # enough files that the reading is still going when the events fail
+        (pack / "artifacts" / "jira" / f"MORE-{i}.json").write_text('{"title": "x"}', encoding="utf-8")
+    events = next(pack.glob("*.jsonl"))
+    events.unlink()
+    events.mkdir()  # an events source that is a folder: refused before any artifact is staged
+    with pytest.raises(ContractError, match="events source must be a file"):
+        Store.open(pack)
+    assert not any(t.name == "groundeval-artifacts" for t in threading.enumerate())  # joined, not left running
+    assert _spools(spool_dir) == []
+
+
+def test_an_artifact_file_error_read_ahead_is_raised_in_the_caller_with_nothing_left_behind(
+    tiny_pack, tmp_path, monkeypatch
+):
+    spool_dir = tmp_path / "tmp"
+    spool_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool_dir))
+    pack = _pack_with_artifact(tiny_pack, tmp_path / "p", "BAD-1.json", b'{"title": "caf\xe9"}')
+    with pytest.raises(ContractError) as err:
+        Store.open(pack)
+    assert [Path(p.file).name for p in err.value.problems] == ["BAD-1.json"]
+    assert _spools(spool_dir) == []
+    # and a good load deletes its spool once staged
+    shutil.copytree(tiny_pack, tmp_path / "good")
+    assert Store.open(tmp_path / "good").query("SELECT count(*) FROM artifacts")[0][0] > 0
+    assert _spools(spool_dir) == []
