@@ -330,7 +330,11 @@ class PackContext:
 
     @property
     def con(self) -> Any:
-        """The context's DuckDB connection (the staged records', later the store's)."""
+        """The context's DuckDB connection (the staged records', later the store's); for records
+        taken from the offered store, a cursor of that store (only read through: no table is
+        made on it), so no second database is opened."""
+        if self.rows_from_store and self.offered is not None:
+            return self.offered.cursor
         return self.staged.con
 
     def mark_bad(self, record: Record) -> None:

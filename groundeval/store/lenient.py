@@ -77,8 +77,7 @@ class StagedPack:
     could not be read at all has no rows and :attr:`loadable` is false."""
 
     def __init__(self, events_path: Path | None, artifacts_path: Path | None):
-        self.con = duckdb.connect()
-        self.con.execute("SET enable_progress_bar = false")
+        self._con: duckdb.DuckDBPyConnection | None = None
         self.events_path, self.artifacts_path = events_path, artifacts_path
         self.events: list[StagedRow] = []
         self.artifacts: list[StagedRow] = []
@@ -96,6 +95,15 @@ class StagedPack:
                 ingest.stage_artifacts,
                 "SELECT file, line, text, stem, folder FROM art_stage ORDER BY file, line",
             )
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """This pack's own DuckDB database, made when first needed: rows taken from a store may
+        never need one (a database costs ~10 ms and ~3 MB)."""
+        if self._con is None:
+            self._con = duckdb.connect()
+            self._con.execute("SET enable_progress_bar = false")
+        return self._con
 
     @classmethod
     def from_store(cls, store: Store) -> StagedPack | None:
@@ -193,7 +201,8 @@ class StagedPack:
         return rejected
 
     def close(self) -> None:
-        self.con.close()
+        if self._con is not None:
+            self._con.close()
 
 
 def load(pack: str | Path, *, collect: bool = True) -> tuple[Store | None, list[Problem]]:

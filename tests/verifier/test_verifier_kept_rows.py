@@ -81,3 +81,35 @@ def test_a_second_verify_after_the_rows_were_taken_reads_the_sources(tmp_path):
         store.close()
     assert first.shared_store and not second.shared_store  # read again, so its own store
     assert first.to_dict() == second.to_dict() == verifier.verify(TINY, level=2).to_dict()
+
+
+def _databases_opened_by_verify(monkeypatch, pack, level: int) -> tuple[int, bool]:
+    """(DuckDB databases the verifier's staging opened, whether it used the offered store)."""
+    import groundeval.store.lenient as lenient
+
+    opened = []
+    real = lenient.duckdb.connect
+
+    def counting(*args, **kwargs):
+        opened.append(args)
+        return real(*args, **kwargs)
+
+    store = Store.open(pack, keep_rows=True)
+    try:
+        monkeypatch.setattr(lenient.duckdb, "connect", counting)
+        result = verifier.verify(pack, level=level, store=store)
+        monkeypatch.undo()
+    finally:
+        store.close()
+    return len(opened), result.shared_store
+
+
+def test_rows_taken_from_a_store_open_no_second_database_unless_a_store_must_be_rebuilt(monkeypatch, tmp_path):
+    """The shape checks' timestamp test runs on the offered store's cursor: a clean pack
+    verified on kept rows opens no database of its own (~10 ms and ~3 MB at each command's
+    start); one with a record set aside still builds its store of the good rows in one."""
+    assert _databases_opened_by_verify(monkeypatch, TINY, 2) == (0, True)
+    d = PackDraft(TINY)
+    d.artifacts["jira/JIRA-42.json"]["title"] = 5
+    opened, shared = _databases_opened_by_verify(monkeypatch, d.write(tmp_path / "p"), 2)
+    assert opened == 1 and not shared
