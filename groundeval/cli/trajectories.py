@@ -127,7 +127,14 @@ def verify(
         click.echo(f"precision {fmt(m['precision'])} · recall {fmt(m['recall'])} · F1 {fmt(m['f1'])}")
         if c["fp"] + c["fn"]:
             click.echo(f"disagreements: {c['fp'] + c['fn']} (listed in {out / 'disagreements.jsonl'})")
-    if s.total and s.unreadable == s.total:
+    if not s.total:  # nothing verified is not a pass
+        click.echo(
+            f"error: {file} holds no records (an empty or blank file, an empty list, or results without "
+            "simulations): nothing was verified",
+            err=True,
+        )
+        sys.exit(2)
+    if s.unreadable == s.total:
         click.echo("error: no record of the file could be read", err=True)
         sys.exit(2)
     readable = s.total - s.unreadable

@@ -33,7 +33,7 @@ from ..errors import ContractError, UsageError
 from ..tasks.score import canonical_json
 from .model import ReadProblem
 from .shapes import read_record
-from .stream import RawRecord, expand, iter_records
+from .stream import RawRecord, expand, holds_no_records, iter_records
 from ..worlds.run import fingerprint, worker_source
 from .verify import Verifier, load_world_named, problem_result, result_line
 
@@ -189,6 +189,8 @@ def _verify_with(held: tuple[Verifier, str], batch: list[RawRecord | ReadProblem
 
 
 def _verify_one(v: Verifier, item: RawRecord | ReadProblem, shape: str) -> tuple[str, dict[str, Any]]:
+    if holds_no_records(item):  # the file's only item: no record, nothing to count
+        return "", {"no_records": True}
     if isinstance(item, ReadProblem):
         res = problem_result(item)
     else:
@@ -374,6 +376,8 @@ def verify_file(
         else:
             results = _ray_results(p, w, world, shape, judging, be, owned=be is not backend)
         for line, brief in results:
+            if brief.get("no_records"):
+                continue
             summary.total += 1
             if brief["shape"] is None:
                 summary.unreadable += 1

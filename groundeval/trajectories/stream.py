@@ -57,13 +57,31 @@ class RawRecord:
     """A JSON Lines record not decoded yet (``lazy`` reading): :func:`expand` decodes it."""
 
 
+NO_RECORDS = "the file holds no records"  # an empty or blank file, an empty list or τ² results without simulations
+
+
+def holds_no_records(item: RawRecord | ReadProblem) -> bool:
+    """Whether ``item`` is :func:`iter_records`' one problem for a file with nothing in it."""
+    return isinstance(item, ReadProblem) and item.message == NO_RECORDS and item.where.line is None
+
+
 def iter_records(path: str | Path, *, lazy: bool = False) -> Iterator[RawRecord | ReadProblem]:
     """Every record of ``path`` in file order, and a located problem wherever one cannot be read.
+    A file with nothing to read (empty, blank, ``[]``) gives one problem, :data:`NO_RECORDS`,
+    and nothing else: it is not a file of zero trajectories that all passed.
 
     ``lazy``: JSON Lines records come undecoded (their bytes), for :func:`expand` to decode where
     the work is done; the other layouts are decoded here (their records' ends are found by
     decoding them)."""
-    p = Path(path)
+    anything = False
+    for item in _records(Path(path), lazy):
+        anything = True
+        yield item
+    if not anything:
+        yield ReadProblem(Location(str(path)), NO_RECORDS)
+
+
+def _records(p: Path, lazy: bool) -> Iterator[RawRecord | ReadProblem]:
     name = str(p)
     try:
         fh = open(p, "rb")
@@ -73,8 +91,7 @@ def iter_records(path: str | Path, *, lazy: bool = False) -> Iterator[RawRecord 
     with fh:
         first = _first_line(fh)
         if first is None:
-            yield ReadProblem(Location(name), "the file holds no records")
-            return
+            return  # iter_records says so
         try:
             text = first.decode("utf-8")
             json.loads(text)

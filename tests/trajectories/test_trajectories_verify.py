@@ -263,3 +263,29 @@ def test_a_file_whose_trajectories_name_no_task_of_the_world_fails(traces, tmp_p
         capsys, "trajectories", "verify", str(g), "-w", str(SHOP), "-o", str(tmp_path / "o2"), "-j", "1"
     )
     assert code == 0, text
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("empty.jsonl", ""),
+        ("blank.jsonl", "\n  \n\n"),
+        ("list.json", "[]\n"),
+        ("pretty-list.json", "[\n]\n"),
+        ("results.json", json.dumps({"tasks": [], "simulations": []}, indent=2)),
+    ],
+)
+def test_a_file_with_no_record_is_an_error_not_a_pass_of_zero(tmp_path, capsys, name, content):
+    """Nothing to verify is not a result: exit 2 saying the file holds no records, the summary
+    written with 0 records and no invented unreadable one (an empty file counted as 1 record,
+    unreadable, and a list of none passed with exit 0)."""
+    f = tmp_path / name
+    f.write_text(content, encoding="utf-8")
+    out = tmp_path / "out"
+    code, text = run_cli(capsys, "trajectories", "verify", str(f), "-w", str(SHOP), "-o", str(out), "-j", "1")
+    assert code == 2 and "holds no records" in text and "Traceback" not in text
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert (summary["total"], summary["unreadable"], summary["rejected"]) == (0, 0, 0)
+    assert lines(out / "rejected.jsonl") == []
+    code, text = run_cli(capsys, "trajectories", "read", str(f))
+    assert code == 2 and "holds no records" in text
