@@ -330,12 +330,17 @@ class PackContext:
 
     @property
     def con(self) -> Any:
-        """The context's DuckDB connection (the staged records', later the store's); for records
-        taken from the offered store, a cursor of that store (only read through: no table is
-        made on it), so no second database is opened."""
+        """The context's DuckDB connection (the staged records', later the store's)."""
+        return self.staged.con
+
+    @property
+    def plain_cursor(self) -> Any:
+        """A DuckDB connection for queries that read no table: for records taken from the offered
+        store, that store's cursor, so no database of the context's own is opened for them
+        (~10 ms and ~3 MB); else :attr:`con`."""
         if self.rows_from_store and self.offered is not None:
             return self.offered.cursor
-        return self.staged.con
+        return self.con
 
     def mark_bad(self, record: Record) -> None:
         self.bad.add(record.key)

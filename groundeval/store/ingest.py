@@ -202,27 +202,15 @@ def _utf8(name: str) -> bool:
     return True
 
 
-def stage_json_files(
-    con: duckdb.DuckDBPyConnection,
-    table: str,
-    files: list[str],
-    root: Path,
-    seen: Callable[[str, os.stat_result], None] | None = None,
-) -> None:
-    """One record per file; subsystem and id default to the parent folder and the stem.
-
-    Python reads the files one at a time (a small read is a few microseconds; DuckDB's
-    ``read_text`` over a list of paths costs ~0.2-0.4 ms per file and holds every path's
-    state at once) and streams them into one temporary NDJSON file (:func:`spool_json_files`),
-    which DuckDB's parallel JSON reader stages in one pass (:func:`stage_spool`)."""
-    stage_spool(con, table, spool_json_files(files, seen), root)
-
-
 def spool_json_files(
     files: list[str], seen: Callable[[str, os.stat_result], None] | None = None, stop: threading.Event | None = None
 ) -> tuple[str, int]:
-    """The files as one temporary NDJSON file of ``{"f": path, "t": text}`` lines: its path and
-    an upper bound of its longest line's bytes. Python holds one file's text at a time: memory
+    """The files as one temporary NDJSON file of ``{"f": path, "t": text}`` lines (one record per
+    file; subsystem and id default to the parent folder and the stem): its path and an upper
+    bound of its longest line's bytes, for :func:`stage_spool`. Python reads the files one at a
+    time (a small read is a few microseconds; DuckDB's ``read_text`` over a list of paths costs
+    ~0.2-0.4 ms per file and holds every path's state at once), and DuckDB's parallel JSON
+    reader stages the spool in one pass. Python holds one file's text at a time: memory
     is bounded by the largest file. A file that is not UTF-8 or past
     :data:`MAX_ARTIFACT_FILE_BYTES` is a located error (all such files are reported together, up
     to ``MAX_PROBLEMS``). ``stop``, once set, ends the reading early (the caller failed)."""
@@ -771,7 +759,12 @@ def ingest(
 
 
 def _ingest(
-    con, events_path: Path, artifacts_path: Path, keep_rows: bool, built: Callable[[str], None] | None, ahead
+    con,
+    events_path: Path,
+    artifacts_path: Path,
+    keep_rows: bool,
+    built: Callable[[str], None] | None,
+    ahead: FolderReadAhead | None,
 ) -> None:
     stage_events(con, events_path)
     problems = validate_events(con)

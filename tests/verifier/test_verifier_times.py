@@ -17,6 +17,7 @@ TIMES = st.one_of(
 
 class _Ctx:
     con = duckdb.connect()
+    plain_cursor = con  # what unparseable_times queries through
 
 
 @settings(max_examples=60, deadline=None)

@@ -525,7 +525,7 @@ def unparseable_times(ctx: PackContext, texts: Iterable[str]) -> set[str]:
     values = [t for t in values if t not in bad]
     if not values:
         return bad
-    return bad | sql.unparseable(ctx.con, values)
+    return bad | sql.unparseable(ctx.plain_cursor, values)
 
 
 def is_unicode(text: str) -> bool:
