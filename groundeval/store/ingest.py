@@ -346,33 +346,39 @@ class FolderReadAhead:
     def __init__(self, path: Path, seen: Callable[[str, os.stat_result], None] | None = None) -> None:
         self.path = path
         self._stop = threading.Event()
-        self._out: tuple[list[str], tuple[str, int] | None] | None = None
+        self._out: tuple[str, int] | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._read, args=(seen,), name="groundeval-artifacts", daemon=True)
         self._thread.start()
 
     def _read(self, seen: Callable[[str, os.stat_result], None] | None) -> None:
         try:
-            files = json_files(self.path)
-            self._out = (files, spool_json_files(files, seen, self._stop) if files else None)
+            self._out = spool_folder(self.path, seen, self._stop)
         except BaseException as exc:  # noqa: BLE001 - raised again by take(), in the caller's thread
             self._error = exc
 
-    def take(self) -> tuple[list[str], tuple[str, int] | None]:
-        """The folder's files and their spool (``None`` for no file), once; or the reading's error."""
+    def take(self) -> tuple[str, int] | None:
+        """The folder's spool (``None`` when it has no file), once; or the reading's error."""
         self._thread.join()
         out, self._out = self._out, None
         if self._error is not None:
             raise self._error
-        assert out is not None
         return out
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
-        if self._out is not None and self._out[1] is not None:
-            os.unlink(self._out[1][0])
+        if self._out is not None:
+            os.unlink(self._out[0])
         self._out = None
+
+
+def spool_folder(
+    path: Path, seen: Callable[[str, os.stat_result], None] | None = None, stop: threading.Event | None = None
+) -> tuple[str, int] | None:
+    """The spool of every ``*.json`` file under ``path`` (:func:`json_files`), ``None`` when it has none."""
+    files = json_files(path)
+    return spool_json_files(files, seen, stop) if files else None
 
 
 def stage_artifacts(
@@ -386,14 +392,14 @@ def stage_artifacts(
     ``ahead``: the folder's files already being read (``seen`` was given to it)."""
     try:
         if path.is_dir():
-            files, spool = ahead.take() if ahead is not None else (json_files(path), None)
-            if not files:
+            spool = ahead.take() if ahead is not None else spool_folder(path, seen)
+            if spool is None:
                 con.execute(
                     "CREATE OR REPLACE TEMP TABLE art_stage (file VARCHAR, line INTEGER, text VARCHAR,"
                     " stem VARCHAR, folder VARCHAR)"
                 )
                 return
-            stage_spool(con, "art_stage", spool or spool_json_files(files, seen), path)
+            stage_spool(con, "art_stage", spool, path)
         else:
             stage_jsonl(con, "art_stage", path, ", NULL::VARCHAR AS stem, NULL::VARCHAR AS folder")
     except duckdb.Error as exc:

@@ -189,8 +189,6 @@ def _verify_with(held: tuple[Verifier, str], batch: list[RawRecord | ReadProblem
 
 
 def _verify_one(v: Verifier, item: RawRecord | ReadProblem, shape: str) -> tuple[str, dict[str, Any]]:
-    if holds_no_records(item):  # the file's only item: no record, nothing to count
-        return "", {"no_records": True}
     if isinstance(item, ReadProblem):
         res = problem_result(item)
     else:
@@ -218,6 +216,8 @@ def _judged(j: dict[str, Any] | None) -> str | None:
 def _batches(path: Path, size: int = BATCH) -> Iterator[list[RawRecord | ReadProblem]]:
     batch: list[RawRecord | ReadProblem] = []
     for item in iter_records(path, lazy=True):
+        if holds_no_records(item):  # the file's only item: no record to verify or count
+            continue
         batch.append(item)
         if len(batch) >= size:
             yield batch
@@ -376,8 +376,6 @@ def verify_file(
         else:
             results = _ray_results(p, w, world, shape, judging, be, owned=be is not backend)
         for line, brief in results:
-            if brief.get("no_records"):
-                continue
             summary.total += 1
             if brief["shape"] is None:
                 summary.unreadable += 1
