@@ -128,6 +128,17 @@ def _eligible(pool: list[Candidate], tally: _Tally) -> list[Candidate]:
     ]
 
 
+def _reached_a_cap(c: Candidate, tally: _Tally) -> bool:
+    """Whether picking ``c`` made some candidate ineligible: only its actor's count, its type's
+    count and its ``unique`` value changed, and eligibility only ever narrows, so the pools
+    need filtering again only when one of those reached its cap."""
+    return (
+        (c.actor is not None and tally.n_actor[c.actor] >= tally.max_per_actor)
+        or tally.n_type[c.event_type] >= tally.max_per_type
+        or c.unique is not None
+    )
+
+
 def _best(pool: list[Candidate], tally: _Tally) -> Candidate:
     """``min(pool, key=tally.priority)``: each candidate's priority is the same tuple, its
     parts read once per pick (label balance per actor and type, difficulty need)."""
@@ -197,9 +208,11 @@ def select(
     pools = _pools(order, bucket_ratios)
     quota = quotas(total, bucket_ratios)
     tally = _Tally(max_per_actor, max_per_type, difficulty_ratios, {id(c): i for i, c in enumerate(order)})
+    capped = True  # a cap may rule candidates out: the pools are filtered before the next pick
     while len(tally.picked) < total:
-        for b in pools:
-            pools[b] = _eligible(pools[b], tally)
+        if capped:
+            for b in pools:
+                pools[b] = _eligible(pools[b], tally)
         open_ = [b for b in pools if pools[b]]
         if not open_:
             break
@@ -207,6 +220,7 @@ def select(
         c = _best(pools[bucket], tally)
         pools[bucket].remove(c)
         tally.add(c)
+        capped = _reached_a_cap(c, tally)
 
     labels = {c.bucket: c.label for c in cands}
     rs = sum(bucket_ratios.values()) or 1.0

@@ -32,7 +32,7 @@ STAGES = {"events": "ev_stage", "artifacts": "art_stage"}
 RETRIES = 5  # validation rounds: each drops the rows the previous one rejected
 
 
-@dataclass(frozen=True, slots=True)  # no __dict__ per row: millions of them at scale
+@dataclass(slots=True)  # no __dict__ per row: millions of them at scale; not frozen: a frozen init costs twice as much
 class StagedRow:
     """One raw record: a JSONL/CSV/Parquet row or one artifact file (``stem`` and ``folder``
     for files: the id and subsystem they default to)."""
