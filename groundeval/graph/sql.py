@@ -37,6 +37,16 @@ _BM25_WEIGHT = """round(log(((st.num_docs - tf.df) + 0.5) / (tf.df + 0.5) + 1)
     * ((tf.tf * 2.2) / (tf.tf + 1.2 * (0.25 + 0.75 * ({len} / st.avgdl)))) * 1e9)::BIGINT"""
 _JSON = msgspec.json.Encoder()
 
+
+def _column_json(values: tuple[Any, ...]) -> str:
+    """One column for :meth:`GraphSQL.put` as a JSON list DuckDB reads as texts: a column of
+    strings and integers goes as it is (an integer's JSON text is its decimal text, what
+    ``str`` gives), any other value as its ``str``, ``None`` as empty text."""
+    if set(map(type, values)) <= {str, int}:  # DuckDB keeps a number's text, however long
+        return _JSON.encode(values).decode()
+    return _JSON.encode(["" if v is None else str(v) for v in values]).decode()
+
+
 # One scalar JSON value -> its join-key text (NULL for JSON null).
 _NORM_MACRO = """
 CREATE OR REPLACE TEMP MACRO ge_norm(x) AS CASE json_type(x)
@@ -133,9 +143,7 @@ class GraphSQL:
             decl = ", ".join(f"{n} {t}" for n, t in columns)
             self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {table} ({decl})")
             return
-        texts = ["" if v is None else str(v) for row in rows for v in row]
-        width = len(columns)
-        params = [_JSON.encode(texts[i::width]).decode() for i in range(width)]
+        params = [_column_json(values) for values in zip(*rows)]
         select = ", ".join(f"unnest(from_json(?, '[\"VARCHAR\"]'))::{t} AS {n}" for n, t in columns)
         self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT {select}", params)
 

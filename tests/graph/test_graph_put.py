@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from groundeval.graph.sql import GraphSQL
 
-COLUMNS = [("s", "VARCHAR"), ("i", "BIGINT"), ("b", "BOOLEAN"), ("t", "VARCHAR")]
+COLUMNS = [("s", "VARCHAR"), ("i", "BIGINT"), ("b", "BOOLEAN"), ("t", "VARCHAR"), ("m", "VARCHAR")]
 
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8)
 _row = st.tuples(
@@ -22,6 +22,7 @@ _row = st.tuples(
     st.integers(-(2**62), 2**62),
     st.booleans(),
     st.sampled_from(["", " ", "a,b", '"q"', "x\ny", "\x1f", '["]', "\\u0000", "é"]),
+    _text | st.integers(),  # texts and integers of any size in one column: its JSON as it is
 )
 
 
