@@ -4,6 +4,8 @@ with no events)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,5 +36,34 @@ def test_batched_coverage_equals_one_query_per_pair(pack):
         assert batched == one_by_one
         assert any(h for _, h in one_by_one) and any(n and not h for n, h in one_by_one)  # both outcomes occur
         assert sql.path_coverages(store, []) == []
+    finally:
+        store.close()
+
+
+def test_a_value_counts_as_the_one_query_per_pair_reads_it(tmp_path):
+    """A null, an empty list or a missing key do not resolve; any other value does (an empty
+    text, 0, an object, a list with a member). A pair with several candidate paths resolves where
+    any of them does; the same path in several pairs and a path no record has keep their own
+    counts, equal to the one-pair query's."""
+    pack = tmp_path / "tiny"
+    shutil.copytree(TINY, pack)
+    values = [None, [], [1], "", 0, {}]
+    with (pack / "events.jsonl").open("a", encoding="utf-8") as f:
+        for n, value in enumerate([*values, "absent"]):
+            facts = {} if value == "absent" else {"k": value}
+            event = {"id": f"edge{n}", "type": "edge_case", "timestamp": "2026-03-05T09:00:00Z", "facts": facts}
+            f.write(json.dumps(event) + "\n")
+    store = Store.open(pack)
+    try:
+        singles = ["facts.k", None, "facts.nope", "facts.k", "facts.incident_id"]
+        pairs = [("edge_case", json_paths("facts.k")), ("edge_case", ['$."facts"."nope"', '$."facts"."k"'])]
+        pairs += [("edge_case", json_paths("facts.nope")), ("incident_opened", json_paths("facts.k"))]
+        pairs += [("incident_opened", json_paths("facts.incident_id"))]
+        batched = sql.path_coverages(store, pairs)
+        for (etype, _), dotted, counts in zip(pairs, singles, batched):
+            if dotted is not None:
+                assert counts == sql.path_coverage(store, etype, dotted)
+        assert batched[:3] == [(7, 4), (7, 4), (7, 0)]  # the second: the first path is nowhere, the other is
+        assert batched[3][1] == 0 and batched[4][1] == batched[4][0] > 0
     finally:
         store.close()
