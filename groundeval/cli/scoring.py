@@ -360,7 +360,7 @@ def compare(base: Path, new: Path, as_json: bool, limit: int) -> None:
     "--allow-errors",
     is_flag=True,
     help="Let a run pass with errored episodes (the agent raised or timed out; they score 0) "
-    "or a run.json that does not say completed.",
+    "a run.json that does not say completed, or questions of the run's set without a trace.",
 )
 @click.option(
     "--allow-empty",
@@ -410,13 +410,16 @@ def gate(
             err=True,
         )
         paired = False
-    info = read_run_info((new if new.is_dir() else new.parent) / "run.json")
+    folder = new if new.is_dir() else new.parent
+    info = read_run_info(folder / "run.json")
+    beside = _previous_report(folder / REPORT_FILE) if sn is not None else None  # scores alone know no question set
     checks = integrity_checks(
         rn,
         run_status=None if info is None else info.status,
         run_message=info.sessions[-1].message if info is not None and info.sessions else None,
         allow_errors=allow_errors,
         allow_empty=allow_empty,
+        missing=beside.missing_question_ids if beside is not None else None,
     )
     checks += gate_checks(
         rn,

@@ -31,13 +31,29 @@ def integrity_checks(
     run_message: str | None = None,
     allow_errors: bool = False,
     allow_empty: bool = False,
+    missing: Sequence[str] | None = None,
 ) -> list[Check]:
-    """What must hold before any threshold means something: the run finished (``run.json``'s
-    status, when known), no episode errored (the agent raised or timed out) and none was empty
-    (no tool call, no answer). Each is a check only when it has something to say: a clean run
-    gets none. ``allow_errors`` / ``allow_empty`` let them pass, saying so."""
+    """What must hold before any threshold means something: something was scored at all, the
+    run finished (``run.json``'s status, when known), every question of its set has a trace
+    (``missing``, default the report's ``missing_question_ids``), no episode errored (the agent
+    raised or timed out) and none was empty (no tool call, no answer). Each is a check only when
+    it has something to say: a clean run gets none. ``allow_errors`` / ``allow_empty`` let them
+    pass, saying so; a run with no score at all never passes."""
     checks = []
     n = new.overall.n
+    if n == 0:
+        checks.append(Check("run.scores", False, "the run holds no score: nothing was measured"))
+    missing = new.missing_question_ids if missing is None else missing
+    if missing:
+        checks.append(
+            _allowed(
+                "run.missing_questions",
+                f"{len(missing)} questions of the run's set have no trace (first: {sorted(missing)[0]}); "
+                "nothing was measured on them",
+                allow_errors,
+                "--allow-errors",
+            )
+        )
     if run_status is not None and run_status != "completed":
         why = f": {run_message}" if run_message else ""
         checks.append(
@@ -166,6 +182,16 @@ def paired_drop_checks(
         result = paired_test(
             per_question(base_scores, track), per_question(new_scores, track), samples=samples, seed=seed
         )
+        if track is None and result.n == 0:  # a test over no pair says nothing, least of all "no drop"
+            checks.append(
+                Check(
+                    "overall.max_drop",
+                    False,
+                    "no question in common with the baseline: nothing to compare (a baseline of another "
+                    "pack or question set?)",
+                )
+            )
+            break  # nor can any track's
         ok, message = describe(name, result, tolerance=max_drop, alpha=level)
         checks.append(Check(f"{name}.max_drop", ok, message))
     return checks

@@ -1,0 +1,73 @@
+"""An audit of failure paths: nothing reports success on a run that broke or measured nothing,
+and bad input is a located error (exit 2), never a pass. Each test drives the real CLI on the
+bundled packs and files written the way a user (or an adversary) would write them."""
+
+from __future__ import annotations
+
+import json
+import pytest
+
+from cli_run import cli
+
+from groundeval.cli.main import main
+
+
+def _run(*args: str) -> None:
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        assert not exc.code, f"groundeval {' '.join(args)} exited {exc.code}"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """An oracle eval of tiny (every question answered), the same traces scored in part (two of
+    21 traces) and not at all (an empty traces file), and an oracle eval of another pack."""
+    root = tmp_path_factory.mktemp("audit")
+    _run("eval", "tiny", "--agent", "oracle", "--out", str(root / "base"), "-q")
+    _run("eval", "legal", "--agent", "oracle", "--out", str(root / "other"), "-q", "--limit", "3")
+    questions = str(root / "base" / "questions.json")
+    lines = (root / "base" / "traces.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (root / "two.jsonl").write_text("".join(lines[:2]), encoding="utf-8")
+    (root / "none.jsonl").write_text("", encoding="utf-8")
+    try:
+        main(["score", str(root / "two.jsonl"), "--questions", questions, "--out", str(root / "part")])
+    except SystemExit:
+        pass
+    return root
+
+
+@pytest.mark.parametrize("target", ["folder", "scores.jsonl", "report.json"])
+def test_gate_fails_a_run_scored_from_a_partial_traces_file(runs, target, capsys):
+    path = runs / "part" if target == "folder" else runs / "part" / target
+    code, out, _ = cli(capsys, "gate", str(path), "--min-adjusted", "0.9")
+    assert code == 1 and "gate passed" not in out
+    assert "FAIL  run.missing_questions: 19 questions of the run's set have no trace" in out
+    code, out, _ = cli(capsys, "gate", str(path), "--min-adjusted", "0.9", "--allow-errors")
+    assert code == 0 and "(allowed by --allow-errors)" in out
+
+
+def test_gate_fails_a_run_with_no_score_whatever_is_allowed(runs, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "scores.jsonl").write_text("", encoding="utf-8")
+    code, out, _ = cli(capsys, "gate", str(empty), "--min-adjusted", "0", "--allow-errors", "--allow-empty")
+    assert code == 1 and "gate passed" not in out
+    assert "FAIL  run.scores: the run holds no score: nothing was measured" in out
+
+
+def test_gate_fails_a_baseline_with_no_question_in_common(runs, capsys):
+    code, out, _ = cli(capsys, "gate", str(runs / "base"), "--baseline", str(runs / "other"), "--max-drop", "0.02")
+    assert code == 1 and "gate passed" not in out
+    assert "FAIL  overall.max_drop: no question in common with the baseline" in out
+    assert "over 0 paired questions" not in out
+    # the same baseline as itself still passes: the check is about pairs, not about the figures
+    code, out, _ = cli(capsys, "gate", str(runs / "base"), "--baseline", str(runs / "base"), "--max-drop", "0")
+    assert code == 0 and "over 21 paired questions" in out
+
+
+def test_a_clean_run_gets_no_integrity_line(runs, capsys):
+    code, out, _ = cli(capsys, "gate", str(runs / "base"), "--min-adjusted", "0.9")
+    assert code == 0 and "run." not in out
+    report = json.loads((runs / "base" / "report.json").read_text(encoding="utf-8"))
+    assert report["missing_question_ids"] == [] and report["overall"]["n"] == 21
