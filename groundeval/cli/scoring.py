@@ -165,6 +165,13 @@ def score(
     try:
         with ScoresWriter(out / SCORES_FILE) as sink:  # in place only once both files are re-scored
             trace_list, scores, unknown = _rescore(traces, qmap, config, digest, profile, be, sink.add)
+            if not scores:  # nothing scored is not a run of score 0: no file is written
+                raise ContractError.single(
+                    str(traces),
+                    f"none of its {len(trace_list)} traces answers a question of {questions_path}: nothing to score"
+                    if trace_list
+                    else "holds no trace: nothing to score",
+                )
             zs = _rescore(zero_shot, qmap, config, digest, profile, be)[1] if zero_shot is not None else None
     finally:
         be.close()
@@ -192,6 +199,12 @@ def score(
         click.echo(f"warning: {len(unknown)} traces answer questions not in {questions_path} (skipped)", err=True)
     if report.missing_question_ids:
         click.echo(f"warning: {len(report.missing_question_ids)} questions have no trace", err=True)
+    for count, what in (
+        (report.errored_episodes, "errored (the agent raised or timed out)"),
+        (report.empty_episodes, "are empty (no tool call and no answer)"),
+    ):
+        if count:  # they score 0; the gate fails the run unless allowed
+            click.echo(f"warning: {count} of {o.n} episodes {what}; each scores 0", err=True)
     click.echo(f"reports: {out / 'report.json'} · {out / 'report.md'} · {out / 'report.html'}")
 
 

@@ -71,3 +71,42 @@ def test_a_clean_run_gets_no_integrity_line(runs, capsys):
     assert code == 0 and "run." not in out
     report = json.loads((runs / "base" / "report.json").read_text(encoding="utf-8"))
     assert report["missing_question_ids"] == [] and report["overall"]["n"] == 21
+
+
+@pytest.mark.parametrize("content", ["", "\n\n"])
+def test_score_refuses_a_traces_file_with_no_trace(runs, tmp_path, content, capsys):
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(content, encoding="utf-8")
+    out_dir = tmp_path / "out"
+    code, out, err = cli(
+        capsys, "score", str(traces), "--questions", str(runs / "base" / "questions.json"), "--out", str(out_dir)
+    )
+    assert code == 2 and "scored" not in out and "Traceback" not in err
+    assert f"error: {traces}: holds no trace: nothing to score" in err
+    assert not out_dir.exists()  # no scores.jsonl of nothing for a gate to read
+
+
+def test_score_refuses_traces_that_answer_no_question_of_the_set(runs, tmp_path, capsys):
+    doc = json.loads((runs / "base" / "questions.json").read_text(encoding="utf-8"))
+    for q in doc["questions"]:
+        q["id"] = "x" + q["id"][1:]  # same contract, another question set
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps(doc), encoding="utf-8")
+    traces = runs / "base" / "traces.jsonl"
+    code, out, err = cli(capsys, "score", str(traces), "--questions", str(questions), "--out", str(tmp_path / "o"))
+    assert code == 2 and "scored" not in out
+    assert f"none of its 21 traces answers a question of {questions}: nothing to score" in err
+
+
+def test_score_warns_when_every_episode_errored(runs, tmp_path, capsys):
+    broken = []
+    for line in (runs / "base" / "traces.jsonl").read_text(encoding="utf-8").splitlines():
+        t = json.loads(line)
+        t.update(status="error", calls=[], submissions=[], final_answer=None)
+        broken.append(json.dumps(t))
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text("\n".join(broken) + "\n", encoding="utf-8")
+    q = str(runs / "base" / "questions.json")
+    code, out, err = cli(capsys, "score", str(traces), "--questions", q, "--out", str(tmp_path / "o"))
+    assert code == 0 and "scored 21 traces" in out  # the scores are right: 0 each
+    assert "warning: 21 of 21 episodes errored (the agent raised or timed out); each scores 0" in err
