@@ -6,6 +6,7 @@ Lines are canonical JSON (sorted keys, compact) so identical scores are identica
 from __future__ import annotations
 
 import json
+import math
 import operator
 import sys
 from collections.abc import Iterator
@@ -222,10 +223,25 @@ def read_scores(path: str | Path) -> list[QuestionScore]:
     out = []
     for n, line in _lines(path):
         try:
-            out.append(QuestionScore.model_validate_json(line))
+            score = QuestionScore.model_validate_json(line)
         except ValidationError as exc:
             raise _located(path, n, exc) from None
+        if b"NaN" in line or b"Infinity" in line:  # JSON's parser takes them; a score never is one
+            bad = _non_finite(score)
+            if bad is not None:
+                raise ContractError.single(str(path), "not a finite number", line=n, field=bad)
+        out.append(score)
     return out
+
+
+def _non_finite(score: QuestionScore) -> str | None:
+    """The first number field of ``score`` that is NaN or infinite (its dotted name), else None."""
+    for name, value in score:
+        items = value.items() if isinstance(value, dict) else [(None, value)]
+        for key, x in items:
+            if isinstance(x, float) and not math.isfinite(x):
+                return name if key is None else f"{name}.{key}"
+    return None
 
 
 def read_question_set(path: str | Path) -> QuestionSet:

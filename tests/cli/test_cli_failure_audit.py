@@ -110,3 +110,32 @@ def test_score_warns_when_every_episode_errored(runs, tmp_path, capsys):
     code, out, err = cli(capsys, "score", str(traces), "--questions", q, "--out", str(tmp_path / "o"))
     assert code == 0 and "scored 21 traces" in out  # the scores are right: 0 each
     assert "warning: 21 of 21 episodes errored (the agent raised or timed out); each scores 0" in err
+
+
+@pytest.mark.parametrize(("field", "value"), [("s_adj", "NaN"), ("s_answer", "Infinity"), ("penalty", "-Infinity")])
+def test_a_score_that_is_not_a_finite_number_is_a_located_error(runs, tmp_path, field, value, capsys):
+    lines = (runs / "base" / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[1])
+    first[field] = 0.5
+    lines[1] = json.dumps(first).replace(f'"{field}": 0.5', f'"{field}": {value}')
+    bad = tmp_path / "run"
+    bad.mkdir()
+    (bad / "scores.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for args in (("gate", str(bad), "--min-adjusted", "0.5"), ("compare", str(runs / "base"), str(bad))):
+        code, out, err = cli(capsys, *args)
+        assert code == 2 and "passed" not in out and "Traceback" not in err
+        assert f"error: {bad / 'scores.jsonl'}:2 field '{field}': not a finite number" in err
+    code, out, _ = cli(capsys, "gate", str(bad), "--baseline", str(runs / "base"), "--max-drop", "0.1")
+    assert code == 2 and "within allowed drop" not in out
+
+
+def test_a_hallucinated_id_spelled_nan_is_not_a_number(runs, tmp_path, capsys):
+    lines = (runs / "base" / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["hallucinated_ids"] = ["NaN", "Infinity"]  # agent text is data
+    lines[0] = json.dumps(first)
+    ok = tmp_path / "run"
+    ok.mkdir()
+    (ok / "scores.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, _ = cli(capsys, "gate", str(ok), "--min-adjusted", "0")
+    assert code == 0 and "gate passed" in out
