@@ -183,6 +183,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:
+        if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop from "):  # pathlib's resolve()
+            click.echo(f"error: {str(exc)[len('Symlink loop from ') :]}: a symbolic link loop", err=True)
+            sys.exit(2)
         if not interrupted(exc):
             raise
         _aborted()  # Ctrl-C inside a DuckDB query (e.g. while loading a pack)

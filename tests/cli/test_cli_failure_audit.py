@@ -5,6 +5,7 @@ bundled packs and files written the way a user (or an adversary) would write the
 from __future__ import annotations
 
 import json
+import shutil
 import pytest
 
 from cli_run import cli
@@ -139,3 +140,22 @@ def test_a_hallucinated_id_spelled_nan_is_not_a_number(runs, tmp_path, capsys):
     (ok / "scores.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     code, out, _ = cli(capsys, "gate", str(ok), "--min-adjusted", "0")
     assert code == 0 and "gate passed" in out
+
+
+@pytest.mark.parametrize("command", ["info", "verify", "generate"])
+@pytest.mark.parametrize("source", ["events.jsonl", "artifacts"])
+def test_a_symlink_loop_in_a_pack_is_a_user_error(tmp_path, command, source, capsys):
+    from groundeval.contract.packs import bundled_pack
+
+    pack = tmp_path / "pack"
+    shutil.copytree(bundled_pack("tiny"), pack)
+    target = pack / source
+    if target.is_dir():
+        shutil.rmtree(target)
+    else:
+        target.unlink()
+    target.symlink_to(source)  # points at itself
+    args = [command, str(pack)] + (["-o", str(tmp_path / "q.json")] if command == "generate" else [])
+    code, out, err = cli(capsys, *args)
+    assert code == 2 and "Traceback" not in err
+    assert f"error: '{target}': a symbolic link loop" in err
