@@ -145,6 +145,13 @@ def verify(
             err=True,
         )
         sys.exit(2)
+    if labels is not None and not s.labelled:  # the comparison asked for was not made: not a pass
+        click.echo(
+            f"error: --labels: {labels} labels none of the {readable} trajectories read (a label names a "
+            f"trajectory by its id, as {out / 'kept.jsonl'} and rejected.jsonl list them): nothing was compared",
+            err=True,
+        )
+        sys.exit(2)
 
 
 @trajectories.command("read")

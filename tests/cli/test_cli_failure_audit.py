@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
+
 import pytest
 
 from cli_run import cli
@@ -159,3 +161,24 @@ def test_a_symlink_loop_in_a_pack_is_a_user_error(tmp_path, command, source, cap
     code, out, err = cli(capsys, *args)
     assert code == 2 and "Traceback" not in err
     assert f"error: '{target}': a symbolic link loop" in err
+
+
+SHOP = Path(__file__).resolve().parents[1] / "worlds" / "shop"
+
+
+@pytest.mark.parametrize("labels", ["id,label\nno-such-trajectory,1\n", "", '{"id": "nope", "reward": 0}\n'])
+def test_trajectories_verify_fails_when_the_labels_name_no_trajectory(tmp_path, labels, capsys):
+    _run("worlds", "run", str(SHOP), "--agent", "gold", "--out", str(tmp_path / "run"))
+    label_file = tmp_path / "labels.txt"
+    label_file.write_text(labels, encoding="utf-8")
+    traces = str(tmp_path / "run" / "traces.jsonl")
+    out_dir = tmp_path / "checked"
+    args = ("trajectories", "verify", traces, "--world", str(SHOP), "--out", str(out_dir), "-j", "1")
+    code, out, err = cli(capsys, *args, "--labels", str(label_file))
+    assert code == 2 and "precision" not in out
+    assert f"error: --labels: {label_file} labels none of the 5 trajectories read" in err
+    assert (out_dir / "summary.json").is_file()  # the verification itself is still written
+    ids = [json.loads(line)["id"] for line in (out_dir / "kept.jsonl").read_text(encoding="utf-8").splitlines()]
+    label_file.write_text(f"id,label\n{ids[0]},1\n", encoding="utf-8")
+    code, out, err = cli(capsys, *args, "--labels", str(label_file))
+    assert code == 0 and "labels: 1 · kept/label1 1" in out
