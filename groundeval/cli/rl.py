@@ -191,6 +191,7 @@ def _print_table(table) -> None:
 def diagnose(traces: Path, questions_path: Path, pack: str | None, shaped: bool, lam: float, as_json: bool) -> None:
     """Process diagnostics of saved TRACES, per question and per run, beside the reward
     (the scorer's S_adj; never changed by the diagnostics)."""
+    from ..errors import ContractError
     from ..rl.diagnostics import diagnose as diagnose_trace
     from ..rl.diagnostics import summarize
     from ..rl.reward import Shaping, shaped_value
@@ -225,6 +226,13 @@ def diagnose(traces: Path, questions_path: Path, pack: str | None, shaped: bool,
         if shaped:
             row["shaped_reward"] = shaped_value(s.s_adj, d.process_score, shaping)
         rows.append(row)
+    if not rows:  # diagnostics of nothing are not a result
+        raise ContractError.single(
+            str(traces),
+            f"none of its {len(unknown)} traces answers a question of {questions_path}: nothing to diagnose"
+            if unknown
+            else "holds no trace: nothing to diagnose",
+        )
     run = summarize(items).to_dict()
     if shaped:
         run["mean_shaped_reward"] = round(sum(r["shaped_reward"] for r in rows) / len(rows), 6) if rows else 0.0

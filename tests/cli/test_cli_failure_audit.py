@@ -182,3 +182,18 @@ def test_trajectories_verify_fails_when_the_labels_name_no_trajectory(tmp_path, 
     label_file.write_text(f"id,label\n{ids[0]},1\n", encoding="utf-8")
     code, out, err = cli(capsys, *args, "--labels", str(label_file))
     assert code == 0 and "labels: 1 · kept/label1 1" in out
+
+
+def test_rl_diagnose_refuses_traces_with_nothing_to_diagnose(runs, tmp_path, capsys):
+    questions = str(runs / "base" / "questions.json")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    code, out, err = cli(capsys, "rl", "diagnose", str(empty), "-q", questions)
+    assert code == 2 and "mean S_adj" not in out
+    assert f"error: {empty}: holds no trace: nothing to diagnose" in err
+    other = runs / "other" / "traces.jsonl"  # another pack's traces: every one skipped
+    code, out, err = cli(capsys, "rl", "diagnose", str(other), "-q", questions, "--json")
+    assert code == 2 and out == ""
+    assert f"none of its 3 traces answers a question of {questions}: nothing to diagnose" in err
+    code, out, _ = cli(capsys, "rl", "diagnose", str(runs / "base" / "traces.jsonl"), "-q", questions, "--json")
+    assert code == 0 and len(json.loads(out)["questions"]) == 21
