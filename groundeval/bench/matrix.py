@@ -331,8 +331,12 @@ def _original_stage(
             cell["status"] = "error"
             cell["note"] = (r["stderr"].strip().splitlines() or [""])[-1][:300]
         made = out / "eval_output" / "eval_questions.json"
-        if made.is_file():
+        try:
             cell["questions"] = len(json.loads(made.read_text(encoding="utf-8")).get("questions", []))
+        except (OSError, ValueError, AttributeError) as exc:  # no questions, no comparison: not a speed-up
+            if cell.get("status") == "ok":
+                cell["status"] = "error"
+                cell["note"] = f"exited 0 but wrote no readable {made.name} ({type(exc).__name__})"
     res["original_ratio"] = original_ratio(res.get("generate"), res["original_generate"])
 
 

@@ -197,3 +197,29 @@ def test_rl_diagnose_refuses_traces_with_nothing_to_diagnose(runs, tmp_path, cap
     assert f"none of its 3 traces answers a question of {questions}: nothing to diagnose" in err
     code, out, _ = cli(capsys, "rl", "diagnose", str(runs / "base" / "traces.jsonl"), "-q", questions, "--json")
     assert code == 0 and len(json.loads(out)["questions"]) == 21
+
+
+def test_bench_gives_no_ratio_for_an_original_python_that_generates_nothing(tmp_path):
+    """An interpreter that exits 0 and writes no questions passes for a generator only by its exit
+    code: the row is an error and no speed-up is printed (a real process, run as the bench runs it)."""
+    from groundeval.bench.matrix import _cell, _original_stage, measure
+
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    python.chmod(0o755)
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "config.yaml").write_text("seed: 1\nactors: {}\n", encoding="utf-8")
+    (pack / "events.jsonl").write_text('{"id": "e1"}\n', encoding="utf-8")
+    (pack / "artifacts").mkdir()
+    res: dict = {"generate": {"status": "ok", "seconds": 1.0, "cpu_seconds": 1.0, "peak_rss_mb": 100.0}}
+
+    def stage(name, cmd, cwd=None):
+        r = measure(cmd, cwd=cwd)
+        res[name] = _cell(r, 1)
+        return r
+
+    _original_stage(stage, res, "original", pack, tmp_path / "run", str(python), None)
+    assert res["original_generate"]["status"] == "error"
+    assert "wrote no readable eval_questions.json" in res["original_generate"]["note"]
+    assert res["original_ratio"]["status"] == "unavailable" and "speed_x" not in res["original_ratio"]
