@@ -167,6 +167,12 @@ def compare_paired(
             return {q: v for q, v in values.items() if track is None or tracks_of.get(q) == track}
 
         result = paired_test(pick(baseline.questions), pick(current.questions))
+        if track is None and result.n == 0:  # a test over no pair proves nothing, least of all "no drop"
+            regressions.append(
+                "overall: no question in common with the baseline: nothing to compare (a baseline of another "
+                "pack or question set? rewrite it with --groundeval-update-baseline)"
+            )
+            break
         ok, message = describe(name, result, tolerance=tolerance, alpha=level)
         (notes if ok else regressions).append(message)
     if baseline.contract_digest and current.contract_digest and baseline.contract_digest != current.contract_digest:

@@ -223,3 +223,14 @@ def test_bench_gives_no_ratio_for_an_original_python_that_generates_nothing(tmp_
     assert res["original_generate"]["status"] == "error"
     assert "wrote no readable eval_questions.json" in res["original_generate"]["note"]
     assert res["original_ratio"]["status"] == "unavailable" and "speed_x" not in res["original_ratio"]
+
+
+def test_the_pytest_gate_fails_a_baseline_with_no_question_in_common():
+    from groundeval.testing.baseline import Baseline, compare_paired
+
+    tracks = {"a1": "silence", "a2": "silence", "b1": "silence", "b2": "silence"}
+    base = Baseline(tracks={"silence": 1.0}, overall=1.0, questions={"a1": 1.0, "a2": 1.0})
+    now = Baseline(tracks={"silence": 1.0}, overall=1.0, questions={"b1": 1.0, "b2": 1.0})
+    regressions, _ = compare_paired(base, now, 0.05, 0.05, tracks)
+    assert regressions and regressions[0].startswith("overall: no question in common with the baseline")
+    assert compare_paired(base, base, 0.05, 0.05, tracks)[0] == []  # the same questions still pass
