@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.."
 rm -rf .venv-tau2
 python3 -m venv .venv-tau2
 .venv-tau2/bin/pip install -q uv  # uv resolves like pip but fetches in parallel (pip: minutes)
-.venv-tau2/bin/uv pip install -q --python .venv-tau2/bin/python -e '.[dev,tau2]'
+# ray too: tests/extras/tau2/test_tau2_on_ray.py runs τ² worlds and `verify --judge` on a local Ray (ray.sh has no tau2)
+.venv-tau2/bin/uv pip install -q --python .venv-tau2/bin/python -e '.[dev,tau2,ray]'
 export LITELLM_LOCAL_MODEL_COST_MAP=True
 GROUNDEVAL_REQUIRE_EXTRAS=1 .venv-tau2/bin/python -m pytest tests/extras/tau2 -q -m ""  # the slow agreement test too
