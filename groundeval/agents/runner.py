@@ -136,6 +136,8 @@ def run_episode(
     late = deadline is not None and time.monotonic() >= deadline
     if abandoned or isinstance(exc, EpisodeTimeout) or (isinstance(exc, ProviderError) and late):
         status, detail = "timeout", f"episode timed out after {timeout}s"
+    elif exc is None and late and trace.final_answer is None:  # came back past its deadline without an answer
+        status, detail = "timeout", f"episode timed out after {timeout}s"
     elif exc is not None:
         status, detail = "error", "".join(traceback.format_exception_only(type(exc), exc)).strip()
     else:

@@ -234,3 +234,43 @@ def test_the_pytest_gate_fails_a_baseline_with_no_question_in_common():
     regressions, _ = compare_paired(base, now, 0.05, 0.05, tracks)
     assert regressions and regressions[0].startswith("overall: no question in common with the baseline")
     assert compare_paired(base, base, 0.05, 0.05, tracks)[0] == []  # the same questions still pass
+
+
+class _Late:
+    """Comes back 0.6 s after a 0.2 s deadline without calling a tool after it (so the runtime never
+    cut it off), having answered first (``answer``) or not."""
+
+    name = "late"
+
+    def __init__(self, answer: bool):
+        self.answer = answer
+
+    def run(self, episode):
+        import time
+
+        from groundeval.agents.oracle import OracleAgent
+
+        if self.answer:
+            OracleAgent().run(episode)
+        time.sleep(0.6)
+
+
+def late_idle():
+    return _Late(False)
+
+
+def late_answer():
+    return _Late(True)
+
+
+@pytest.mark.parametrize(("factory", "status"), [("late_idle", "timeout"), ("late_answer", "completed")])
+def test_an_agent_back_past_its_deadline_without_an_answer_timed_out(tmp_path, factory, status, capsys):
+    out_dir = tmp_path / "run"
+    args = ("run", "tiny", "--agent", f"{__name__}:{factory}", "--timeout", "0.2", "--limit", "1")
+    code, out, err = cli(capsys, *args, "--out", str(out_dir), "-q")
+    trace = json.loads((out_dir / "traces.jsonl").read_text(encoding="utf-8"))
+    assert trace["status"] == status  # not 'no_answer': an empty episode, --allow-empty's to accept
+    if status == "timeout":
+        assert code == 1 and "the run failed: every episode errored (1 of 1); first: episode timed out" in err
+    else:
+        assert code == 0 and trace["final_answer"] is not None
