@@ -334,6 +334,12 @@ def compare(base: Path, new: Path, as_json: bool, limit: int) -> None:
             str(base if sb is None else new),
             "compare needs per-question scores (scores.jsonl or a folder holding one), not only report.json",
         )
+    if not {s.question_id for s in sb} & {s.question_id for s in sn}:  # a diff of nothing is no "0 changed"
+        raise ContractError.single(
+            f"{base}, {new}",
+            f"no question in common ({len({s.question_id for s in sb})} in BASE, "
+            f"{len({s.question_id for s in sn})} in NEW): nothing to compare (runs of another pack or question set?)",
+        )
     diff = diff_runs(sb, sn, rb, rn)
     click.echo(json.dumps(diff, indent=2, sort_keys=True) if as_json else format_compare(diff, limit))
 

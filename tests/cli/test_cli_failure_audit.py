@@ -274,3 +274,11 @@ def test_an_agent_back_past_its_deadline_without_an_answer_timed_out(tmp_path, f
         assert code == 1 and "the run failed: every episode errored (1 of 1); first: episode timed out" in err
     else:
         assert code == 0 and trace["final_answer"] is not None
+
+
+def test_compare_refuses_two_runs_with_no_question_in_common(runs, capsys):
+    code, out, err = cli(capsys, "compare", str(runs / "base"), str(runs / "other"))
+    assert code == 2 and "newly failing" not in out
+    assert "no question in common (21 in BASE, 3 in NEW): nothing to compare" in err
+    code, out, _ = cli(capsys, "compare", str(runs / "base"), str(runs / "part"))  # a subset still compares
+    assert code == 0 and "questions only in base: 19, only in new: 0" in out
