@@ -277,6 +277,14 @@ def report(
     traces_path = traces_path or (folder / TRACES_FILE if (folder / TRACES_FILE).is_file() else None)
     qs = read_question_set(questions_path) if questions_path else None
     questions = qs.questions if qs is not None else None
+    if not scores:  # a report of nothing would read as a run of 0
+        raise ContractError.single(str(source), "holds no score: nothing to report")
+    if questions is not None and not {q.id for q in questions} & {s.question_id for s in scores}:
+        raise ContractError.single(
+            str(questions_path),
+            f"none of its {len(questions)} questions has a score in {source}: the scores answer another "
+            "question set (pass the questions they were scored with)",
+        )
     traces = read_traces(traces_path) if traces_path else None
     previous = _previous_report(folder / REPORT_FILE)
     config = _config(pack)

@@ -282,3 +282,18 @@ def test_compare_refuses_two_runs_with_no_question_in_common(runs, capsys):
     assert "no question in common (21 in BASE, 3 in NEW): nothing to compare" in err
     code, out, _ = cli(capsys, "compare", str(runs / "base"), str(runs / "part"))  # a subset still compares
     assert code == 0 and "questions only in base: 19, only in new: 0" in out
+
+
+def test_report_refuses_no_score_and_scores_of_another_question_set(runs, tmp_path, capsys):
+    empty = tmp_path / "scores.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    code, out, err = cli(capsys, "report", str(empty), "--out", str(tmp_path / "r1"))
+    assert code == 2 and f"error: {empty}: holds no score: nothing to report" in err
+    assert not (tmp_path / "r1").exists()
+    questions = runs / "base" / "questions.json"
+    other = runs / "other" / "scores.jsonl"
+    code, out, err = cli(capsys, "report", str(other), "--questions", str(questions), "--out", str(tmp_path / "r2"))
+    assert code == 2 and f"none of its 21 questions has a score in {other}" in err
+    code, out, _ = cli(capsys, "report", str(runs / "base"), "--out", str(tmp_path / "r3"))
+    assert code == 0
+    assert (tmp_path / "r3" / "report.json").read_bytes() == (runs / "base" / "report.json").read_bytes()
