@@ -257,6 +257,14 @@ def run(
         try:
             if subset:
                 qs = subset.apply(qs)
+            if not qs.questions:  # a run of nothing would finish as a run of 0/0 episodes
+                generated = origin == "generated"
+                raise UsageError.single(
+                    str(source if generated or questions is None else questions),
+                    "generates no question (groundeval verify says why)"
+                    if generated
+                    else "the question set holds no question: nothing to run",
+                )
             out.mkdir(parents=True, exist_ok=True)
             if origin == "generated":  # keep them (the subset): a resumed run must answer the same set
                 from .questions.io import write_questions
@@ -472,6 +480,8 @@ def _evaluate(
             qs = generate(store, seed=seed)
         if subset:
             qs = subset.apply(qs)
+        if not qs.questions:  # an eval of nothing would report a run of 0 questions as done
+            raise UsageError.single(str(pack), "generates no question (groundeval verify says why)")
         if resume and saved.exists() and read_questions(saved) != qs:
             raise ContractError.single(
                 str(saved), "differs from the questions this pack generates now; cannot resume — run without --resume"

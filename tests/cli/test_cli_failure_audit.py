@@ -297,3 +297,33 @@ def test_report_refuses_no_score_and_scores_of_another_question_set(runs, tmp_pa
     code, out, _ = cli(capsys, "report", str(runs / "base"), "--out", str(tmp_path / "r3"))
     assert code == 0
     assert (tmp_path / "r3" / "report.json").read_bytes() == (runs / "base" / "report.json").read_bytes()
+
+
+def test_run_refuses_a_question_set_with_no_question(runs, tmp_path, capsys):
+    doc = json.loads((runs / "base" / "questions.json").read_text(encoding="utf-8"))
+    doc["questions"] = []
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps(doc), encoding="utf-8")
+    for source in (["tiny", "--questions", str(questions)], [str(questions)]):
+        out_dir = tmp_path / "run"
+        code, out, err = cli(capsys, "run", *source, "--agent", "oracle", "--out", str(out_dir), "-q")
+        assert code == 2 and "0/0 episodes" not in out
+        assert f"error: {questions}: the question set holds no question: nothing to run" in err
+        assert not out_dir.exists()
+
+
+def test_eval_refuses_a_pack_that_generates_no_question(tmp_path, capsys):
+    from groundeval.contract.packs import bundled_pack
+
+    pack = tmp_path / "pack"
+    shutil.copytree(bundled_pack("tiny"), pack)
+    manifest = pack / "groundeval.yaml"
+    caps = "".join(f"  max_{t}_questions: 0\n" for t in ("perspective", "counterfactual", "silence"))
+    text = manifest.read_text(encoding="utf-8").replace("  max_per_actor: 5\n", "  max_per_actor: 5\n" + caps)
+    manifest.write_text(text, encoding="utf-8")
+    out_dir = tmp_path / "out"
+    for command in ("eval", "run"):
+        code, out, err = cli(capsys, command, str(pack), "--agent", "oracle", "--out", str(out_dir), "-q")
+        assert code == 2 and "no_evidence" not in out
+        assert f"error: {pack}: generates no question" in err
+        assert not (out_dir / "report.json").exists()
