@@ -490,6 +490,9 @@ def score_run(contract: TaskContract, run: ObservedRun) -> TaskScore:
             )
         )
 
+    if not calls:  # an empty run: no path to credit, as an empty episode scores 0 (docs/scoring.md)
+        answer = dict.fromkeys(answer, 0.0)
+        traj = dict.fromkeys(traj, 0.0)
     s_answer = _r(sum(answer.values()) / len(answer))
     s_traj = _r(sum(traj.values()) / len(traj))
     wa, wt = contract.weights.answer, contract.weights.trajectory

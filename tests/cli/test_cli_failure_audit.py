@@ -327,3 +327,15 @@ def test_eval_refuses_a_pack_that_generates_no_question(tmp_path, capsys):
         assert code == 2 and "no_evidence" not in out
         assert f"error: {pack}: generates no question" in err
         assert not (out_dir / "report.json").exists()
+
+
+@pytest.mark.parametrize("recording", ["[]", '{"resourceSpans": []}'])
+def test_tasks_score_gives_a_run_with_no_call_zero(tmp_path, recording, capsys):
+    contract = Path(__file__).resolve().parents[2] / "groundeval" / "tasks" / "examples" / "support" / "task.yaml"
+    run = tmp_path / "empty.json"
+    run.write_text(recording, encoding="utf-8")
+    code, out, _ = cli(capsys, "tasks", "score", str(contract), str(run), "--json")
+    score = json.loads(out.splitlines()[0])
+    assert code == 1 and score["n_calls"] == 0
+    assert score["s_adj"] == score["s_answer"] == score["s_traj"] == 0.0  # was 0.333: vacuous path credit
+    assert set(score["traj_components"].values()) == {0.0}
