@@ -440,10 +440,15 @@ def gate(
     folder = new if new.is_dir() else new.parent
     info = read_run_info(folder / "run.json")
     beside = _previous_report(folder / REPORT_FILE) if sn is not None else None  # scores alone know no question set
+    status = message = None
+    if info is not None:
+        status, message = info.status, info.sessions[-1].message if info.sessions else None
+    elif (folder / "run.json").exists():  # a run record that cannot be read does not say "completed"
+        status, message = "unreadable", "not a readable run record"
     checks = integrity_checks(
         rn,
-        run_status=None if info is None else info.status,
-        run_message=info.sessions[-1].message if info is not None and info.sessions else None,
+        run_status=status,
+        run_message=message,
         allow_errors=allow_errors,
         allow_empty=allow_empty,
         missing=beside.missing_question_ids if beside is not None else None,

@@ -339,3 +339,14 @@ def test_tasks_score_gives_a_run_with_no_call_zero(tmp_path, recording, capsys):
     assert code == 1 and score["n_calls"] == 0
     assert score["s_adj"] == score["s_answer"] == score["s_traj"] == 0.0  # was 0.333: vacuous path credit
     assert set(score["traj_components"].values()) == {0.0}
+
+
+def test_gate_does_not_take_an_unreadable_run_json_for_a_completed_run(runs, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(runs / "base", run)
+    (run / "run.json").write_text('{"status": "compl', encoding="utf-8")  # torn
+    code, out, _ = cli(capsys, "gate", str(run), "--min-adjusted", "0.9")
+    assert code == 1 and "FAIL  run.status: the run did not complete (run.json: unreadable" in out
+    (run / "run.json").unlink()  # no run record at all: nothing to say, as before
+    code, out, _ = cli(capsys, "gate", str(run), "--min-adjusted", "0.9")
+    assert code == 0 and "run.status" not in out
