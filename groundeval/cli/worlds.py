@@ -199,8 +199,6 @@ def gate(
 ) -> None:
     """Fail (exit 1) when the world run in OUT breaks a threshold, or when it is broken (an errored
     episode, a user-simulator error, a run.json that does not say completed) unless --allow-errors."""
-    import json
-
     from ..errors import ContractError, UsageError
     from ..worlds.run import read_traces
     from ..worlds.scorecard import WorldReport
@@ -236,10 +234,9 @@ def gate(
             )
         if report.user_errors:
             failures.append(f"{report.user_errors} user-simulator errors: the runs do not measure the agent alone")
-        info = out / "run.json"
-        status = json.loads(info.read_text(encoding="utf-8")).get("status") if info.is_file() else None
-        if status not in (None, "completed"):
-            failures.append(f"run.json says {status}")
+        problem = _run_json_problem(out / "run.json")
+        if problem:
+            failures.append(problem)
         traces = out / "traces.jsonl"
         if traces.is_file() and len(read_traces(traces)) != report.episodes:
             failures.append("traces.jsonl and report.json disagree on the episodes: re-score the run")
@@ -248,6 +245,22 @@ def gate(
     if failures:
         sys.exit(1)
     click.echo(f"pass: world {report.world}, agent {report.agent}, {report.episodes} episodes")
+
+
+def _run_json_problem(path: Path) -> str | None:
+    """Why a world run's ``run.json`` does not say it completed (None without one, or when it does)."""
+    import json
+
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        doc = None
+    if not isinstance(doc, dict):  # torn or not a run record: not known to have completed
+        return "run.json cannot be read (not a run record): the run is not known to have completed"
+    status = doc.get("status")
+    return None if status in (None, "completed") else f"run.json says {status}"
 
 
 @worlds.command("score")

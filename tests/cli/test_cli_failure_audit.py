@@ -350,3 +350,15 @@ def test_gate_does_not_take_an_unreadable_run_json_for_a_completed_run(runs, tmp
     (run / "run.json").unlink()  # no run record at all: nothing to say, as before
     code, out, _ = cli(capsys, "gate", str(run), "--min-adjusted", "0.9")
     assert code == 0 and "run.status" not in out
+
+
+@pytest.mark.parametrize("record", ['{"status": "compl', "[1]", "null"])
+def test_worlds_gate_fails_an_unreadable_run_json_without_a_traceback(tmp_path, record, capsys):
+    out_dir = tmp_path / "run"
+    _run("worlds", "run", str(SHOP), "--agent", "gold", "--out", str(out_dir))
+    code, out, _ = cli(capsys, "worlds", "gate", str(out_dir), "--min-reward", "0.5")
+    assert code == 0 and "pass: world shop" in out
+    (out_dir / "run.json").write_text(record, encoding="utf-8")
+    code, out, err = cli(capsys, "worlds", "gate", str(out_dir), "--min-reward", "0.5")
+    assert code == 1 and "pass" not in out
+    assert "FAIL run.json cannot be read (not a run record)" in err
