@@ -284,6 +284,8 @@ def run_episode(
     )
     try:
         agent.run(ep)
-    except Exception as exc:  # the agent's failure is recorded and scored, never raised
+    except KeyboardInterrupt:  # Ctrl-C stops the run (finished episodes are kept)
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the agent's failure (sys.exit() included) is recorded and scored
         return ep.finish(error=f"{type(exc).__name__}: {exc}"[:500])
     return ep.finish()

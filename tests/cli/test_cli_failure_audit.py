@@ -362,3 +362,27 @@ def test_worlds_gate_fails_an_unreadable_run_json_without_a_traceback(tmp_path, 
     code, out, err = cli(capsys, "worlds", "gate", str(out_dir), "--min-reward", "0.5")
     assert code == 1 and "pass" not in out
     assert "FAIL run.json cannot be read (not a run record)" in err
+
+
+class _Exits:
+    """An agent that calls sys.exit(0) in the middle of its episode."""
+
+    name = "exits"
+
+    def run(self, episode):
+        raise SystemExit(0)
+
+
+def exits():
+    return _Exits()
+
+
+@pytest.mark.parametrize("source", ["world", "pack"])
+def test_an_agent_calling_sys_exit_is_an_errored_episode_not_a_clean_exit(tmp_path, source, capsys):
+    target = str(SHOP) if source == "world" else "tiny"
+    out_dir = tmp_path / "run"
+    code, out, err = cli(capsys, "run", target, "--agent", f"{__name__}:exits", "--out", str(out_dir), "--limit", "2")
+    assert code == 1  # was 0 for a world: the agent's SystemExit ended the command, no report written
+    assert "SystemExit" in err and "every episode errored" in err
+    traces = [json.loads(line) for line in (out_dir / "traces.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(traces) == 2
