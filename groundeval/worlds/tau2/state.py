@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import threading
 import uuid
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
@@ -51,10 +52,22 @@ _MISSING = object()
 
 
 class _Ids:
-    """A stand-in for the ``uuid`` module inside τ²'s tool modules: ``uuid4()`` from a counter."""
+    """A stand-in for the ``uuid`` module inside τ²'s tool modules: ``uuid4()`` from a counter.
+
+    The counter is the calling thread's: episodes run at once on threads (``-j``, Ray's
+    ``--concurrency``), each setting it to its own before a tool call and reading it back
+    after; one shared counter would let a call draw the id of another episode's count."""
 
     def __init__(self) -> None:
-        self.n = 0
+        self._local = threading.local()
+
+    @property
+    def n(self) -> int:
+        return getattr(self._local, "n", 0)
+
+    @n.setter
+    def n(self, value: int) -> None:
+        self._local.n = value
 
     def reset(self) -> None:
         self.n = 0
