@@ -7,7 +7,7 @@ import inspect
 import sys
 from typing import Any, Callable
 
-from ..errors import UsageError
+from ..errors import GroundevalError, UsageError
 
 BUILTIN: dict[str, str] = {
     "oracle": "groundeval.agents.oracle:OracleAgent",
@@ -33,6 +33,10 @@ def _load(target: str, spec: str) -> Callable[..., Any]:
         mod = importlib.import_module(module)
     except ImportError as exc:
         raise UsageError.single("--agent", f"cannot import {module!r} for agent {spec!r}: {exc}") from None
+    except Exception as exc:  # the module itself fails (a syntax error, an error at import): the user's code
+        raise UsageError.single(
+            "--agent", f"cannot import {module!r} for agent {spec!r}: {type(exc).__name__}: {exc}"
+        ) from None
     obj = mod
     for part in attr.split("."):
         obj = getattr(obj, part, None)
@@ -53,6 +57,10 @@ def _call(factory: Callable[..., Any], spec: str, *args: Any, **opts: Any) -> An
         return factory(*args, **opts)
     except TypeError as exc:
         raise UsageError.single("--agent", f"cannot create agent {spec!r}: {exc}") from None
+    except GroundevalError:  # already says what is wrong (a missing key, an extra)
+        raise
+    except Exception as exc:  # the factory failed before any episode could record it
+        raise UsageError.single("--agent", f"cannot create agent {spec!r}: {type(exc).__name__}: {exc}") from None
 
 
 def get_agent(spec: str, **opts: Any) -> Any:

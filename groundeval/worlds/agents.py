@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..errors import UsageError
+from ..errors import GroundevalError, UsageError
 from .episode import WorldEpisode
 from .model import Action, WorldTask
 from .simulator import is_yes
@@ -266,7 +266,14 @@ def make_agent(name: str, *, base_url: str | None = None, api_key_env: str | Non
             factory = getattr(importlib.import_module(mod), attr)
         except (ImportError, AttributeError) as exc:
             raise UsageError.single("--agent", f"cannot load {name!r}: {exc}") from None
-        return factory()
+        except Exception as exc:  # the module itself fails (a syntax error, an error at import): the user's code
+            raise UsageError.single("--agent", f"cannot load {name!r}: {type(exc).__name__}: {exc}") from None
+        try:
+            return factory()
+        except GroundevalError:
+            raise
+        except Exception as exc:  # the factory failed before any episode could record it
+            raise UsageError.single("--agent", f"cannot create {name!r}: {type(exc).__name__}: {exc}") from None
     raise UsageError.single(
         "--agent", f"unknown world agent {name!r} (baselines: {', '.join(BASELINES)}; or module:factory)"
     )

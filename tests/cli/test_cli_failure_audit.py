@@ -386,3 +386,29 @@ def test_an_agent_calling_sys_exit_is_an_errored_episode_not_a_clean_exit(tmp_pa
     assert "SystemExit" in err and "every episode errored" in err
     traces = [json.loads(line) for line in (out_dir / "traces.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(traces) == 2
+
+
+def factory_raises():
+    raise RuntimeError("cannot construct")
+
+
+@pytest.mark.parametrize("source", ["world", "pack"])
+@pytest.mark.parametrize(
+    ("module", "body", "expected"),
+    [
+        ("audit_import_boom", 'raise RuntimeError("import boom")\n', "RuntimeError: import boom"),
+        ("audit_syntax_bad", "def f(:\n", "SyntaxError: invalid syntax"),
+        (None, None, "RuntimeError: cannot construct"),
+    ],
+)
+def test_an_agent_that_cannot_be_made_is_a_usage_error(tmp_path, monkeypatch, source, module, body, expected, capsys):
+    if module is None:
+        spec = f"{__name__}:factory_raises"
+    else:
+        (tmp_path / f"{module}.py").write_text(body, encoding="utf-8")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        spec = f"{module}:agent"
+    target = str(SHOP) if source == "world" else "tiny"
+    code, out, err = cli(capsys, "run", target, "--agent", spec, "--out", str(tmp_path / "run"), "--limit", "1")
+    assert code == 2 and "Traceback" not in err  # was a traceback and exit 1
+    assert err.startswith("error: --agent: cannot ") and expected in err and repr(spec) in err
