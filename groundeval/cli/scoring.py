@@ -417,6 +417,13 @@ def gate(
     from ..agents.runinfo import read_run_info
     from ..report.gate import gate_checks, integrity_checks, paired_drop_checks, write_junit
 
+    for option, value in (
+        ("--min-adjusted", min_adjusted),
+        ("--max-violation-rate", max_violation_rate),
+        ("--max-drop", max_drop),
+    ):
+        if value is not None and value != value:  # NaN: every comparison with it is false, so a drop would pass
+            raise UsageError.single(option, "must be a number, not nan")
     if max_drop is not None and baseline is None:
         raise UsageError.single("--max-drop", "needs --baseline")
     if baseline is not None and max_drop is None:

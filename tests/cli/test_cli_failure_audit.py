@@ -412,3 +412,19 @@ def test_an_agent_that_cannot_be_made_is_a_usage_error(tmp_path, monkeypatch, so
     code, out, err = cli(capsys, "run", target, "--agent", spec, "--out", str(tmp_path / "run"), "--limit", "1")
     assert code == 2 and "Traceback" not in err  # was a traceback and exit 1
     assert err.startswith("error: --agent: cannot ") and expected in err and repr(spec) in err
+
+
+@pytest.mark.parametrize(
+    "threshold",
+    [["--max-drop", "nan", "--baseline", "BASE"], ["--min-adjusted", "nan"], ["--max-violation-rate", "NaN"]],
+)
+def test_gate_refuses_a_nan_threshold(runs, tmp_path, threshold, capsys):
+    broken = tmp_path / "zero"
+    broken.mkdir()
+    lines = (runs / "base" / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    zeroed = [json.dumps({**json.loads(line), "s_adj": 0.0, "s_combined": 0.0}) for line in lines]
+    (broken / "scores.jsonl").write_text("\n".join(zeroed) + "\n", encoding="utf-8")
+    args = [str(runs / "base") if a == "BASE" else a for a in threshold]
+    code, out, err = cli(capsys, "gate", str(broken), *args)
+    assert code == 2 and "gate passed" not in out  # --max-drop nan let a drop from 1.0 to 0.0 pass
+    assert f"error: {threshold[0]}: must be a number, not nan" in err
