@@ -428,3 +428,24 @@ def test_gate_refuses_a_nan_threshold(runs, tmp_path, threshold, capsys):
     code, out, err = cli(capsys, "gate", str(broken), *args)
     assert code == 2 and "gate passed" not in out  # --max-drop nan let a drop from 1.0 to 0.0 pass
     assert f"error: {threshold[0]}: must be a number, not nan" in err
+
+
+class _Idle:
+    name = "idle"
+
+    def run(self, episode):
+        return None
+
+
+def idle():
+    return _Idle()
+
+
+@pytest.mark.parametrize("option", ["--min-reward", "--min-s-adj", "--max-violation-rate"])
+def test_worlds_gate_refuses_a_nan_threshold(tmp_path, option, capsys):
+    out_dir = tmp_path / "run"
+    code, _, _ = cli(capsys, "run", str(SHOP), "--agent", f"{__name__}:idle", "--out", str(out_dir))
+    assert code == 1  # every episode empty: reward 0
+    code, out, err = cli(capsys, "worlds", "gate", str(out_dir), option, "nan", "--allow-errors")
+    assert code == 2 and "pass" not in out  # --min-reward nan passed a run of reward 0
+    assert "must be a number, not nan" in err
