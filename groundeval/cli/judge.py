@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from .options import NumberRange
+
 
 @click.command()
 @click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
@@ -24,7 +26,7 @@ import click
 )
 @click.option(
     "--threshold",
-    type=click.FloatRange(0, 1),
+    type=NumberRange(0, 1),
     default=0.5,
     show_default=True,
     help="A judge score at or above this approves the answer.",
@@ -46,10 +48,10 @@ import click
 )
 @click.option("--base-url", default=None, help="The judge server's base URL.")
 @click.option("--api-key-env", default=None, help="Environment variable holding the judge's key.")
-@click.option("--temperature", type=float, default=0.0, show_default=True, help="Judge sampling temperature.")
+@click.option("--temperature", type=NumberRange(), default=0.0, show_default=True, help="Judge sampling temperature.")
 @click.option("--max-tokens", type=int, default=400, show_default=True, help="Tokens per judge reply.")
 @click.option("--retries", type=click.IntRange(0), default=None, help="Retries per request.")
-@click.option("--request-timeout", type=float, default=None, help="Seconds per request.")
+@click.option("--request-timeout", type=NumberRange(), default=None, help="Seconds per request.")
 @click.option("--json", "as_json", is_flag=True, help="Print the contrast (judge.json) instead of the summary.")
 def judge(
     run: Path,

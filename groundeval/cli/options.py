@@ -11,6 +11,22 @@ import click
 from ..errors import ContractError
 
 
+class NumberRange(click.FloatRange):
+    """``click.FloatRange`` (bounds optional) that refuses NaN, which FloatRange lets through: every
+    comparison with NaN is false, so a NaN threshold passes anything and a NaN timeout never ends."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail("nan is not a number", param, ctx)
+        return number
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()  # no "[x<=None]" in help
+
+
 class PackType(click.ParamType):
     """A pack folder or manifest, or the bare name of a bundled pack (``groundeval packs``).
 

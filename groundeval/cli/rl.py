@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .options import PACK, answered_questions_option, force_option
+from .options import PACK, NumberRange, answered_questions_option, force_option
 
 
 @click.group()
@@ -186,7 +186,7 @@ def _print_table(table) -> None:
 @answered_questions_option
 @click.option("--pack", type=PACK, default=None, help="Take the scoring config from this pack (as score --pack).")
 @click.option("--shaped", is_flag=True, help="Also report the shaped reward S_adj * (1 - lam * (1 - P)).")
-@click.option("--lam", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True, help="The shaped reward's lam.")
+@click.option("--lam", type=NumberRange(0.0, 1.0), default=0.5, show_default=True, help="The shaped reward's lam.")
 @click.option("--json", "as_json", is_flag=True, help="Print per-question and per-run diagnostics as JSON.")
 def diagnose(traces: Path, questions_path: Path, pack: str | None, shaped: bool, lam: float, as_json: bool) -> None:
     """Process diagnostics of saved TRACES, per question and per run, beside the reward

@@ -12,7 +12,7 @@ import click
 
 from ..agents.base import MODES
 from ..errors import UsageError
-from .options import PACK, backend_options, force_option, llm_options, make_backend, warn_forced
+from .options import PACK, NumberRange, backend_options, force_option, llm_options, make_backend, warn_forced
 
 
 def _subset(tracks, buckets, question_ids, limit):
@@ -47,7 +47,7 @@ def agent_options(f):
             ),
             click.option(
                 "--timeout",
-                type=click.FloatRange(min=0, min_open=True),
+                type=NumberRange(min=0, min_open=True),
                 default=None,
                 help="Per-episode timeout in seconds.",
             ),
@@ -70,10 +70,12 @@ def agent_options(f):
             ),
             click.option("--base-url", default=None, help="LLM adapters: the server's base URL."),
             click.option("--api-key-env", default=None, help="LLM adapters: environment variable holding the key."),
-            click.option("--temperature", type=float, default=None, help="LLM adapters: sampling temperature."),
+            click.option("--temperature", type=NumberRange(), default=None, help="LLM adapters: sampling temperature."),
             click.option("--max-tokens", type=int, default=None, help="LLM adapters: tokens per completion."),
             click.option("--retries", type=click.IntRange(0), default=None, help="LLM adapters: retries per request."),
-            click.option("--request-timeout", type=float, default=None, help="LLM adapters: seconds per request."),
+            click.option(
+                "--request-timeout", type=NumberRange(), default=None, help="LLM adapters: seconds per request."
+            ),
             click.option(
                 "--cache",
                 "response_cache",

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import ContractError, EpisodeInterrupt, UsageError
-from .options import PackType, force_option, open_pack
+from .options import NumberRange, PackType, force_option, open_pack
 
 
 @click.command()
@@ -178,7 +178,7 @@ def network_settings(host: str, allow_remote: bool, token_env: str) -> list[str]
     "--idle-timeout",
     default=1800.0,
     show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
+    type=NumberRange(min=0, min_open=True),
     help="Seconds without a call after which an episode ends as 'abandoned' (and an HTTP session expires).",
 )
 @click.option(

@@ -10,7 +10,7 @@ import click
 
 from ..gc_pause import collector_paused
 from ..errors import ContractError, UsageError
-from .options import PACK, backend_options, make_backend
+from .options import PACK, NumberRange, backend_options, make_backend
 from .runtime import served_questions, served_questions_option
 
 QUESTIONS_FILE, TRACES_FILE, REPORT_FILE = "questions.json", "traces.jsonl", "report.json"
@@ -355,11 +355,11 @@ def compare(base: Path, new: Path, as_json: bool, limit: int) -> None:
 @click.command()
 @click.argument("new", type=click.Path(exists=True, path_type=Path))
 @click.option("--baseline", type=click.Path(exists=True, path_type=Path), default=None)
-@click.option("--min-adjusted", type=float, default=None, help="Minimum run-level S_adj.")
-@click.option("--max-violation-rate", type=float, default=None, help="Maximum run-level violation rate v.")
+@click.option("--min-adjusted", type=NumberRange(), default=None, help="Minimum run-level S_adj.")
+@click.option("--max-violation-rate", type=NumberRange(), default=None, help="Maximum run-level violation rate v.")
 @click.option(
     "--max-drop",
-    type=float,
+    type=NumberRange(),
     default=None,
     help="Largest allowed drop from the baseline (overall and per "
     "track): of mean per-question S_adj with --test paired, of run S_adj with --test point.",
@@ -376,7 +376,7 @@ def compare(base: Path, new: Path, as_json: bool, limit: int) -> None:
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=NumberRange(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
     help="--test paired: the gate's false-failure rate for a run that did not change "
@@ -417,13 +417,6 @@ def gate(
     from ..agents.runinfo import read_run_info
     from ..report.gate import gate_checks, integrity_checks, paired_drop_checks, write_junit
 
-    for option, value in (
-        ("--min-adjusted", min_adjusted),
-        ("--max-violation-rate", max_violation_rate),
-        ("--max-drop", max_drop),
-    ):
-        if value is not None and value != value:  # NaN: every comparison with it is false, so a drop would pass
-            raise UsageError.single(option, "must be a number, not nan")
     if max_drop is not None and baseline is None:
         raise UsageError.single("--max-drop", "needs --baseline")
     if baseline is not None and max_drop is None:

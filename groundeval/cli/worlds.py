@@ -11,7 +11,7 @@ import click
 
 from .runtime import http_options, network_settings
 
-from .options import backend_options, llm_options, make_backend
+from .options import NumberRange, backend_options, llm_options, make_backend
 
 
 def is_world_source(source: str | Path) -> bool:
@@ -188,28 +188,16 @@ def check(world: str) -> None:
         w.close()
 
 
-def _a_number(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    """Refuse NaN, which FloatRange lets through: every comparison with it is false, so it would pass anything."""
-    if value is not None and value != value:
-        raise click.BadParameter("must be a number, not nan")
-    return value
-
-
 @worlds.command("gate")
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--min-reward",
-    type=click.FloatRange(0, 1),
+    type=NumberRange(0, 1),
     default=None,
-    callback=_a_number,
     help="Mean reward (completion) at least this.",
 )
-@click.option(
-    "--min-s-adj", type=click.FloatRange(0, 1), default=None, callback=_a_number, help="Run S_adj at least this."
-)
-@click.option(
-    "--max-violation-rate", type=click.FloatRange(0, 1), default=None, callback=_a_number, help="Run v at most this."
-)
+@click.option("--min-s-adj", type=NumberRange(0, 1), default=None, help="Run S_adj at least this.")
+@click.option("--max-violation-rate", type=NumberRange(0, 1), default=None, help="Run v at most this.")
 @click.option("--allow-errors", is_flag=True, help="Do not fail on errored episodes or user-simulator errors.")
 def gate(
     out: Path, min_reward: float | None, min_s_adj: float | None, max_violation_rate: float | None, allow_errors: bool

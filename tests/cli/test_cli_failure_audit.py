@@ -416,7 +416,12 @@ def test_an_agent_that_cannot_be_made_is_a_usage_error(tmp_path, monkeypatch, so
 
 @pytest.mark.parametrize(
     "threshold",
-    [["--max-drop", "nan", "--baseline", "BASE"], ["--min-adjusted", "nan"], ["--max-violation-rate", "NaN"]],
+    [
+        ["--max-drop", "nan", "--baseline", "BASE"],
+        ["--alpha", "nan", "--baseline", "BASE", "--max-drop", "0.02"],
+        ["--min-adjusted", "nan"],
+        ["--max-violation-rate", "NaN"],
+    ],
 )
 def test_gate_refuses_a_nan_threshold(runs, tmp_path, threshold, capsys):
     broken = tmp_path / "zero"
@@ -426,8 +431,22 @@ def test_gate_refuses_a_nan_threshold(runs, tmp_path, threshold, capsys):
     (broken / "scores.jsonl").write_text("\n".join(zeroed) + "\n", encoding="utf-8")
     args = [str(runs / "base") if a == "BASE" else a for a in threshold]
     code, out, err = cli(capsys, "gate", str(broken), *args)
-    assert code == 2 and "gate passed" not in out  # --max-drop nan let a drop from 1.0 to 0.0 pass
-    assert f"error: {threshold[0]}: must be a number, not nan" in err
+    assert code == 2 and "gate passed" not in out  # --max-drop or --alpha nan let a drop from 1.0 to 0.0 pass
+    assert f"Invalid value for '{threshold[0]}': nan is not a number" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "tiny", "--agent", "oracle", "--timeout", "nan"],
+        ["rl", "diagnose", "TRACES", "-q", "QUESTIONS", "--shaped", "--lam", "nan"],
+    ],
+)
+def test_a_nan_option_is_a_usage_error_not_a_traceback(runs, tmp_path, args, capsys):
+    fill = {"TRACES": str(runs / "base" / "traces.jsonl"), "QUESTIONS": str(runs / "base" / "questions.json")}
+    args = [fill.get(a, a) for a in args] + (["--out", str(tmp_path / "o")] if args[0] == "run" else [])
+    code, out, err = cli(capsys, *args)
+    assert code == 2 and "nan is not a number" in err  # run: a ValueError traceback; rl: NaN rewards
 
 
 class _Idle:
@@ -448,4 +467,4 @@ def test_worlds_gate_refuses_a_nan_threshold(tmp_path, option, capsys):
     assert code == 1  # every episode empty: reward 0
     code, out, err = cli(capsys, "worlds", "gate", str(out_dir), option, "nan", "--allow-errors")
     assert code == 2 and "pass" not in out  # --min-reward nan passed a run of reward 0
-    assert "must be a number, not nan" in err
+    assert "nan is not a number" in err
