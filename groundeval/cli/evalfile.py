@@ -142,7 +142,7 @@ def _run_settings(table, fail) -> dict[str, Any]:
         out["seed"] = table["seed"]
     if "timeout" in table:
         v = table["timeout"]
-        if isinstance(v, bool) or not isinstance(v, int | float) or v <= 0:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0:  # not v > 0: NaN too
             raise fail("timeout", f"expected a positive number of seconds, got {v!r}")
         out["timeout"] = float(v)
     for key, choices in (("mode", ("tool", "context", "zero-shot")), ("profile", ("default", "paper"))):

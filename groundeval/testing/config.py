@@ -121,7 +121,7 @@ def _numbers(table: dict[str, Any], path: Path) -> dict[str, Any]:
             raise _fail(path, "alpha", f"expected a number strictly between 0 and 1, got {a!r}")
         out["alpha"] = float(a)
     if "timeout" in table:
-        if not _number(table["timeout"]) or table["timeout"] <= 0:
+        if not _number(table["timeout"]) or not table["timeout"] > 0:  # not > 0: NaN too
             raise _fail(path, "timeout", f"expected a positive number of seconds, got {table['timeout']!r}")
         out["timeout"] = float(table["timeout"])
     return out

@@ -468,3 +468,18 @@ def test_worlds_gate_refuses_a_nan_threshold(tmp_path, option, capsys):
     code, out, err = cli(capsys, "worlds", "gate", str(out_dir), option, "nan", "--allow-errors")
     assert code == 2 and "pass" not in out  # --min-reward nan passed a run of reward 0
     assert "nan is not a number" in err
+
+
+def test_a_nan_timeout_in_an_eval_file_or_the_pytest_gate_table_is_a_located_error(tmp_path, monkeypatch, capsys):
+    from groundeval.errors import ContractError
+    from groundeval.testing.config import parse_table
+
+    (tmp_path / "groundeval.toml").write_text(
+        'packs = ["tiny"]\nagents = ["oracle"]\ntimeout = nan\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli(capsys, "eval", "-q")
+    assert code == 2 and "Traceback" not in err  # was a ValueError traceback from the episode's deadline
+    assert "groundeval.toml field 'timeout': expected a positive number of seconds, got nan" in err
+    with pytest.raises(ContractError, match="timeout"):
+        parse_table({"timeout": float("nan")}, tmp_path / "pyproject.toml")
