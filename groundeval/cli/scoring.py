@@ -173,6 +173,10 @@ def score(
                     else "holds no trace: nothing to score",
                 )
             zs = _rescore(zero_shot, qmap, config, digest, profile, be)[1] if zero_shot is not None else None
+            if zero_shot is not None and not zs:  # the floor asked for would be silently missing from the report
+                raise UsageError.single(
+                    "--zero-shot", f"{zero_shot} holds no trace of a question of {questions_path}: no floor to report"
+                )
     finally:
         be.close()
     report = aggregate(

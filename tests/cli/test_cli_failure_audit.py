@@ -483,3 +483,14 @@ def test_a_nan_timeout_in_an_eval_file_or_the_pytest_gate_table_is_a_located_err
     assert "groundeval.toml field 'timeout': expected a positive number of seconds, got nan" in err
     with pytest.raises(ContractError, match="timeout"):
         parse_table({"timeout": float("nan")}, tmp_path / "pyproject.toml")
+
+
+def test_score_refuses_a_zero_shot_file_with_no_trace(runs, tmp_path, capsys):
+    empty = tmp_path / "zero-shot.jsonl"
+    empty.write_text("", encoding="utf-8")
+    base = runs / "base"
+    args = ["score", str(base / "traces.jsonl"), "--questions", str(base / "questions.json")]
+    code, out, err = cli(capsys, *args, "--zero-shot", str(empty), "--out", str(tmp_path / "o"))
+    assert code == 2 and "scored" not in out  # was exit 0 and a report whose zero-shot floor was silently {}
+    assert f"error: --zero-shot: {empty} holds no trace of a question of" in err
+    assert not (tmp_path / "o").exists()
