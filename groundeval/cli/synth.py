@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -245,6 +246,7 @@ def bench(
         if json_out:
             Path(json_out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             click.echo(f"wrote {json_out}", err=True)
+        _fail_if_nothing_measured(result.get("matrix", []))
         return
     from ..bench.run import render_table, run_bench
 
@@ -263,3 +265,13 @@ def bench(
     if json_out:
         Path(json_out).write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         click.echo(f"wrote {json_out}", err=True)
+    _fail_if_nothing_measured(result.get("runs", []))
+
+
+def _fail_if_nothing_measured(columns: list) -> None:
+    """Exit 1 when no stage of any column measured anything (each failed or was unavailable): a table
+    of errors is not a benchmark. One stage measured is enough; the failed ones say why in the table."""
+    cells = [c for col in columns for c in col.get("stages", {}).values() if isinstance(c, dict) and "status" in c]
+    if cells and not any(c["status"] == "ok" for c in cells):
+        click.echo(f"error: nothing was measured: all {len(cells)} stages failed or were unavailable", err=True)
+        sys.exit(1)

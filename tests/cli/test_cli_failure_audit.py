@@ -494,3 +494,17 @@ def test_score_refuses_a_zero_shot_file_with_no_trace(runs, tmp_path, capsys):
     assert code == 2 and "scored" not in out  # was exit 0 and a report whose zero-shot floor was silently {}
     assert f"error: --zero-shot: {empty} holds no trace of a question of" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_bench_exits_1_when_no_stage_measured_anything(tmp_path, capsys):
+    from groundeval.contract.packs import bundled_pack
+
+    broken = tmp_path / "broken"
+    shutil.copytree(bundled_pack("tiny"), broken)
+    (broken / "events.jsonl").write_text('[{"id": "e1"}]\n', encoding="utf-8")  # a JSON array: no event
+    code, out, err = cli(capsys, "bench", "--pack", str(broken), "--stages", "load,search", "--samples", "2")
+    assert code == 1 and "error" in out  # was exit 0 with a table of errors
+    assert "error: nothing was measured: all 2 stages failed or were unavailable" in err
+    args = ("bench", "--pack", str(bundled_pack("tiny")), "--pack", str(broken), "--stages", "load", "--samples", "2")
+    code, out, err = cli(capsys, *args)
+    assert code == 0 and "nothing was measured" not in err  # one column measured: the table says the rest
