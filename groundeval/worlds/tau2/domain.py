@@ -27,7 +27,7 @@ from ...errors import ContractError
 from ..load import World, _contract
 from ..model import Action, ArgSpec, StateAdapter, ToolDef, UserScript, WorldManifest, WorldRules, WorldTask
 from ..state import WorldToolError
-from ._lib import DOMAINS, tau2
+from ._lib import DOMAINS, domain_functions
 from .state import USER_PREFIX, Tau2WorldState, install_ids
 
 __all__ = ["Tau2Criteria", "Tau2Domain", "Tau2World", "load_domain", "load_tau2_world"]
@@ -84,13 +84,12 @@ def load_domain(name: str) -> Tau2Domain:
         got = _DOMAINS.get(name)
         if got is not None:
             return got
-        reg = tau2().registry
-        constructor = reg.get_env_constructor(name)
+        constructor, tasks_loader = domain_functions(name)
         env = constructor()
         for kit in (env.tools, env.user_tools):
             if kit is not None:
                 install_ids([sys.modules[type(kit).__module__]])
-        tasks = list(reg.get_tasks_loader(name)())
+        tasks = list(tasks_loader())
         got = _DOMAINS[name] = Tau2Domain(name, constructor, env, tasks)
         return got
 
