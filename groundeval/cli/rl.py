@@ -65,6 +65,14 @@ def hacking(
     store, qs, pack_path, _ = resolve_source(
         pack, questions=questions_path, seed=seed, force=force, on_forced=warn_forced
     )
+    if not qs.questions:  # no policy can beat the oracle on nothing: an empty table is not a pass
+        store.close()
+        from ..errors import UsageError
+
+        raise UsageError.single(
+            str(questions_path or pack),
+            f"{'holds' if questions_path else 'generates'} no question: nothing to play the policies on",
+        )
     try:
         table = hacking_table(
             store,

@@ -508,3 +508,13 @@ def test_bench_exits_1_when_no_stage_measured_anything(tmp_path, capsys):
     args = ("bench", "--pack", str(bundled_pack("tiny")), "--pack", str(broken), "--stages", "load", "--samples", "2")
     code, out, err = cli(capsys, *args)
     assert code == 0 and "nothing was measured" not in err  # one column measured: the table says the rest
+
+
+def test_rl_hacking_refuses_a_question_set_with_no_question(runs, tmp_path, capsys):
+    doc = json.loads((runs / "base" / "questions.json").read_text(encoding="utf-8"))
+    doc["questions"] = []
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = cli(capsys, "rl", "hacking", "tiny", "--questions", str(questions), "--json")
+    assert code == 2 and out == ""  # was an empty table and exit 0: no policy beat the oracle on nothing
+    assert f"error: {questions}: holds no question: nothing to play the policies on" in err
