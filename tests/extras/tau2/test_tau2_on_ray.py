@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "trajectories"))
 
 from judge_server import JudgeServer  # noqa: E402
 from test_tau2_judge import MODEL, distinct_prompts  # noqa: E402
-from test_tau2_verify import lines, run_cli  # noqa: E402
+from test_tau2_verify import graded_simulations, lines, run_cli  # noqa: E402
 
 pytestmark = pytest.mark.slow  # 7-15 s each (Ray workers importing τ²); the tau2 step runs them (-m "")
 
@@ -62,19 +62,7 @@ def results(mock, tmp_path_factory) -> tuple[Path, Path, list[dict]]:
     """(a τ² results file of the mock domain, its labels, its simulations): every task's gold run and
     perturbations made and graded by τ²'s own environment, one gold run's first tool output
     falsified; the labels are τ²'s rewards (so the falsified run is a disagreement)."""
-    from groundeval.trajectories.tau2_agreement import simulate, tau2_reward, variants
-
-    sims = []
-    for task in mock.domain.tasks:
-        for name, calls in variants(mock, task.id):
-            sim = simulate(mock, task, calls)
-            reward, err = tau2_reward(mock, task, sim)
-            if err is not None:
-                continue
-            rec = json.loads(sim.model_dump_json())
-            rec["id"] = f"{task.id}/{name}"
-            rec["reward_info"] = {"reward": reward}
-            sims.append(rec)
+    sims = graded_simulations(mock)
     target = next(s for s in sims if s["id"].endswith("/gold") and any(m["role"] == "tool" for m in s["messages"]))
     k = next(i for i, m in enumerate(target["messages"]) if m["role"] == "tool")
     body = json.loads(target["messages"][k]["content"])

@@ -24,13 +24,11 @@ def lines(path) -> list[dict]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
-@pytest.fixture(scope="module")
-def mock_results(tmp_path_factory):
-    """A τ² results file of the mock domain: every task's gold run and perturbations, rewards by τ²."""
-    from groundeval.worlds.tau2 import load_tau2_world
+def graded_simulations(w) -> list[dict]:
+    """Every task's gold run and perturbations of a τ² world, as τ² results records (id
+    ``task/variant``), each with the reward τ²'s own evaluator gives it (those it cannot grade left out)."""
     from groundeval.trajectories.tau2_agreement import simulate, tau2_reward, variants
 
-    w = load_tau2_world("mock")
     sims = []
     for task in w.domain.tasks:
         for name, calls in variants(w, task.id):
@@ -42,7 +40,16 @@ def mock_results(tmp_path_factory):
             rec["id"] = f"{task.id}/{name}"
             rec["reward_info"] = {"reward": reward}
             sims.append(rec)
-    return w, sims
+    return sims
+
+
+@pytest.fixture(scope="module")
+def mock_results(tmp_path_factory):
+    """A τ² results file of the mock domain: every task's gold run and perturbations, rewards by τ²."""
+    from groundeval.worlds.tau2 import load_tau2_world
+
+    w = load_tau2_world("mock")
+    return w, graded_simulations(w)
 
 
 def test_import_writes_a_world_folder_that_loads_and_replays_like_the_package(tmp_path, capsys):
