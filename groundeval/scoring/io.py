@@ -230,6 +230,14 @@ def read_scores(path: str | Path) -> list[QuestionScore]:
             bad = _non_finite(score)
             if bad is not None:
                 raise ContractError.single(str(path), "not a finite number", line=n, field=bad)
+        if out and score.profile != out[0].profile:  # one run is scored by one profile's formulas
+            raise ContractError.single(
+                str(path),
+                f"scoring profile {score.profile!r}, but the file's first score has {out[0].profile!r}: "
+                "scores of two profiles are not one run",
+                line=n,
+                field="profile",
+            )
         out.append(score)
     return out
 

@@ -518,3 +518,22 @@ def test_rl_hacking_refuses_a_question_set_with_no_question(runs, tmp_path, caps
     code, out, err = cli(capsys, "rl", "hacking", "tiny", "--questions", str(questions), "--json")
     assert code == 2 and out == ""  # was an empty table and exit 0: no policy beat the oracle on nothing
     assert f"error: {questions}: holds no question: nothing to play the policies on" in err
+
+
+@pytest.mark.parametrize("command", ["gate", "compare", "report"])
+def test_scores_of_two_profiles_are_a_located_error_not_a_traceback(runs, tmp_path, command, capsys):
+    lines = (runs / "base" / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    third = json.loads(lines[2])
+    third["profile"] = "paper"
+    lines[2] = json.dumps(third)
+    mixed = tmp_path / "run"
+    mixed.mkdir()
+    (mixed / "scores.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args = {
+        "gate": ["gate", str(mixed), "--min-adjusted", "0"],
+        "compare": ["compare", str(runs / "base"), str(mixed)],
+        "report": ["report", str(mixed), "--out", str(tmp_path / "r")],
+    }[command]
+    code, out, err = cli(capsys, *args)  # was a ValueError traceback from the aggregation
+    assert code == 2 and "gate passed" not in out
+    assert f"error: {mixed / 'scores.jsonl'}:3 field 'profile': scoring profile 'paper'" in err
