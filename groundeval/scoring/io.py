@@ -220,7 +220,8 @@ def read_scores(path: str | Path) -> list[QuestionScore]:
     path = Path(path)
     if path.is_dir():
         path = path / SCORES_FILE
-    out = []
+    out: list[QuestionScore] = []
+    first: dict[tuple[str, int], int] = {}
     for n, line in _lines(path):
         try:
             score = QuestionScore.model_validate_json(line)
@@ -230,6 +231,16 @@ def read_scores(path: str | Path) -> list[QuestionScore]:
             bad = _non_finite(score)
             if bad is not None:
                 raise ContractError.single(str(path), "not a finite number", line=n, field=bad)
+        seen = first.setdefault((score.question_id, score.trial), n)
+        if seen != n:  # a question counted twice in every mean, as score refuses for traces
+            trial = f", trial {score.trial}" if score.trial else ""
+            raise ContractError.single(
+                str(path),
+                f"a second score of question {score.question_id!r}{trial} (the first is at line {seen}): "
+                "one score per question and trial in a run",
+                line=n,
+                record=score.question_id,
+            )
         if out and score.profile != out[0].profile:  # one run is scored by one profile's formulas
             raise ContractError.single(
                 str(path),

@@ -537,3 +537,15 @@ def test_scores_of_two_profiles_are_a_located_error_not_a_traceback(runs, tmp_pa
     code, out, err = cli(capsys, *args)  # was a ValueError traceback from the aggregation
     assert code == 2 and "gate passed" not in out
     assert f"error: {mixed / 'scores.jsonl'}:3 field 'profile': scoring profile 'paper'" in err
+
+
+def test_a_question_scored_twice_is_a_located_error(runs, tmp_path, capsys):
+    lines = (runs / "base" / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    doubled = tmp_path / "run"
+    doubled.mkdir()
+    (doubled / "scores.jsonl").write_text("\n".join([*lines, lines[4]]) + "\n", encoding="utf-8")
+    qid = json.loads(lines[4])["question_id"]
+    for args in (("gate", str(doubled), "--min-adjusted", "0"), ("compare", str(runs / "base"), str(doubled))):
+        code, out, err = cli(capsys, *args)
+        assert code == 2 and "gate passed" not in out  # was a pass over 22 scores of a 21-question run
+        assert f"scores.jsonl:22 (record {qid}): a second score of question {qid!r} (the first is at line 5)" in err
