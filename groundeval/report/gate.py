@@ -136,7 +136,9 @@ def gate_checks(
                 f"{'<=' if ok else '>'} maximum {max_violation_rate:.4f}",
             )
         )
-    if baseline is not None and max_drop is not None:
+    if baseline is not None and max_drop is not None and baseline.overall.n == 0:  # a drop from nothing says nothing
+        checks.append(Check("overall.max_drop", False, "the baseline holds no score: nothing to compare against"))
+    elif baseline is not None and max_drop is not None:
         pairs = [("overall", baseline.overall, o)]
         pairs += [(t, baseline.tracks[t], new.tracks[t]) for t in new.tracks if t in baseline.tracks]
         for name, gb, gn in pairs:

@@ -549,3 +549,16 @@ def test_a_question_scored_twice_is_a_located_error(runs, tmp_path, capsys):
         code, out, err = cli(capsys, *args)
         assert code == 2 and "gate passed" not in out  # was a pass over 22 scores of a 21-question run
         assert f"scores.jsonl:22 (record {qid}): a second score of question {qid!r} (the first is at line 5)" in err
+
+
+def test_gate_fails_a_drop_check_against_a_baseline_with_no_score(runs, tmp_path, capsys):
+    from groundeval.scoring.aggregate import aggregate
+
+    empty = tmp_path / "baseline.json"
+    empty.write_text(aggregate(None, None, []).model_dump_json(), encoding="utf-8")
+    for test in ("paired", "point"):  # a report.json alone: the point check either way
+        code, out, _ = cli(
+            capsys, "gate", str(runs / "base"), "--baseline", str(empty), "--max-drop", "0", "--test", test
+        )
+        assert code == 1 and "gate passed" not in out  # was 'run S_adj 0.0000 → 1.0000 (drop -1.0000) within'
+        assert "FAIL  overall.max_drop: the baseline holds no score: nothing to compare against" in out
