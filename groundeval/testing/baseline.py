@@ -28,7 +28,7 @@ FORMAT = "groundeval-baseline/1"
 class Baseline(BaseModel):
     """The baseline file (``contracts/gate_baseline.schema.json``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # NaN would pass every check
 
     format: Literal["groundeval-baseline/1"] = FORMAT
     tracks: dict[str, float] = Field(description="Mean S_adj per track.")
@@ -67,7 +67,7 @@ def write_baseline(path: str | Path, baseline: Baseline) -> Path:
 
 
 def _number(value: Any, path: Path, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ContractError.single(str(path), f"expected a number, got {value!r}", field=where)
     return float(value)
 

@@ -562,3 +562,20 @@ def test_gate_fails_a_drop_check_against_a_baseline_with_no_score(runs, tmp_path
         )
         assert code == 1 and "gate passed" not in out  # was 'run S_adj 0.0000 → 1.0000 (drop -1.0000) within'
         assert "FAIL  overall.max_drop: the baseline holds no score: nothing to compare against" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"format": "groundeval-baseline/1", "tracks": {"silence": 1.0}, "overall": 1.0, "questions": {"q": NaN}}',
+        '{"overall": {"means": {"s_adj": NaN}}, "tracks": {}}',
+    ],
+)
+def test_the_pytest_gate_refuses_a_baseline_holding_nan(tmp_path, text):
+    from groundeval.errors import ContractError
+    from groundeval.testing.baseline import read_baseline
+
+    path = tmp_path / "baseline.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ContractError):  # a NaN drop passes every comparison: it was read as a number
+        read_baseline(path)
