@@ -222,11 +222,12 @@ def gate(
     except ValueError as exc:
         raise ContractError.single(str(path), f"not a world report: {str(exc).splitlines()[0]}") from None
     failures = []
-    if min_reward is not None and report.reward < min_reward:
+    # "not >=" rather than "<": a NaN figure in a report.json fails the threshold instead of passing it
+    if min_reward is not None and not report.reward >= min_reward:
         failures.append(f"reward {report.reward:.3f} < {min_reward:.3f}")
-    if min_s_adj is not None and report.run_s_adj < min_s_adj:
+    if min_s_adj is not None and not report.run_s_adj >= min_s_adj:
         failures.append(f"run S_adj {report.run_s_adj:.3f} < {min_s_adj:.3f}")
-    if max_violation_rate is not None and report.run_violation_rate > max_violation_rate:
+    if max_violation_rate is not None and not report.run_violation_rate <= max_violation_rate:
         failures.append(f"run violation rate {report.run_violation_rate:.3f} > {max_violation_rate:.3f}")
     if not allow_errors:
         errored = report.failure_classes.get("agent_error", 0)

@@ -579,3 +579,22 @@ def test_the_pytest_gate_refuses_a_baseline_holding_nan(tmp_path, text):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ContractError):  # a NaN drop passes every comparison: it was read as a number
         read_baseline(path)
+
+
+@pytest.mark.parametrize(
+    ("field", "option", "value"),
+    [
+        ("reward", "--min-reward", "0.9"),
+        ("run_s_adj", "--min-s-adj", "0.9"),
+        ("run_violation_rate", "--max-violation-rate", "0.1"),
+    ],
+)
+def test_worlds_gate_fails_a_nan_figure_in_the_report(tmp_path, field, option, value, capsys):
+    out_dir = tmp_path / "run"
+    _run("worlds", "run", str(SHOP), "--agent", "gold", "--out", str(out_dir))
+    report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
+    report[field] = float("nan")
+    (out_dir / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    capsys.readouterr()  # the run's own output
+    code, out, err = cli(capsys, "worlds", "gate", str(out_dir), option, value)
+    assert code == 1 and "pass" not in out and "nan" in err  # 'nan < 0.9' is false: it passed
