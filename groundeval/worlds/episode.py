@@ -9,6 +9,7 @@ answered with an error result ``{"ok": False, "result": None, "error": ...}``.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Protocol, runtime_checkable
 
 from ..contract.limits import MAX_DEPTH
@@ -39,6 +40,15 @@ def _nested(value: Any) -> str:
     return f"<{type(value).__name__} nested deeper than {MAX_DEPTH} levels>"
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _stable(text: str) -> str:
+    """A repr or str without the memory addresses CPython prints for plain objects
+    (``<object object at 0x7f…>``): they differ from run to run, and a trace must not."""
+    return _ADDRESS.sub("", text)
+
+
 def _as_text(value: Any) -> str:
     """What an agent said, as text (a message nested too deeply to print is named as such)."""
     if isinstance(value, str):
@@ -46,21 +56,30 @@ def _as_text(value: Any) -> str:
     if _too_deep(value):
         return _nested(value)
     try:
-        return str(value)
+        return _stable(str(value))
     except Exception:  # an object whose str() fails: its type named instead
         return f"<{type(value).__name__}>"
 
 
+def _json_default(value: Any) -> Any:
+    """What JSON cannot hold: a set as its members in a fixed order (its own order follows the
+    hash seed), anything else as its repr without addresses."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=lambda v: _stable(repr(v)))
+    return _stable(repr(value))
+
+
 def _as_json(value: Any) -> Any:
-    """What an agent sent, as JSON data (anything else kept as its repr; NaN and infinities as
-    the text "NaN", "Infinity", "-Infinity": JSON has no such number): a trace always writes.
-    Data nested deeper than the input limit is replaced by a note saying so (an invalid call)."""
+    """What an agent sent, as JSON data (anything else kept as its repr, addresses left out; a
+    set as a sorted list; NaN and infinities as the text "NaN", "Infinity", "-Infinity": JSON has
+    no such number): a trace always writes, the same bytes for the same calls. Data nested deeper
+    than the input limit is replaced by a note saying so (an invalid call)."""
     if _too_deep(value):
         return {"_unreadable": _nested(value)}
     try:
-        return json.loads(json.dumps(value, default=repr), parse_constant=str)
+        return json.loads(json.dumps(value, default=_json_default), parse_constant=str)
     except (TypeError, ValueError, RecursionError):
-        return {"_unreadable": repr(value)[:1000]}
+        return {"_unreadable": _stable(repr(value))[:1000]}
 
 
 @runtime_checkable
