@@ -5,7 +5,8 @@ For each trajectory, on a fresh copy of its task's initial state:
 1. its tool calls are replayed in order through the world's tools (an unknown tool, arguments
    that are not a JSON object or that the tool's schema rejects are recorded as such and not
    run — as groundeval's runtime does; every other call runs, flagged or not: the replay
-   recomputes what the calls did, it does not re-decide what a runtime would have refused);
+   recomputes what the calls did, it does not re-decide what a runtime would have refused. A τ²
+   record on a τ² world runs schema-rejected arguments too, flagged: τ²'s environment ran them);
 2. each recorded tool output is compared with the replayed one: a difference is an
    *observation mismatch* (a fabricated or stale observation) named by step and by the first
    differing field;
@@ -162,11 +163,13 @@ class Verifier:
         return c.tool
 
     def _replay_call(
-        self, ep: Any, c: Call, contract: Any, calls: list[Any], messages: list[Any]
+        self, ep: Any, c: Call, contract: Any, calls: list[Any], messages: list[Any], lenient: bool = False
     ) -> tuple[Any, dict[str, Any], str | None, Any]:
         """(WorldCall, {}, error, the result): the call as the world's runtime makes it — not run
         when unknown or its arguments are rejected, refused when the world refuses what its rules
-        forbid (``violation_mode: refuse``), else run."""
+        forbid (``violation_mode: refuse``), else run. ``lenient``: arguments the schema rejects
+        are run too (a τ² record on a τ² world: τ²'s environment ran the call whatever its
+        arguments); the verdict still flags them."""
         from ..worlds.model import WorldCall
         from ..worlds.policy import REFUSABLE, call_flags
         from ..worlds.state import WorldToolError
@@ -192,7 +195,7 @@ class Verifier:
                 err,
                 None,
             )
-        errs = argument_errors(spec, args) if not self._valid(name, spec, args) else []
+        errs = argument_errors(spec, args) if not lenient and not self._valid(name, spec, args) else []
         if errs:
             err = "invalid arguments: " + "; ".join(errs)
             return (
@@ -297,9 +300,10 @@ class Verifier:
         contract = self.world.contract_for(task) if task is not None else None
         ep = state.fork()
         calls: list[Any] = []
+        lenient = t.shape == "tau2" and self.criteria is not None  # τ²'s tools, run as τ² ran them
         try:
             for c in t.calls:
-                wc, _, err, result = self._replay_call(ep, c, contract, calls, messages)
+                wc, _, err, result = self._replay_call(ep, c, contract, calls, messages, lenient)
                 calls.append(wc)
                 r = self._compare(t, c, err, result)
                 if r is not None:
@@ -376,7 +380,8 @@ class Verifier:
                             f"({', '.join(sorted(v.state_diff)) or 'state'})"
                         )
                 out["reward"] = reward
-                reasons.extend(_verdict_reasons(t, v, reward, counted))
+                more = _tau2_details(out["tau2"], term) if "tau2" in out else []
+                reasons.extend(_verdict_reasons(t, v, reward, counted, more))
         finally:
             ep.close()
         out["kept"] = not reasons
@@ -405,8 +410,27 @@ def _verdict_summary(v: Any) -> dict[str, Any]:
     }
 
 
+def _tau2_details(checks: dict[str, Any], term: str | None) -> list[str]:
+    """What failed of τ²'s own criteria (its reward's basis) beyond groundeval's verdict: the end,
+    environment assertions, gold actions. (Its DB check is the verdict's end state; the
+    information to communicate, the verdict's required outputs.)"""
+    from ..worlds.tau2.criteria import STOPS
+
+    out = []
+    if term is not None and term not in STOPS:
+        out.append(f"the run ended by {term} (tau2 grades it 0)")
+    basis = checks["basis"]
+    if "ENV_ASSERTION" in basis:
+        for e in checks["env_assertions"]:
+            if not e["met"]:
+                out.append(f"tau2 assertion not met: {e['func_name']}" + (f" ({e['note']})" if e["note"] else ""))
+    if "ACTION" in basis:
+        out.extend(f"tau2 action not made: {a['tool']}" for a in checks["actions"] if not a["found"])
+    return out
+
+
 def _verdict_reasons(
-    t: Trajectory, v: Any, reward: float | None, judged: dict[str, Any] | None = None
+    t: Trajectory, v: Any, reward: float | None, judged: dict[str, Any] | None = None, more: list[str] | None = None
 ) -> list[dict[str, Any]]:
     out = []
     for f in v.flags:
@@ -440,6 +464,7 @@ def _verdict_reasons(
             unmet = [a["assertion"] for a in judged["assertions"] if not a["met"]]
             if unmet:
                 details.append(f"not met ({judged['model']}): " + ", ".join(repr(a) for a in unmet))
+        details.extend(more or [])
         out.append(
             _reason("reward_0", t, None, None, f"{v.failure_class}" + (f": {'; '.join(details)}" if details else ""))
         )
