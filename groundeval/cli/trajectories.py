@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -135,7 +136,17 @@ def verify(
         )
         sys.exit(2)
     if s.unreadable == s.total:
-        click.echo("error: no record of the file could be read", err=True)
+        first = json.loads((out / "rejected.jsonl").read_text(encoding="utf-8").split("\n", 1)[0])
+        at = (
+            f"{first['where']['file']}:{first['where']['line']}"
+            if first["where"].get("line")
+            else first["where"]["file"]
+        )
+        click.echo(
+            f"error: no record of the file could be read (the first, {at}: {first['reasons'][0]['message']}; "
+            f"all in {out / 'rejected.jsonl'})",
+            err=True,
+        )
         sys.exit(2)
     readable = s.total - s.unreadable
     if readable and s.reasons.get("no_task", 0) >= readable:  # nothing verified: not a result
@@ -159,8 +170,6 @@ def verify(
 @click.option("--shape", default="auto", show_default=True)
 def read(file: Path, shape: str) -> None:
     """Print one summary line per trajectory of FILE (its shape, task, calls) and each problem."""
-    import json
-
     from ..trajectories import ReadProblem, read_trajectories
 
     bad = 0

@@ -48,11 +48,25 @@ def read_record(raw: RawRecord, shape: str = "auto") -> Trajectory | ReadProblem
         if found is None:
             return ReadProblem(
                 raw.where,
-                "not a trajectory of a known shape (tau2, tau-bench, openai, anthropic, world-trace)",
+                "not a trajectory of a known shape (tau2, tau-bench, openai, anthropic, world-trace)"
+                + _tau2_summary_hint(raw),
             )
         return _READERS[found](raw.value, raw.where)
     except FieldProblem as exc:
         return ReadProblem(raw.where, exc.message, exc.field or None)
+
+
+def _tau2_summary_hint(raw: RawRecord) -> str:
+    """τ²'s runner writes two summaries beside its results file ``NAME.json``: ``NAME_results.json``
+    (metrics) and ``NAME_termination_summary.json``; either given instead gets the file to verify."""
+    v = raw.value
+    if not isinstance(v, dict) or not ({"num_simulations", "metrics"} <= v.keys() or "termination_reasons" in v):
+        return ""
+    name = raw.where.file
+    for suffix in ("_results.json", "_termination_summary.json"):
+        if name.endswith(suffix):
+            return f": a tau2 run summary; the simulations are in {name[: -len(suffix)]}.json"
+    return ": a tau2 run summary; the simulations are in the results file its runner wrote beside it"
 
 
 def detect_shape(value: Any, container: str | None = None) -> str | None:

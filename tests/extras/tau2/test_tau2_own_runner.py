@@ -258,6 +258,20 @@ def test_an_imported_world_folder_verifies_taus_results_the_same(mock_runs, mock
             )
 
 
+def test_the_run_summaries_beside_the_results_are_refused_naming_the_results_file(mock_runs, tmp_path, capsys):
+    """τ²'s runner writes NAME.json (the simulations) with NAME_results.json (metrics) and
+    NAME_termination_summary.json beside it: verifying a summary is exit 2, saying which file to verify."""
+    results = mock_runs[1]["gold"]
+    for suffix in ("_results.json", "_termination_summary.json"):
+        summary = results.with_name(results.stem + suffix)
+        assert summary.is_file()
+        code, text = run_cli(
+            capsys, "trajectories", "verify", str(summary), "-w", "tau2:mock", "-o", str(tmp_path / suffix)
+        )
+        assert code == 2 and "Traceback" not in text, text
+        assert f"{summary}:1:" in text and f"a tau2 run summary; the simulations are in {results}" in text, text
+
+
 AIRLINE_TASKS = ["2", "7", "8"]  # each with writes among its gold actions
 
 
