@@ -5,7 +5,8 @@ litellm as ``openai/<model>`` with ``api_base``).
 The model name says who is asked:
 
 * ``user`` — τ²'s user simulator. Its system prompt holds the task's scenario; the server finds
-  which of the ``scenarios`` it is and opens with ``Hello, this is request [ref <ref>].``; asked
+  which of the ``scenarios`` it is, makes the calls of ``user_plans[ref]`` with its own tools (a
+  telecom user's phone; one per request), then opens with ``Hello, this is request [ref <ref>].``; asked
   again (its own opening is in the history, as an ``assistant`` message: τ² flips the roles),
   it thanks and ends with τ²'s stop token ``###STOP###``.
 * ``agent-<variant>`` — the agent. It finds the ``[ref <ref>]`` the user said, then makes the
@@ -34,10 +35,17 @@ Step = Call | dict[str, Any]  # one call, or {"calls": [Call, ...], "content": t
 
 
 class ScriptedTau2Server:
-    def __init__(self, scenarios: dict[str, str], plans: dict[str, dict[str, list[Step]]], closing: dict[str, str]):
+    def __init__(
+        self,
+        scenarios: dict[str, str],
+        plans: dict[str, dict[str, list[Step]]],
+        closing: dict[str, str],
+        user_plans: dict[str, list[Call]] | None = None,
+    ):
         self.scenarios = dict(scenarios)  # scenario text -> ref
         self.plans = plans
         self.closing = closing
+        self.user_plans = user_plans or {}
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -54,7 +62,18 @@ class ScriptedTau2Server:
         if not found:
             return {"role": "assistant", "content": f"I cannot tell which scenario this is. {STOP}"}
         ref = max(found)[1]
-        said = any(_REF.search(m.get("content") or "") for m in messages if m.get("role") == "assistant")
+        own = [m for m in messages if m.get("role") == "assistant"]  # τ² flips the roles: the user's own turns
+        made = sum(1 for m in own if m.get("tool_calls"))
+        todo = self.user_plans.get(ref, [])
+        if made < len(todo):
+            name, args = todo[made]
+            call = {
+                "id": f"ucall_{made}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+            return {"role": "assistant", "content": None, "tool_calls": [call]}
+        said = any(_REF.search(m.get("content") or "") for m in own)
         if said:
             return {"role": "assistant", "content": f"Thank you, that is all. {STOP}"}
         return {"role": "assistant", "content": f"Hello, this is request [ref {ref}]."}

@@ -290,3 +290,38 @@ def test_airline_runs_of_taus_own_runner_agree(tmp_path, capsys):
             assert r["reward"] == s["reward_info"]["reward"] == (1 if name == "gold" else 0), (name, r["reasons"])
             assert not [x for x in r["reasons"] if x["kind"] == "observation_mismatch"], r
             assert r["kept"] == (name == "gold")
+
+
+def test_telecom_runs_where_the_user_calls_its_phone_tools_agree(tmp_path, capsys):
+    """τ²'s user simulator calls its own tools (telecom's phone: ``requestor: user`` on the call and
+    on its tool message); tasks whose gold is the user's calls, then the agent's."""
+    from groundeval.trajectories.tau2_agreement import variants
+    from groundeval.worlds.tau2 import load_tau2_world
+
+    w = load_tau2_world("telecom")
+    scenarios, plans, closing, user_plans = {}, {}, {}, {}
+    for task in w.domain.tasks:
+        gold = dict(variants(w, task.id))["gold"]
+        who = [c[2] for c in gold]
+        if "user" not in who or "assistant" not in who or who != sorted(who, reverse=True):  # user calls first
+            continue
+        if str(task.user_scenario) in scenarios:
+            continue
+        ref = scenarios[str(task.user_scenario)] = f"r{len(scenarios)}"
+        plans[ref] = {"gold": [(c[0], c[1]) for c in gold if c[2] == "assistant"]}
+        user_plans[ref] = [(c[0], c[1]) for c in gold if c[2] == "user"]
+        closing[ref] = " ".join(w.criteria[task.id].communicate_info) or "Done."
+        if len(scenarios) == 3:
+            break
+    ids = [t.id for t in w.domain.tasks if str(t.user_scenario) in scenarios]
+    assert len(scenarios) == 3
+    with ScriptedTau2Server(scenarios, plans, closing, user_plans) as server:
+        path = run_tau2("telecom", server, "gold", tmp_path, ids)
+    sims, by_id, summary = verify(capsys, path, "tau2:telecom", tmp_path / "out")
+    assert summary["unreadable"] == 0 and len(sims) == len(ids)
+    for s in sims:
+        r = by_id[s["id"]]
+        calls = [c for m in s["messages"] for c in m.get("tool_calls") or []]
+        assert {c["requestor"] for c in calls} == {"user", "assistant"}
+        assert r["calls"] == len(calls) and r["reward"] == s["reward_info"]["reward"], r["reasons"]
+        assert not [x for x in r["reasons"] if x["kind"] == "observation_mismatch"], r
