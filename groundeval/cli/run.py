@@ -262,14 +262,14 @@ def _run_one(api, source, agent, out, opts, o) -> int:
 
 def _voided(traces_path) -> tuple[int, int, int]:
     """(episodes, errored, empty) of a run's traces, by the scorer's own rule (``void_reason``)."""
-    from ..scoring.score import EMPTY, ERRORED, void_reason
+    from ..scoring.score import EMPTY, ERRORED, retrieval_count, void_reason
     from ..trace.io import iter_trace_lines, parse_trace
     from ..trace.model import decode_trace
 
     n = errored = empty = 0
     for number, line in iter_trace_lines(traces_path):
         t = decode_trace(line) or parse_trace(traces_path, number, line)
-        reason = void_reason(t.status, t.mode, len(t.calls), isinstance(t.final_answer, dict))
+        reason = void_reason(t.status, t.mode, retrieval_count(t.calls), isinstance(t.final_answer, dict))
         n += 1
         errored += reason == ERRORED
         empty += reason == EMPTY

@@ -35,7 +35,7 @@ from ..contract.models import ScoringConfig
 from ..trace.model import Trace
 from .model import QuestionScore
 from .score import score as default_score
-from .score import void_reason, voided
+from .score import retrieval_count, void_reason, voided
 
 if TYPE_CHECKING:
     from ..questions.model import Question
@@ -232,7 +232,7 @@ def score(
         return base
     check(profile)
     paper = _paper(question, trace, config or ScoringConfig(), base)
-    reason = void_reason(trace.status, trace.mode, len(trace.calls), paper.answered)
+    reason = void_reason(trace.status, trace.mode, retrieval_count(trace.calls), paper.answered)
     if reason is None:
         return paper
     return paper.model_copy(update=voided(paper.model_dump(), reason))

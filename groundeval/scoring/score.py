@@ -115,7 +115,7 @@ def path_facts(trace: Trace) -> PathFacts:
                 searched.add(sub)
     final, invalid = _submissions(trace.submissions)
     context = trace.mode == "context"
-    retrievals = sum(1 for c in calls if c.tool == FETCH or c.tool == SEARCH)
+    retrievals = retrieval_count(calls)
     facts = PathFacts(
         context=context,
         fetched=set() if context else fetched,
@@ -216,14 +216,22 @@ def _default_weights(track: str) -> TrackWeights:
 ERRORED, EMPTY = "errored", "empty"
 
 
-def void_reason(status: str, mode: str, n_calls: int, answered: bool) -> str | None:
+def retrieval_count(calls: Sequence[Any]) -> int:
+    """The search and fetch calls among ``calls``, whatever their outcome: what looked
+    something up (a call of an unknown tool, or an answer, does not)."""
+    return sum(1 for c in calls if c.tool == FETCH or c.tool == SEARCH)
+
+
+def void_reason(status: str, mode: str, retrievals: int, answered: bool) -> str | None:
     """Why an episode scores 0 whatever its track: ``errored`` (the agent raised or ran out
     of time before an accepted answer: the trace's status), ``empty`` (no answer and nothing
-    else to judge: no tool call in tool mode; in context and zero-shot modes the answer is all
-    an agent does), else None. The one rule, read by every profile."""
+    else to judge: in tool mode no search or fetch call — ``retrievals`` — so calls of unknown
+    tools or answers the schema refused earn no grounding credit either; in context and
+    zero-shot modes the answer is all an agent does), else None. The one rule, read by every
+    profile."""
     if status in ERRORED_STATUSES:
         return ERRORED
-    if not answered and (n_calls == 0 or mode != "tool"):
+    if not answered and (retrievals == 0 or mode != "tool"):
         return EMPTY
     return None
 
@@ -337,7 +345,7 @@ def score_facts(
         "n_citations": p.n_citations,
         "citation_rates": p.citation_rates,
     }
-    reason = void_reason(status, mode, p.n_calls, ans is not None)
+    reason = void_reason(status, mode, p.retrievals, ans is not None)
     return _build(values if reason is None else voided(values, reason))
 
 

@@ -11,8 +11,9 @@ from scoring_builders import counterfactual, fetch, perspective, search, silence
 
 from groundeval.scoring.aggregate import aggregate
 from groundeval.scoring.model import RunReport
+from groundeval.trace.model import Submission, ToolCall
 from groundeval.scoring.profiles import score as profile_score
-from groundeval.scoring.score import score, void_reason
+from groundeval.scoring.score import retrieval_count, score, void_reason
 from groundeval.testing.strategies import questions, traces
 
 QUESTIONS = [perspective(), perspective(known=False, evidence=(), bucket="negative_temporal", qid="p2")]
@@ -60,6 +61,38 @@ def test_calls_without_an_answer_keep_their_trajectory_credit():
     assert s.s_answer == 0.0 and s.s_traj > 0 and "empty" not in s.failures and "errored" not in s.failures
 
 
+def _unknown_tool() -> dict:
+    return {"tool": "lookup_everything", "arguments": {"q": "x"}, "status": "invalid", "result_ids": [], "flags": []}
+
+
+@pytest.mark.parametrize("q", QUESTIONS, ids=lambda q: q.id)
+@pytest.mark.parametrize("profile", ["default", "paper"])
+def test_calls_that_looked_nothing_up_and_no_answer_are_an_empty_episode(q, profile):
+    """Calls of a tool that does not exist look nothing up: without an answer they earn no
+    grounding or gate-discipline credit, as no call at all earns none."""
+    s = profile_score(q, trace(q, [_unknown_tool(), _unknown_tool()], None), None, profile)
+    _assert_zero(s, "empty")
+    assert s.n_calls == 2  # the calls stay recorded
+
+
+def test_an_answer_the_schema_refused_is_not_a_lookup():
+    q = perspective()
+    t = trace(q, [], None)
+    t.calls.append(ToolCall(index=0, tool="submit_answer", arguments={"answer": {}}, status="invalid"))
+    t.submissions.append(Submission(call_index=0, answer={}, valid=False, errors=["$: does not match"]))
+    s = score(q, t)
+    _assert_zero(s, "empty")
+    assert "invalid_submission" in s.failures
+
+
+def test_a_search_with_arguments_refused_still_looked_and_is_scored_by_the_track():
+    q = silence()
+    bad_search = search(status="invalid")
+    bad_search["arguments"] = {"query": 7}
+    s = score(q, trace(q, [bad_search, _unknown_tool()], None))
+    assert "empty" not in s.failures and s.failure_class == "no_answer"  # scored by the track's rules, not voided
+
+
 def test_the_rule():
     assert void_reason("error", "tool", 5, False) == "errored" and void_reason("timeout", "tool", 0, False) == "errored"
     assert void_reason("no_answer", "tool", 0, False) == "empty"
@@ -77,7 +110,7 @@ def test_a_voided_score_is_zero_and_an_unvoided_one_is_unchanged(data):
     t = data.draw(traces(question=q, adversarial=True))
     t.status = data.draw(st.sampled_from(["completed", "no_answer", "step_budget", "error", "timeout", "abandoned"]))
     s = score(q, t)
-    reason = void_reason(t.status, t.mode, len(t.calls), isinstance(t.final_answer, dict))
+    reason = void_reason(t.status, t.mode, retrieval_count(t.calls), isinstance(t.final_answer, dict))
     if reason is None:
         assert "errored" not in s.failures and "empty" not in s.failures
     else:
