@@ -23,7 +23,7 @@ from scripted_llm_server import ScriptedTau2Server  # noqa: E402
 
 from groundeval.cli.main import main  # noqa: E402
 
-pytestmark = pytest.mark.slow  # τ²'s runner: importing it (litellm) and running 90 simulations, ~15 s
+pytestmark = pytest.mark.slow  # τ²'s runner: importing it (litellm) and running ~120 simulations, ~25 s
 
 UNKNOWN = ("delete_user", {"user_id": "x"})  # a tool no domain has: τ² answers "Tool ... not found"
 MOCK_BAD_STATUS = ("update_task_status", {"task_id": "task_1", "status": "finished"})  # not in the enum
@@ -149,6 +149,8 @@ def mock_runs(tmp_path_factory):
         files = {v: run_tau2("mock", server, v, out, ids) for v in MOCK_VARIANTS}
         files["errors"] = run_tau2("mock", server, "errors", out, ids)
         files["max-steps"] = run_tau2("mock", server, "gold", out, ids, max_steps=3)
+        # text beside a call breaks τ²'s protocol when enforced: agent_error, the call left unanswered
+        files["enforced"] = run_tau2("mock", server, "mixed", out, ids, enforce_communication_protocol=True)
         asked = {r["model"] for r in server.requests}
     assert asked == {"user", *(f"agent-{v}" for v in [*MOCK_VARIANTS, "errors"])}
     return w, files, plans, scenarios
@@ -229,8 +231,11 @@ def test_taus_terminations_and_message_shapes(mock_runs, mock_verified):
             seen.setdefault(s["termination_reason"], []).append((name, s, by_id[s["id"]]))
     assert {n for n, _, _ in seen["too_many_errors"]} == {"errors"} and len(seen["too_many_errors"]) == 9
     assert {n for n, _, _ in seen["max_steps"]} == {"max-steps"}
-    for _, s, r in seen["too_many_errors"] + seen["max_steps"]:
-        assert r["reward"] == 0 and any(x["kind"] == "reward_0" for x in r["reasons"]), r
+    enforced = [(s, r) for n, s, r in seen["agent_error"] if n == "enforced"]
+    assert len(enforced) >= 5 and all(s["messages"][-1].get("tool_calls") for s, _ in enforced)
+    for _, s, r in seen["too_many_errors"] + seen["max_steps"] + [(None, s, r) for s, r in enforced]:
+        [reason] = [x for x in r["reasons"] if x["kind"] == "reward_0"]
+        assert r["reward"] == 0 and f"the run ended by {s['termination_reason']}" in reason["message"], r
     skipped = [(s, r) for _, s, r in seen.get("agent_error", []) if s.get("skipped")]
     assert skipped, "mock's drop-write of create_task_1_with_env_assertions makes τ² 26.3's evaluator raise"
     for s, r in skipped:
