@@ -51,7 +51,10 @@ def read_record(raw: RawRecord, shape: str = "auto") -> Trajectory | ReadProblem
                 "not a trajectory of a known shape (tau2, tau-bench, openai, anthropic, world-trace)"
                 + _tau2_summary_hint(raw),
             )
-        return _READERS[found](raw.value, raw.where)
+        t = _READERS[found](raw.value, raw.where)
+        if found == "tau2" and raw.agent is not None and "solo" in raw.agent:
+            t.meta["solo"] = True  # τ²'s solo agent: it calls the user's tools itself (no user)
+        return t
     except FieldProblem as exc:
         return ReadProblem(raw.where, exc.message, exc.field or None)
 

@@ -55,6 +55,10 @@ class RawRecord:
     container: str | None = None
     text: bytes | None = None
     """A JSON Lines record not decoded yet (``lazy`` reading): :func:`expand` decodes it."""
+    agent: str | None = None
+    """The agent of the τ² results file that held it (``info.agent_info.implementation``, when
+    the file's ``info`` comes before its ``simulations``, as τ²'s runner writes it): τ²'s solo
+    agent calls the user's tools itself."""
 
 
 NO_RECORDS = "the file holds no records"  # an empty or blank file, an empty list or τ² results without simulations
@@ -167,13 +171,22 @@ def expand(raw: RawRecord) -> list[RawRecord | ReadProblem]:
     if isinstance(value, dict):
         key = _container_key(value)
         if key is not None:
+            agent = tau2_agent(value)
             return [
-                RawRecord(Location(where.file, where.line, where.index, i), item, key)
+                RawRecord(Location(where.file, where.line, where.index, i), item, key, agent=agent)
                 for i, item in enumerate(value[key])
             ]
     if isinstance(value, list) and not _is_message_list(value):
         return [RawRecord(Location(where.file, where.line, where.index, i), item) for i, item in enumerate(value)]
     return [RawRecord(where, value)]
+
+
+def tau2_agent(results: dict[str, Any]) -> str | None:
+    """``info.agent_info.implementation`` of a τ² results object (``llm_agent``, ``llm_agent_solo``, ...)."""
+    info = results.get("info")
+    agent = info.get("agent_info") if isinstance(info, dict) else None
+    impl = agent.get("implementation") if isinstance(agent, dict) else None
+    return impl if isinstance(impl, str) else None
 
 
 def _container_key(value: dict[str, Any]) -> str | None:
@@ -317,7 +330,7 @@ class _Document:
     def _where(self, pos: int, index: int | None) -> Location:
         return Location(self.name, self.line_at(min(pos, len(self.s))), index)
 
-    def _array(self, container: str | None) -> Generator[RawRecord | ReadProblem, None, bool]:
+    def _array(self, container: str | None, agent: str | None = None) -> Generator[RawRecord | ReadProblem, None, bool]:
         """The array's records; returns whether it was read to its closing bracket.
 
         An array whose first element is a chat message is one conversation: one record."""
@@ -345,7 +358,7 @@ class _Document:
                 if messages is not None:
                     messages.append(v)
                 else:
-                    yield RawRecord(Location(self.name, line, index), v, container)
+                    yield RawRecord(Location(self.name, line, index), v, container, agent=agent)
             index += 1
             if not isinstance(got, ReadProblem):
                 status, problem = self._after_element(index)
@@ -449,7 +462,7 @@ class _Document:
                 c = self.skip_ws()
                 if key in CONTAINER_KEYS and c == "[":
                     streamed = True
-                    if not (yield from self._array(key)):
+                    if not (yield from self._array(key, tau2_agent(kept))):
                         return False  # its problem is told; what follows it cannot be trusted
                 else:
                     v, end = self.value()

@@ -157,26 +157,36 @@ class Verifier:
             v = self._validators[name] = Draft202012Validator(spec.json_schema())
         return v.is_valid(args)
 
-    def _tool_name(self, c: Call) -> str:
-        if c.requestor == "user" and self.user_prefix + c.tool in self.tools:
+    def _tool_name(self, c: Call, solo: bool = False) -> str:
+        """The world tool a call names: the user's own tool when the user made it, or when τ²'s solo
+        agent (which has the user's tools too, ``solo``) called one the agent does not have."""
+        if (c.requestor == "user" or (solo and c.tool not in self.tools)) and self.user_prefix + c.tool in self.tools:
             return self.user_prefix + c.tool
         return c.tool
 
     def _replay_call(
-        self, ep: Any, c: Call, contract: Any, calls: list[Any], messages: list[Any], lenient: bool = False
+        self,
+        ep: Any,
+        c: Call,
+        contract: Any,
+        calls: list[Any],
+        messages: list[Any],
+        lenient: bool = False,
+        solo: bool = False,
     ) -> tuple[Any, dict[str, Any], str | None, Any]:
         """(WorldCall, {}, error, the result): the call as the world's runtime makes it — not run
         when unknown or its arguments are rejected, refused when the world refuses what its rules
         forbid (``violation_mode: refuse``), else run. ``lenient``: arguments the schema rejects
         are run too (a τ² record on a τ² world: τ²'s environment ran the call whatever its
-        arguments); the verdict still flags them."""
+        arguments); the verdict still flags them. ``solo``: a τ² solo run, whose agent called the
+        user's tools as τ²'s solo environment let it (a user's call, as the verdict sees it)."""
         from ..worlds.model import WorldCall
         from ..worlds.policy import REFUSABLE, call_flags
         from ..worlds.state import WorldToolError
         from ..worlds.tools import argument_errors
 
-        name = self._tool_name(c)
-        by = "user" if c.requestor == "user" else "agent"
+        name = self._tool_name(c, solo)
+        by = "user" if c.requestor == "user" or name != c.tool else "agent"
         spec = self.tools.get(name)
         args = c.arguments if c.arguments is not None else {}
         if spec is None:
@@ -301,9 +311,10 @@ class Verifier:
         ep = state.fork()
         calls: list[Any] = []
         lenient = t.shape == "tau2" and self.criteria is not None  # τ²'s tools, run as τ² ran them
+        solo = lenient and bool(t.meta.get("solo"))
         try:
             for c in t.calls:
-                wc, _, err, result = self._replay_call(ep, c, contract, calls, messages, lenient)
+                wc, _, err, result = self._replay_call(ep, c, contract, calls, messages, lenient, solo)
                 calls.append(wc)
                 r = self._compare(t, c, err, result)
                 if r is not None:

@@ -12,7 +12,8 @@ The model name says who is asked:
 * ``agent-<variant>`` — the agent. It finds the ``[ref <ref>]`` the user said, then makes the
   calls of ``plans[ref][variant]`` (``plans[ref]["gold"]`` when the variant has no plan for that
   ref), one call per request, counting the tool calls it already made after the opening; then
-  it says ``closing[ref]``. A step of a plan is one call ``(name, arguments)`` or a message
+  it says ``closing[ref]``. With no user (τ²'s solo agent), the ref is the one of the ``scenarios``
+  text found in the agent's system prompt (there: the task's ticket). A step of a plan is one call ``(name, arguments)`` or a message
   ``{"calls": [(name, arguments), ...], "content": text}``: several calls at once (τ² answers
   each), with text beside them.
 
@@ -84,6 +85,10 @@ class ScriptedTau2Server:
             hit = _REF.search(m.get("content") or "") if m.get("role") == "user" else None
             if hit is not None:
                 start, ref = i, hit.group(1)
+        if ref is None:  # τ²'s solo agent: no user; the task's ticket is in its system prompt
+            system = "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
+            found = [(len(text), r) for text, r in self.scenarios.items() if text in system]
+            start, ref = 0, max(found)[1] if found else None
         if ref is None or ref not in self.plans:
             return {"role": "assistant", "content": "How can I help you?"}
         plan = self.plans[ref].get(variant, self.plans[ref]["gold"])

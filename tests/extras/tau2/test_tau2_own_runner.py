@@ -94,10 +94,8 @@ def run_tau2(domain: str, server: ScriptedTau2Server, variant: str, out: Path, t
     config = RunConfig(
         domain=domain,
         task_ids=task_ids,
-        agent="llm_agent",
         llm_agent=f"openai/agent-{variant}",
         llm_args_agent=args,
-        user="user_simulator",
         llm_user="openai/user",
         llm_args_user=dict(args),
         llm_args_judge={},  # τ² 26.3's run_domain copies it: None (its default) raises
@@ -107,7 +105,7 @@ def run_tau2(domain: str, server: ScriptedTau2Server, variant: str, out: Path, t
         save_to=name,
         log_level="ERROR",
         skip_failed_samples=True,  # a simulation τ²'s evaluator raises on is written as skipped, reward 0
-        **{"max_steps": 60, **cfg},
+        **{"max_steps": 60, "agent": "llm_agent", "user": "user_simulator", **cfg},
     )
     run_domain(config)
     path = out / f"{name}.json"
@@ -330,3 +328,43 @@ def test_telecom_runs_where_the_user_calls_its_phone_tools_agree(tmp_path, capsy
         assert {c["requestor"] for c in calls} == {"user", "assistant"}
         assert r["calls"] == len(calls) and r["reward"] == s["reward_info"]["reward"], r["reasons"]
         assert not [x for x in r["reasons"] if x["kind"] == "observation_mismatch"], r
+
+
+@pytest.mark.parametrize("domain", ["mock", "telecom"])
+def test_solo_runs_whose_agent_calls_the_users_tools_itself_agree(domain, tmp_path, capsys):
+    """τ²'s solo agent (``llm_agent_solo`` with ``dummy_user``) works from the task's ticket alone and
+    has the user's tools too (telecom's phone): its calls of them, ``requestor: assistant``, ran on
+    the user's device. The results file's ``info`` says the agent was solo; the replay routes them
+    the same way (before: unknown tools, their outputs reported as fabricated, telecom's reward 0
+    where τ² gave 1)."""
+    from tau2.agent.llm_agent import LLMSoloAgent
+
+    from groundeval.trajectories.tau2_agreement import variants
+    from groundeval.worlds.tau2 import load_tau2_world
+
+    w = load_tau2_world(domain)
+    tasks, tickets = [], {}  # the first task of each ticket (the server tells the task by it), at most 4
+    for t in w.domain.tasks:
+        if t.ticket and LLMSoloAgent.check_valid_task(t) and t.ticket not in tickets and len(tasks) < 4:
+            tickets[t.ticket] = f"r{len(tasks)}"
+            tasks.append(t)
+    plans = {
+        tickets[t.ticket]: {"gold": [(c[0], c[1]) for c in dict(variants(w, t.id))["gold"]] + [("done", {})]}
+        for t in tasks
+    }
+    with ScriptedTau2Server(tickets, plans, {}) as server:
+        path = run_tau2(
+            domain, server, "gold", tmp_path, [t.id for t in tasks], agent="llm_agent_solo", user="dummy_user"
+        )
+    sims, by_id, summary = verify(capsys, path, f"tau2:{domain}", tmp_path / "out")
+    assert summary["unreadable"] == 0 and len(sims) == len(tasks)
+    users = 0
+    for s in sims:
+        r = by_id[s["id"]]
+        assert s["termination_reason"] == "agent_stop" and not [m for m in s["messages"] if m["role"] == "user"]
+        assert r["reward"] == s["reward_info"]["reward"], (s["task_id"], r["reasons"])
+        assert not [x for x in r["reasons"] if x["kind"] in ("observation_mismatch", "policy_breach")], r
+        users += sum(
+            1 for m in s["messages"] for c in m.get("tool_calls") or [] if "user__" + c["name"] in w.manifest.tools
+        )
+    assert (users > 0) == (domain == "telecom")
