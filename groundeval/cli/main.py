@@ -6,6 +6,9 @@ from __future__ import annotations
 import gc
 import importlib
 import sys
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import click
 
@@ -155,6 +158,38 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI; user errors print one clear message and exit 2, never a traceback
     (unreadable or unwritable paths, bytes that are not UTF-8 and inputs nested past
     Python's recursion limit included, when no reader located them first)."""
+    with _sigint_noted() as sigint:
+        _main(argv, sigint)
+
+
+@contextmanager
+def _sigint_noted() -> Iterator[list[int]]:
+    """Python's Ctrl-C handler, also noting that it ran: a library may turn the KeyboardInterrupt
+    into an error of its own (DuckDB's ``Query interrupted``; pydantic-core's ``SchemaError`` when
+    it lands while a model class is built), which is then known as the abort it is. Left alone
+    when the caller (a test, another program) handles SIGINT itself, or off the main thread."""
+    import signal
+
+    noted: list[int] = []
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield noted
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        noted.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield noted
+    finally:
+        if signal.getsignal(signal.SIGINT) is handler:  # not replaced since (by _aborted, say)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _main(argv: list[str] | None, sigint: list[int]) -> None:
     try:
         code = cli.main(args=argv, prog_name="groundeval", standalone_mode=False)
         if isinstance(code, int) and code:  # ctx.exit(n) returns n in non-standalone mode
@@ -186,9 +221,9 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop from "):  # pathlib's resolve()
             click.echo(f"error: {str(exc)[len('Symlink loop from ') :]}: a symbolic link loop", err=True)
             sys.exit(2)
-        if not interrupted(exc):
+        if not (interrupted(exc) or sigint):
             raise
-        _aborted()  # Ctrl-C inside a DuckDB query (e.g. while loading a pack)
+        _aborted()  # Ctrl-C inside a DuckDB query (e.g. while loading a pack), or turned into another error
 
 
 def _aborted() -> None:
