@@ -152,4 +152,10 @@ def test_verify_with_judge_gives_the_local_bytes(ray_backend, mock, results, tmp
         refused = judged_run("local401", "-j", "1")
         on_ray = judged_run("ray401", "--backend", "ray", "--workers", "1")  # one worker raises it (one start)
     assert refused[0] == 2 and refused[1].startswith("error: --judge: openai:judge-model:") and "401" in refused[1]
-    assert on_ray == refused and "Traceback" not in on_ray[1]
+    # the same exit and error line; Ray itself may log to stderr beside it on a busy machine
+    assert on_ray[0] == refused[0] and "Traceback" not in on_ray[1]
+    assert _errors(on_ray[1]) == _errors(refused[1]) != []
+
+
+def _errors(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("error:")]
