@@ -237,8 +237,9 @@ def test_the_pytest_gate_fails_a_baseline_with_no_question_in_common():
 
 
 class _Late:
-    """Comes back 0.6 s after a 0.2 s deadline without calling a tool after it (so the runtime never
-    cut it off), having answered first (``answer``) or not."""
+    """Comes back 0.6 s after its 1 s deadline without calling a tool after it (so the runtime never
+    cut it off), having answered first (``answer``: the true answer at once, one call, so that it is
+    in time on a busy machine) or not."""
 
     name = "late"
 
@@ -248,11 +249,13 @@ class _Late:
     def run(self, episode):
         import time
 
-        from groundeval.agents.oracle import OracleAgent
+        from groundeval.agents.answers import fit
+        from groundeval.agents.playbook import playbook
 
         if self.answer:
-            OracleAgent().run(episode)
-        time.sleep(0.6)
+            q = episode.question
+            episode.submit(fit(playbook(q.track).oracle_answer(q.ground_truth, None, None, q), q.answer_schema))
+        time.sleep(1.6)
 
 
 def late_idle():
@@ -266,7 +269,7 @@ def late_answer():
 @pytest.mark.parametrize(("factory", "status"), [("late_idle", "timeout"), ("late_answer", "completed")])
 def test_an_agent_back_past_its_deadline_without_an_answer_timed_out(tmp_path, factory, status, capsys):
     out_dir = tmp_path / "run"
-    args = ("run", "tiny", "--agent", f"{__name__}:{factory}", "--timeout", "0.2", "--limit", "1")
+    args = ("run", "tiny", "--agent", f"{__name__}:{factory}", "--timeout", "1", "--limit", "1")
     code, out, err = cli(capsys, *args, "--out", str(out_dir), "-q")
     trace = json.loads((out_dir / "traces.jsonl").read_text(encoding="utf-8"))
     assert trace["status"] == status  # not 'no_answer': an empty episode, --allow-empty's to accept
