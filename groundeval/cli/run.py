@@ -311,7 +311,7 @@ def run_exit_code(out, report=None, counts: tuple[int, int, int] | None = None) 
     """The exit code tells the truth about the run (docs/cli.md, "Exit codes"): every episode
     errored → ``failed``, 1; some errored → a warning naming the first cause, 0. With the run's
     ``report`` (eval) or ``counts`` (run: episodes, errored, empty from its traces), empty
-    episodes (no tool call, no answer) are told the same way: a run where no episode measured
+    episodes (no search or fetch, no answer) are told the same way: a run where no episode measured
     anything (each errored or empty) is 1. Reasons go to stderr."""
     from pathlib import Path
 
@@ -332,14 +332,14 @@ def run_exit_code(out, report=None, counts: tuple[int, int, int] | None = None) 
     n, errored, empty = counts
     if empty + errored >= n:
         click.echo(
-            f"error: nothing was measured: {empty} of {n} episodes are empty (no tool call and no answer)"
+            f"error: nothing was measured: {empty} of {n} episodes are empty (no search or fetch and no answer)"
             + (f" and {errored} errored" if errored else "")
             + f"; see {traces}",
             err=True,
         )
         return 1
     click.echo(
-        f"warning: {empty} of {n} episodes are empty (no tool call and no answer); they score 0 (see {traces})",
+        f"warning: {empty} of {n} episodes are empty (no search or fetch and no answer); they score 0 (see {traces})",
         err=True,
     )
     return 0

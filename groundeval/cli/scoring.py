@@ -205,7 +205,7 @@ def score(
         click.echo(f"warning: {len(report.missing_question_ids)} questions have no trace", err=True)
     for count, what in (
         (report.errored_episodes, "errored (the agent raised or timed out)"),
-        (report.empty_episodes, "are empty (no tool call and no answer)"),
+        (report.empty_episodes, "are empty (no search or fetch and no answer)"),
     ):
         if count:  # they score 0; the gate fails the run unless allowed
             click.echo(f"warning: {count} of {o.n} episodes {what}; each scores 0", err=True)
@@ -396,7 +396,7 @@ def compare(base: Path, new: Path, as_json: bool, limit: int) -> None:
 @click.option(
     "--allow-empty",
     is_flag=True,
-    help="Let a run pass with empty episodes (no tool call, no answer; they score 0), and "
+    help="Let a run pass with empty episodes (no search or fetch, no answer; they score 0), and "
     "--max-violation-rate on a run with nothing to judge (compliance tier no_evidence).",
 )
 def gate(

@@ -36,7 +36,7 @@ def integrity_checks(
     """What must hold before any threshold means something: something was scored at all, the
     run finished (``run.json``'s status, when known), every question of its set has a trace
     (``missing``, default the report's ``missing_question_ids``), no episode errored (the agent
-    raised or timed out) and none was empty (no tool call, no answer). Each is a check only when
+    raised or timed out) and none was empty (no search or fetch, no answer). Each is a check only when
     it has something to say: a clean run gets none. ``allow_errors`` / ``allow_empty`` let them
     pass, saying so; a run with no score at all never passes."""
     checks = []
@@ -77,7 +77,7 @@ def integrity_checks(
         checks.append(
             _allowed(
                 "run.empty_episodes",
-                f"{new.empty_episodes} of {n} episodes are empty (no tool call and no answer); each scores 0",
+                f"{new.empty_episodes} of {n} episodes are empty (no search or fetch and no answer); each scores 0",
                 allow_empty,
                 "--allow-empty",
             )

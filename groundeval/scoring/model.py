@@ -198,6 +198,6 @@ class RunReport(_Compact):
     empty_episodes: int = Field(
         0,
         ge=0,
-        description="Scores of episodes with no tool call and no answer: each scores 0, and the gate "
+        description="Scores of episodes with no search or fetch and no answer: each scores 0, and the gate "
         "fails the run unless they are allowed. Written only when > 0.",
     )

@@ -104,7 +104,7 @@ def episode_finished(
     question: Question, trace: Trace, score: Any, *, allow_errors=False, allow_empty=False
 ) -> CheckResult:
     """The episode measured something: it did not error (the agent raised or timed out) and is
-    not empty (no tool call and no answer). Either scores 0 (``docs/scoring.md``); the gate
+    not empty (no search or fetch and no answer). Either scores 0 (``docs/scoring.md``); the gate
     fails it unless allowed. Every other check passes vacuously on such an episode."""
     name = "episode_finished"
     tags = set(score.failures) if score is not None else set()
@@ -112,7 +112,7 @@ def episode_finished(
         why = next((m.get("error") for m in trace.messages if isinstance(m, dict) and m.get("role") == "runner"), None)
         return CheckResult(name, False, f"the episode ended {trace.status}" + (f": {why}" if why else ""))
     if "empty" in tags and not allow_empty:
-        return CheckResult(name, False, "the agent made no tool call and gave no answer")
+        return CheckResult(name, False, "the agent made no search or fetch and gave no answer")
     return CheckResult(name, True)
 
 

@@ -48,7 +48,7 @@ class GateConfig:
     regression_test: str = "paired"  # paired: a drop must exceed the tolerance AND be significant; point: exceed
     alpha: float = 0.05  # paired: the no_regression item's false-failure rate for an unchanged agent
     allow_errors: bool = False  # errored episodes (the agent raised or timed out) fail the gate unless True
-    allow_empty: bool = False  # empty episodes (no tool call, no answer) fail the gate unless True
+    allow_empty: bool = False  # empty episodes (no search or fetch, no answer) fail the gate unless True
     root: Path = Path(".")
 
     def threshold(self, track: str) -> float | None:

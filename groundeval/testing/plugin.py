@@ -94,7 +94,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--groundeval-allow-empty",
         action="store_true",
         default=None,
-        help="Let empty episodes (no tool call, no answer; they score 0) pass likewise "
+        help="Let empty episodes (no search or fetch, no answer; they score 0) pass likewise "
         "(or [tool.groundeval] allow_empty).",
     )
     group.addoption(
@@ -353,7 +353,7 @@ class Gate:
                 tags = set(sc.failures)
                 if ("errored" in tags and not s.allow_errors) or ("empty" in tags and not s.allow_empty):
                     trial = f" trial {trace.trial}" if s.trials > 1 else ""
-                    kind = "errored" if "errored" in tags else "empty (no tool call, no answer)"
+                    kind = "errored" if "errored" in tags else "empty (no search or fetch, no answer)"
                     lines.append(f"{qid}{trial}: {kind}, status {trace.status}")
         return lines
 

@@ -114,7 +114,7 @@ def test_an_agent_that_does_nothing_fails_unless_empty_episodes_are_allowed(proj
     silence = [q for q in tiny_questions if q.track == "silence"]
     result = _gate(project, "idle", "-k", "silence")
     result.assert_outcomes(failed=len(silence) + 1)
-    assert "FAILED episode_finished: the agent made no tool call and gave no answer" in result.stdout.str()
+    assert "FAILED episode_finished: the agent made no search or fetch and gave no answer" in result.stdout.str()
     _gate(project, "idle", "-k", "silence", "--groundeval-allow-empty").assert_outcomes(passed=len(silence) + 1)
     # allowing errors does not allow empty episodes: they are another failure
     _gate(project, "idle", "-k", "silence", "--groundeval-allow-errors").assert_outcomes(failed=len(silence) + 1)
