@@ -58,7 +58,7 @@ def text_model(spec: str, *, option: str = "--judge", **opts: Any) -> TextModel:
     ``opts``: ``base_url``, ``api_key_env``, ``api_key``, ``temperature``, ``max_tokens``,
     ``timeout``, ``retries`` (``None`` values take the adapter's defaults). ``option`` names
     the command-line option in error messages."""
-    from .registry import PROVIDERS, _call, _load
+    from .registry import PROVIDERS, create, load_target
 
     spec = (spec or "").strip()
     head, sep, model = spec.partition(":")
@@ -69,7 +69,7 @@ def text_model(spec: str, *, option: str = "--judge", **opts: Any) -> TextModel:
 
     require(head, f"{option} {spec}")
     opts = {k: v for k, v in opts.items() if v is not None}
-    agent = _call(_load(PROVIDERS[head], spec), spec, model, **opts)
+    agent = create(load_target(PROVIDERS[head], spec), spec, model, **opts)
     return TextModel(agent.protocol)
 
 

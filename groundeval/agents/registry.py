@@ -27,7 +27,9 @@ PROVIDERS: dict[str, str] = {
 EXTRA_OF: dict[str, str] = {name: "openai" for name in PROVIDERS if name not in ("openai", "anthropic")}
 
 
-def _load(target: str, spec: str) -> Callable[..., Any]:
+def load_target(target: str, spec: str) -> Callable[..., Any]:
+    """The object ``module:attr`` names (``target``), or a usage error naming the agent ``spec``:
+    a module that is missing or fails on import (the user's code), an attribute it lacks."""
     module, _, attr = target.partition(":")
     try:
         mod = importlib.import_module(module)
@@ -45,8 +47,9 @@ def _load(target: str, spec: str) -> Callable[..., Any]:
     return obj
 
 
-def _call(factory: Callable[..., Any], spec: str, *args: Any, **opts: Any) -> Any:
-    """Call a factory with the options it accepts (others belong to other agent kinds)."""
+def create(factory: Callable[..., Any], spec: str, *args: Any, **opts: Any) -> Any:
+    """Call a factory with the options it accepts (others belong to other agent kinds); a factory
+    that fails is a usage error naming ``spec`` (groundeval's own errors pass as they are)."""
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):
@@ -77,7 +80,7 @@ def get_agent(spec: str, **opts: Any) -> Any:
     spec = spec.strip()
     opts = {k: v for k, v in opts.items() if v is not None}
     if spec in BUILTIN:
-        return _call(_load(BUILTIN[spec], spec), spec, **opts)
+        return create(load_target(BUILTIN[spec], spec), spec, **opts)
     head, sep, rest = spec.partition(":")
     if sep and head in PROVIDERS:
         if not rest:
@@ -85,11 +88,11 @@ def get_agent(spec: str, **opts: Any) -> Any:
         from ..extras import require
 
         require(EXTRA_OF.get(head, head), f"--agent {spec}")
-        return _call(_load(PROVIDERS[head], spec), spec, rest, **opts)
+        return create(load_target(PROVIDERS[head], spec), spec, rest, **opts)
     if sep and rest:
         if "" not in sys.path and "." not in sys.path:
             sys.path.insert(0, "")  # users' agent modules next to where they run the command
-        agent = _call(_load(spec, spec), spec, **opts)
+        agent = create(load_target(spec, spec), spec, **opts)
         if not callable(getattr(agent, "run", None)):
             raise UsageError.single("--agent", f"{spec!r} did not return an agent (an object with run(episode))")
         if not getattr(agent, "name", None):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..errors import GroundevalError, UsageError
+from ..errors import UsageError
 from .episode import WorldEpisode
 from .model import Action, WorldTask
 from .simulator import is_yes
@@ -258,22 +258,10 @@ def make_agent(name: str, *, base_url: str | None = None, api_key_env: str | Non
         url = base_url or "https://api.openai.com/v1"
         given = {k: v for k, v in llm.items() if v is not None}
         return LLMWorldAgent(name.split(":", 1)[1], url, api_key_env=api_key_env or "OPENAI_API_KEY", **given)
-    if ":" in name:
-        import importlib
+    if ":" in name:  # the user's module:factory, loaded and called as a pack's agent is
+        from ..agents.registry import create, load_target
 
-        mod, attr = name.split(":", 1)
-        try:
-            factory = getattr(importlib.import_module(mod), attr)
-        except (ImportError, AttributeError) as exc:
-            raise UsageError.single("--agent", f"cannot load {name!r}: {exc}") from None
-        except Exception as exc:  # the module itself fails (a syntax error, an error at import): the user's code
-            raise UsageError.single("--agent", f"cannot load {name!r}: {type(exc).__name__}: {exc}") from None
-        try:
-            return factory()
-        except GroundevalError:
-            raise
-        except Exception as exc:  # the factory failed before any episode could record it
-            raise UsageError.single("--agent", f"cannot create {name!r}: {type(exc).__name__}: {exc}") from None
+        return create(load_target(name, name), name)
     raise UsageError.single(
         "--agent", f"unknown world agent {name!r} (baselines: {', '.join(BASELINES)}; or module:factory)"
     )
