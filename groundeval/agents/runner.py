@@ -134,9 +134,9 @@ def run_episode(
     if isinstance(exc, EpisodeStopped) or (isinstance(exc, ProviderError) and exc.fatal):
         raise exc
     late = deadline is not None and time.monotonic() >= deadline
-    if abandoned or isinstance(exc, EpisodeTimeout) or (isinstance(exc, ProviderError) and late):
-        status, detail = "timeout", f"episode timed out after {timeout}s"
-    elif exc is None and late and trace.final_answer is None:  # came back past its deadline without an answer
+    # timed out: cut off, or back past its deadline (by a provider error, or with no answer)
+    late_empty = exc is None and late and trace.final_answer is None
+    if abandoned or isinstance(exc, EpisodeTimeout) or (isinstance(exc, ProviderError) and late) or late_empty:
         status, detail = "timeout", f"episode timed out after {timeout}s"
     elif exc is not None:
         status, detail = "error", "".join(traceback.format_exception_only(type(exc), exc)).strip()
