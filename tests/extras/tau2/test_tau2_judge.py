@@ -18,23 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "trajectories"))
 
 from judge_server import JudgeServer  # noqa: E402
 
-from groundeval.cli.main import main  # noqa: E402
+from test_tau2_verify import lines, run_cli  # noqa: E402
 
 MODEL = "judge-model"
-
-
-def run_cli(capsys, *args) -> tuple[int, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    got = capsys.readouterr()
-    return code, got.out + got.err
-
-
-def lines(path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
 @pytest.fixture(scope="module")

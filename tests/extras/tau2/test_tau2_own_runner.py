@@ -20,27 +20,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scripted_llm_server import ScriptedTau2Server  # noqa: E402
-
-from groundeval.cli.main import main  # noqa: E402
+from test_tau2_verify import run_cli  # noqa: E402
 
 pytestmark = pytest.mark.slow  # τ²'s runner: importing it (litellm) and running ~120 simulations, ~25 s
 
 UNKNOWN = ("delete_user", {"user_id": "x"})  # a tool no domain has: τ² answers "Tool ... not found"
 MOCK_BAD_STATUS = ("update_task_status", {"task_id": "task_1", "status": "finished"})  # not in the enum
 MOCK_MISSING_TASK = ("update_task_status", {"task_id": "task_999", "status": "completed"})  # τ²'s tool raises
-
-
-def run_cli(capsys, *args) -> tuple[int, str]:
-    """The CLI's exit code and what it printed (nothing read without ``capsys``: module fixtures)."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    if capsys is None:
-        return code, ""
-    got = capsys.readouterr()
-    return code, got.out + got.err
 
 
 def lines(path: Path) -> list[dict]:

@@ -11,11 +11,14 @@ from groundeval.cli.main import main
 
 
 def run_cli(capsys, *args) -> tuple[int, str]:
+    """The CLI's exit code and what it printed (nothing read without ``capsys``: module fixtures)."""
     try:
         main(list(args))
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)
+    if capsys is None:
+        return code, ""
     got = capsys.readouterr()
     return code, got.out + got.err
 
